@@ -1,0 +1,103 @@
+import type { TopicPattern } from '../topic/topic-pattern.js';
+
+/**
+ * The storage contract the HTTP and streaming layers depend on (backends.md §3, design.md
+ * "Backend"). It speaks in the domain, never in NATS terms; `memory/` and `jetstream/` implement it
+ * and one contract suite runs against both.
+ */
+
+export type BackendKind = 'in_memory' | 'jetstream';
+
+/** Message headers written by notify and returned verbatim (backends.md §2.2, D7). */
+export type Metadata = Readonly<Record<string, string>>;
+
+export const METADATA_KEYS = {
+  spatialBbox: 'spatial_bbox',
+  spatialGeometry: 'spatial_geometry',
+  spatialPointCloud: 'spatial_point_cloud',
+  /** D7: the full canonical identifier as sorted compact JSON, next to the reference's headers. */
+  identifier: 'aviso_identifier',
+} as const;
+
+export interface StoredNotification {
+  /** Backend sequence, ≥ 1 (process-wide in memory, per stream on JetStream). */
+  readonly sequence: number;
+  /** Wire topic exactly as published. */
+  readonly topic: string;
+  /** Stored payload text (notify stores compact JSON, `null` when absent). */
+  readonly payload: string;
+  /** Storage time in nanoseconds since the epoch (ms resolution in memory). */
+  readonly timestampNs: bigint;
+  readonly metadata?: Metadata;
+}
+
+export interface NotificationToStore {
+  readonly topic: string;
+  readonly payload: string;
+  readonly metadata?: Metadata;
+}
+
+export type StartCursor =
+  /** Inclusive; 0 means from the first stored notification. */
+  | { readonly kind: 'sequence'; readonly sequence: number }
+  /** Inclusive lower bound on the storage timestamp. */
+  | { readonly kind: 'date'; readonly atNs: bigint };
+
+export interface FetchRequest {
+  readonly pattern: TopicPattern;
+  /** A date cursor is used for the first call only; callers continue with `nextSequence`. */
+  readonly start: StartCursor;
+  readonly limit: number;
+  /** H: nothing above it is returned (streaming.md §10). */
+  readonly upperBound: number;
+}
+
+export interface Batch {
+  /** Ascending sequence, all ≤ upperBound, all matching the pattern exactly. */
+  readonly messages: readonly StoredNotification[];
+  /** Strictly greater than every sequence examined. */
+  readonly nextSequence: number;
+  /** True when nothing in [nextSequence, upperBound] can be returned. */
+  readonly exhausted: boolean;
+}
+
+/**
+ * Where a live subscription pushes messages. `deliver` is called in ascending sequence order with
+ * messages above the history bound that match the pattern; it must not block (a stream that cannot
+ * keep up closes itself, D9). `end` is called once when the subscription cannot continue.
+ */
+export interface LiveSink {
+  deliver(notification: StoredNotification): void;
+  end(error?: Error): void;
+}
+
+export interface LiveSubscription {
+  /** H, captured in the same step that registered the sink (D10). */
+  readonly historyBound: number;
+  /** Idempotent; stops delivery and releases what the subscription holds. */
+  close(): void;
+}
+
+export interface BackendStats {
+  readonly [counter: string]: number;
+}
+
+export type DeleteOutcome = 'deleted' | 'not_found';
+
+export interface NotificationBackend {
+  readonly kind: BackendKind;
+  /** Resolves once the notification is durably stored; rejects on any failure. */
+  publish(notification: NotificationToStore): Promise<{ sequence: number }>;
+  /** Registers a live sink for the pattern and captures H atomically with it. */
+  subscribe(pattern: TopicPattern, sink: LiveSink): Promise<LiveSubscription>;
+  /** H for a replay-only request (no live subscription). */
+  captureHistoryBound(pattern: TopicPattern): Promise<number>;
+  fetchBatch(request: FetchRequest): Promise<Batch>;
+  /** `streamKey` is already alias-resolved; compared case-insensitively with the topic base. */
+  deleteMessage(streamKey: string, sequence: number): Promise<DeleteOutcome>;
+  wipeStream(streamName: string): Promise<void>;
+  wipeAll(): Promise<void>;
+  stats(): Promise<BackendStats>;
+  /** Ends every live subscription and releases connections; called after HTTP has stopped. */
+  shutdown(): Promise<void>;
+}

@@ -1,0 +1,15 @@
+/**
+ * The one error type that routes and validation throw; the central error handler renders it
+ * (design.md "Errors"). `body` holds the exact JSON shape of api.md §9.1 minus `request_id`,
+ * which the handler adds.
+ */
+export class ApiError extends Error {
+  constructor(
+    readonly statusCode: number,
+    readonly body: Readonly<Record<string, unknown>>,
+    readonly headers: Readonly<Record<string, string | string[]>> = {},
+  ) {
+    super(typeof body.message === 'string' ? body.message : `HTTP ${statusCode}`);
+    this.name = 'ApiError';
+  }
+}

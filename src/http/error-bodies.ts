@@ -1,0 +1,65 @@
+import { ApiError } from './api-error.js';
+import { ENDPOINTS, type EndpointName } from './endpoint.js';
+
+/** Constructors for every error shape of api.md §9.1, so no route assembles an error body itself. */
+
+/** Shape A: parse and validation failures of notify/watch/replay. */
+export function requestError(endpoint: EndpointName, code: string, message: string, details: string = message): ApiError {
+  return new ApiError(400, { code, details, error: ENDPOINTS[endpoint].label, message });
+}
+
+export function validationError(endpoint: EndpointName, message: string, details: string = message): ApiError {
+  return requestError(endpoint, ENDPOINTS[endpoint].validationCode, message, details);
+}
+
+/** Shape B: strict-mode gate (api.md §4). */
+export function unknownEventTypeError(eventType: string, configuredEventTypes: readonly string[]): ApiError {
+  return new ApiError(400, {
+    code: 'UNKNOWN_EVENT_TYPE',
+    configured_event_types: configuredEventTypes,
+    error: 'unknown_event_type',
+    message: `unknown event type '${eventType}'`,
+  });
+}
+
+/** Shape A with a 500: the backend refused the write. */
+export function storageFailedError(cause: string): ApiError {
+  return new ApiError(500, {
+    code: 'NOTIFICATION_STORAGE_FAILED',
+    details: cause,
+    error: 'Notification Storage Failed',
+    message: 'Failed to store notification',
+  });
+}
+
+/** D3: no route for the path. */
+export function notFoundError(method: string, path: string): ApiError {
+  return new ApiError(404, { code: 'NOT_FOUND', error: 'not_found', message: `No route for ${method} ${path}` });
+}
+
+/** D3: the path exists with other methods. */
+export function methodNotAllowedError(method: string, path: string, allowed: readonly string[]): ApiError {
+  return new ApiError(
+    405,
+    {
+      code: 'METHOD_NOT_ALLOWED',
+      error: 'method_not_allowed',
+      message: `Method ${method} is not allowed for ${path}. Allowed: ${allowed.join(', ')}`,
+    },
+    { allow: allowed.join(', ') },
+  );
+}
+
+/** D15: body over `application.max_body_bytes`. */
+export function payloadTooLargeError(limitBytes: number): ApiError {
+  return new ApiError(413, {
+    code: 'PAYLOAD_TOO_LARGE',
+    error: 'payload_too_large',
+    message: `Request body exceeds the limit of ${limitBytes} bytes`,
+  });
+}
+
+/** Anything that escaped the handlers: a bug, reported without internals. */
+export function internalError(): ApiError {
+  return new ApiError(500, { code: 'INTERNAL_ERROR', error: 'internal_error', message: 'Internal server error' });
+}

@@ -1,0 +1,53 @@
+/**
+ * JSON values as aviso-ts reads them from request bodies. Numbers keep their source text
+ * (`JsonNumber`) because the protocol distinguishes `4` from `4.0` (schema-and-validation.md §4)
+ * and payload integers must survive beyond 2^53 (streaming.md §6.2).
+ */
+export class JsonNumber {
+  constructor(readonly source: string) {}
+
+  /** True when the literal has no fraction and no exponent (`42`, `-3`; `-0` excluded, see §4). */
+  get isIntegerLiteral(): boolean {
+    return /^-?\d+$/.test(this.source);
+  }
+
+  toNumber(): number {
+    return Number(this.source);
+  }
+}
+
+export type JsonValue = string | boolean | null | JsonNumber | JsonValue[] | JsonObject;
+export interface JsonObject {
+  [key: string]: JsonValue;
+}
+
+export function isJsonObject(value: JsonValue | undefined): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof JsonNumber);
+}
+
+/** Name of a JSON value's kind, as used in validation diagnostics. */
+export function jsonKind(value: JsonValue): 'string' | 'boolean' | 'null' | 'number' | 'array' | 'object' {
+  if (value === null) return 'null';
+  if (value instanceof JsonNumber) return 'number';
+  if (Array.isArray(value)) return 'array';
+  switch (typeof value) {
+    case 'string':
+      return 'string';
+    case 'boolean':
+      return 'boolean';
+    default:
+      return 'object';
+  }
+}
+
+/** Plain JS view of a value (numbers become doubles); used where precision is irrelevant. */
+export function toPlain(value: JsonValue): unknown {
+  if (value instanceof JsonNumber) return value.toNumber();
+  if (Array.isArray(value)) return value.map(toPlain);
+  if (isJsonObject(value)) {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = toPlain(v);
+    return out;
+  }
+  return value;
+}

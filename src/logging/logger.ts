@@ -1,0 +1,79 @@
+import { pino, type DestinationStream, type Logger, type LevelWithSilent } from 'pino';
+import { formatUtcSeconds } from '../time-format.js';
+
+/**
+ * pino configured for the OpenTelemetry-shaped JSON lines of operations.md §3.4.1: `timestamp`,
+ * `severityText`/`severityNumber`, `body`, `resource`, and every event field under `attributes`.
+ */
+
+const SEVERITY: Readonly<Record<string, number>> = { trace: 1, debug: 5, info: 9, warn: 13, error: 17, fatal: 21 };
+const LEVELS = new Set(['trace', 'debug', 'info', 'warn', 'error']);
+
+/** Attribute renames of §3.4.1. */
+const RENAMES: Readonly<Record<string, string>> = {
+  event_name: 'event.name',
+  error_type: 'error.type',
+  error_message: 'exception.message',
+};
+
+export interface LoggerOptions {
+  readonly level: string;
+  readonly serviceVersion: string;
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  readonly destination?: DestinationStream;
+}
+
+/** `logging.level` is lenient: anything unknown means `info` (operations.md §1.4.2). */
+export function normaliseLevel(level: string | undefined): LevelWithSilent {
+  const lower = (level ?? '').trim().toLowerCase();
+  return (LEVELS.has(lower) ? lower : 'info') as LevelWithSilent;
+}
+
+export function createLogger(options: LoggerOptions): Logger {
+  const env = options.env ?? process.env;
+  const resource: Record<string, string> = {
+    'service.name': 'aviso-server',
+    'service.version': options.serviceVersion,
+  };
+  const namespace = env.K8S_NAMESPACE_NAME;
+  const pod = env.K8S_POD_NAME ?? env.HOSTNAME;
+  if (namespace) resource['k8s.namespace.name'] = namespace;
+  if (pod) resource['k8s.pod.name'] = pod;
+
+  return pino(
+    {
+      level: normaliseLevel(options.level),
+      messageKey: 'body',
+      base: { resource },
+      timestamp: () => `,"timestamp":"${formatUtcSeconds(Date.now())}"`,
+      formatters: {
+        level: (label) => ({ severityText: label.toUpperCase(), severityNumber: SEVERITY[label] ?? 9 }),
+        log: (object) => ({ attributes: renameAttributes(object) }),
+      },
+      mixin: (_object, _level, logger) => CONTEXTS.get(logger) ?? {},
+    },
+    options.destination,
+  );
+}
+
+/**
+ * pino writes child bindings at the top level of a line, but §3.4.1 wants request context
+ * (`request_id`, `event_type`, `topic`) under `attributes`. So children carry no bindings; their
+ * context lives here and `mixin` adds it to every event, where the log formatter nests it.
+ */
+const CONTEXTS = new WeakMap<object, Readonly<Record<string, unknown>>>();
+
+export function childLogger(logger: Logger, context: Readonly<Record<string, unknown>>): Logger {
+  const child = logger.child({});
+  CONTEXTS.set(child, { ...CONTEXTS.get(logger), ...context });
+  return child;
+}
+
+function renameAttributes(object: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(object)) {
+    if (key === 'resource') continue;
+    out[RENAMES[key] ?? key] = value instanceof Error ? value.message : value;
+  }
+  return out;
+}

@@ -1,0 +1,51 @@
+import type { JsonObject, JsonValue } from '../../json/json-value.js';
+
+/** A parsed watch/replay constraint object (schema-and-validation.md §8.4). */
+export interface Constraint {
+  readonly operator: string;
+  /** Whether a candidate's canonical topic token satisfies the constraint (§8.3). */
+  matches(canonicalToken: string): boolean;
+}
+
+/** Bounding box in degrees: `[minLat, minLon, maxLat, maxLon]`. */
+export type BoundingBox = readonly [number, number, number, number];
+
+/** A latitude/longitude pair, latitude first as everywhere in the API. */
+export type LatLon = readonly [number, number];
+
+export interface PolygonValue {
+  /** What is stored and re-emitted (D14): the original text, or the canonical JSON array. */
+  readonly canonical: string | JsonValue[];
+  /** Closed ring, latitude first, first pair equal to the last. */
+  readonly ring: readonly LatLon[];
+  readonly bbox: BoundingBox;
+}
+
+export interface PointCloudValue {
+  /** Compact JSON text stored as `spatial_point_cloud`. */
+  readonly canonicalJson: string;
+  readonly points: readonly LatLon[];
+  readonly bbox: BoundingBox;
+}
+
+/** Handlers of scalar text values (everything but the spatial ones). */
+export interface ScalarFieldHandler {
+  readonly kind: 'scalar';
+  /** Validates the scalar text of §4 and returns its canonical form; throws `IdentifierError`. */
+  canonicalize(text: string): string;
+  /** Present only for handlers with operators (Int, Float, Enum); throws `IdentifierError`. */
+  readonly parseConstraint?: (constraint: JsonObject) => Constraint;
+}
+
+export interface PolygonFieldHandler {
+  readonly kind: 'polygon';
+  /** Accepts the text form (strings and other scalars as §4 text) and the array form. */
+  parse(value: JsonValue): PolygonValue;
+}
+
+export interface PointCloudFieldHandler {
+  readonly kind: 'point_cloud';
+  parse(value: JsonValue): PointCloudValue;
+}
+
+export type FieldHandler = ScalarFieldHandler | PolygonFieldHandler | PointCloudFieldHandler;

@@ -1,0 +1,153 @@
+import { METADATA_KEYS } from '../backend/backend.js';
+import { canonicalJson, compareCodePoints } from '../json/canonical-json.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../json/json-value.js';
+import { encodeTopic } from '../topic/percent-codec.js';
+import { MAX_TOPIC_BYTES, topicTooLongMessage } from '../topic/topic-limit.js';
+import type { EventSchema, SchemaField } from './event-schema.js';
+import type { BoundingBox, PolygonValue } from './handlers/field-handler.js';
+import { IdentifierError } from './identifier-error.js';
+import { canonicalFloatText } from './number-text.js';
+import type { SchemaRegistry } from './schema-registry.js';
+import { scalarText } from './scalar-text.js';
+
+/** What notify stores for a validated request (api.md §5.1 steps 5–8). */
+export interface PreparedNotification {
+  /** Wire topic. */
+  readonly topic: string;
+  readonly payload: string;
+  readonly metadata: Record<string, string>;
+}
+
+export interface NotifyInput {
+  readonly event_type: string;
+  readonly identifier: JsonObject;
+  readonly payload?: JsonValue;
+}
+
+const POINT_ON_NOTIFY = 'identifier.point is only supported for watch/replay endpoints, not /notification';
+
+/** Step 3 of api.md §5.1, checked for every event type before authentication. */
+export function assertNoPointOnNotify(identifier: JsonObject): void {
+  if (Object.hasOwn(identifier, 'point')) throw new IdentifierError(POINT_ON_NOTIFY);
+}
+
+/**
+ * Validates and canonicalises a notify request, then builds its topic, payload text and metadata.
+ * Problems are reported in a fixed order (api.md §9.4): unknown names, then declared fields, both
+ * alphabetically, then the payload rule, then the topic length. Throws `IdentifierError`.
+ */
+export function prepareNotification(registry: SchemaRegistry, request: NotifyInput): PreparedNotification {
+  const schema = registry.get(request.event_type);
+  const prepared = schema ? prepareSchemaBacked(schema, request) : prepareGeneric(registry, request);
+  const bytes = Buffer.byteLength(prepared.topic, 'utf8');
+  if (bytes > MAX_TOPIC_BYTES) throw new IdentifierError(topicTooLongMessage(bytes));
+  return prepared;
+}
+
+function prepareSchemaBacked(schema: EventSchema, request: NotifyInput): PreparedNotification {
+  const { identifier } = request;
+  for (const key of Object.keys(identifier).sort(compareCodePoints)) {
+    if (!schema.fields.has(key)) throw new IdentifierError(`Unknown field '${key}' provided for notify operation`);
+  }
+
+  const canonical: Record<string, JsonValue> = {};
+  const metadata: Record<string, string> = {};
+  for (const name of schema.fieldNames) {
+    const field = schema.fields.get(name) as SchemaField;
+    const value = identifier[name];
+    if (value === undefined) throw new IdentifierError(`Required field '${name}' missing for notify operation`);
+    if (isJsonObject(value)) {
+      throw new IdentifierError(`Field '${name}' constraint object is not supported for notify operation`);
+    }
+    const canonicalValue = canonicalizeField(field, value, metadata);
+    if (canonicalValue !== undefined) canonical[name] = canonicalValue;
+  }
+
+  if (schema.payloadRequired && request.payload === undefined) {
+    throw new IdentifierError('Payload is required for notify operation based on schema configuration');
+  }
+
+  // key_order names declared fields only (startup rule B1.3), and a point cloud is never in it.
+  const topic = encodeTopic([schema.base, ...schema.keyOrder.map((key) => topicToken(canonical[key] as JsonValue))]);
+  metadata[METADATA_KEYS.identifier] = canonicalJson(canonical);
+  return { topic, payload: payloadText(request.payload), metadata };
+}
+
+/**
+ * Returns the value the D7 header carries. A point cloud returns nothing: it already travels in its
+ * own header, and repeating up to 60 KiB there buys nothing.
+ */
+function canonicalizeField(
+  field: SchemaField,
+  value: JsonValue,
+  metadata: Record<string, string>,
+): JsonValue | undefined {
+  const { handler } = field;
+  switch (handler.kind) {
+    case 'scalar':
+      return handler.canonicalize(scalarText(field.name, value));
+    case 'polygon': {
+      const polygon = handler.parse(value);
+      metadata[METADATA_KEYS.spatialBbox] = bboxText(polygon.bbox);
+      metadata[METADATA_KEYS.spatialGeometry] = polygonText(polygon);
+      return polygon.canonical;
+    }
+    case 'point_cloud': {
+      const cloud = handler.parse(value);
+      metadata[METADATA_KEYS.spatialBbox] = bboxText(cloud.bbox);
+      metadata[METADATA_KEYS.spatialPointCloud] = cloud.canonicalJson;
+      return undefined;
+    }
+  }
+}
+
+/**
+ * `spatial_geometry` always holds polygon text, the form reference readers understand; an array
+ * sent by the producer is written as the equivalent text and re-emitted from the D7 header.
+ */
+function polygonText(polygon: PolygonValue): string {
+  if (typeof polygon.canonical === 'string') return polygon.canonical;
+  return `(${polygon.ring.map(([lat, lon]) => `${canonicalFloatText(lat)},${canonicalFloatText(lon)}`).join(',')})`;
+}
+
+function bboxText(bbox: BoundingBox): string {
+  return bbox.map(canonicalFloatText).join(',');
+}
+
+function topicToken(value: JsonValue): string {
+  return typeof value === 'string' ? value : canonicalJson(value);
+}
+
+/** Generic (schema-less) event types in non-strict mode (schema-and-validation.md §3.3). */
+function prepareGeneric(registry: SchemaRegistry, request: NotifyInput): PreparedNotification {
+  const { event_type: eventType, identifier } = request;
+  if (eventType === '') throw new IdentifierError('event_type cannot be empty');
+  if (registry.isConfiguredBase(eventType)) {
+    // Without this a schema-less event type named like another schema's base would write into that stream.
+    throw new IdentifierError(
+      `Event type '${eventType}' cannot be used without a schema: it is the topic base of a configured event type`,
+    );
+  }
+  const canonical: Record<string, string> = {};
+  const keys = Object.keys(identifier).sort(compareCodePoints);
+  for (const key of keys) {
+    const value = identifier[key] as JsonValue;
+    if (isJsonObject(value)) {
+      throw new IdentifierError(`Field '${key}' constraint object is not supported for notify operation`);
+    }
+    const text = scalarText(key, value);
+    if (text === '') throw new IdentifierError(`Field '${key}' cannot be empty`);
+    canonical[key] = text;
+  }
+  const topic = encodeTopic([eventType, ...keys.map((key) => canonical[key] as string)]);
+  return {
+    topic,
+    payload: payloadText(request.payload),
+    metadata: { [METADATA_KEYS.identifier]: canonicalJson(canonical) },
+  };
+}
+
+/** Compact JSON with sorted keys; an absent payload is stored as `null` (api.md §5.1 step 8). */
+function payloadText(payload: JsonValue | undefined): string {
+  return canonicalJson(payload ?? null);
+}

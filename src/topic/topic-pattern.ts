@@ -1,0 +1,67 @@
+import { TopicDecodeError, decodeTopic, encodeToken, encodeTopic } from './percent-codec.js';
+
+/** The wildcard token of watch/replay patterns (schema-and-validation.md §7.2, S3). */
+export const WILDCARD = '*';
+
+/**
+ * A watch/replay topic pattern: decoded tokens where `*` means "any value". Built by the
+ * identifier layer; backends and the streaming layer only match against it.
+ */
+export class TopicPattern {
+  readonly tokens: readonly string[];
+
+  constructor(tokens: readonly string[]) {
+    if (tokens.length === 0) throw new Error('a topic pattern needs at least the base token');
+    this.tokens = tokens;
+  }
+
+  get base(): string {
+    return this.tokens[0] as string;
+  }
+
+  /** Wire form (`*` encoded as `%2A` like any value). */
+  get wire(): string {
+    return encodeTopic(this.tokens);
+  }
+
+  /** Decoded tokens joined by `.` as shown in SSE `topic` fields, e.g. `polygon.*.1200`. */
+  get display(): string {
+    return this.tokens.join('.');
+  }
+
+  /**
+   * NATS subject filter that is a superset of the pattern (§8.1 / backends.md §2.3). It always ends
+   * in `.>`, so it never matches a bare-base topic: backends match those explicitly (D19).
+   */
+  get coarseSubject(): string {
+    const tokens = this.tokens;
+    const firstWildcard = tokens.indexOf(WILDCARD);
+    if (firstWildcard >= 0) {
+      const prefix = firstWildcard > 1 ? tokens.slice(0, firstWildcard) : tokens.slice(0, 1);
+      return `${encodeTopic(prefix)}.>`;
+    }
+    if (tokens.length > 1) return `${encodeTopic(tokens.slice(0, -1))}.>`;
+    return `${encodeToken(this.base)}.>`;
+  }
+
+  /** Exact match (§8.2): same token count, every pattern token `*` or equal to the decoded token. */
+  matches(wireTopic: string): boolean {
+    let candidate: string[];
+    try {
+      candidate = decodeTopic(wireTopic);
+    } catch (error) {
+      if (error instanceof TopicDecodeError) return false;
+      throw error;
+    }
+    return this.matchesTokens(candidate);
+  }
+
+  matchesTokens(candidate: readonly string[]): boolean {
+    if (candidate.length !== this.tokens.length) return false;
+    for (let i = 0; i < candidate.length; i++) {
+      const expected = this.tokens[i];
+      if (expected !== WILDCARD && expected !== candidate[i]) return false;
+    }
+    return true;
+  }
+}

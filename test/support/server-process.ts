@@ -1,0 +1,124 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { stringify } from 'yaml';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+export const SERVER_ENTRY = join(ROOT, 'dist/src/main.js');
+
+export interface LogLine {
+  readonly severityText?: string;
+  readonly body?: string;
+  readonly attributes?: Record<string, unknown>;
+  readonly [key: string]: unknown;
+}
+
+export interface RunningServer {
+  readonly url: string;
+  readonly port: number;
+  readonly process: ChildProcess;
+  /** Parsed JSON log lines from stdout so far. */
+  readonly logs: LogLine[];
+  stderr(): string;
+  /** Sends a signal and resolves with the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+export interface ServerOptions {
+  /** Written as YAML and passed with AVISOSERVER_CONFIG_FILE. */
+  readonly config: Record<string, unknown> | string;
+  readonly env?: Record<string, string>;
+}
+
+function ensureBuilt(): void {
+  if (!existsSync(SERVER_ENTRY)) {
+    throw new Error(`${SERVER_ENTRY} is missing: run \`npm run build\` (npm test does it for you)`);
+  }
+}
+
+function writeConfig(config: Record<string, unknown> | string): { dir: string; file: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'aviso-e2e-'));
+  const file = join(dir, 'config.yaml');
+  writeFileSync(file, typeof config === 'string' ? config : stringify(config));
+  return { dir, file };
+}
+
+function spawnServer(options: ServerOptions): { child: ChildProcess; dir: string } {
+  ensureBuilt();
+  const { dir, file } = writeConfig(options.config);
+  const child = spawn(process.execPath, [SERVER_ENTRY], {
+    cwd: dir,
+    env: { PATH: process.env.PATH ?? '', HOME: dir, AVISOSERVER_CONFIG_FILE: file, ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  return { child, dir };
+}
+
+/** Starts the real server process and waits for its `startup.server.started` log event. */
+export async function startServer(options: ServerOptions): Promise<RunningServer> {
+  const { child, dir } = spawnServer(options);
+  const logs: LogLine[] = [];
+  let stderr = '';
+  let pending = '';
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  const exited = new Promise<number | null>((resolveExit) => child.on('exit', (code) => resolveExit(code)));
+
+  const port = await new Promise<number>((resolvePort, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start within 15 s; stderr: ${stderr}`)), 15_000);
+    child.stdout?.on('data', (chunk: Buffer) => {
+      pending += chunk.toString('utf8');
+      let newline = pending.indexOf('\n');
+      while (newline >= 0) {
+        const line = pending.slice(0, newline);
+        pending = pending.slice(newline + 1);
+        newline = pending.indexOf('\n');
+        if (!line.trim()) continue;
+        const parsed = JSON.parse(line) as LogLine;
+        logs.push(parsed);
+        if (parsed.attributes?.['event.name'] === 'startup.server.started') {
+          clearTimeout(timer);
+          resolvePort(parsed.attributes.port as number);
+        }
+      }
+    });
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited with ${code} before listening; stderr: ${stderr}`));
+    });
+  });
+
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    process: child,
+    logs,
+    stderr: () => stderr,
+    async stop(signal: NodeJS.Signals = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      const code = await exited;
+      rmSync(dir, { recursive: true, force: true });
+      return code;
+    },
+  };
+}
+
+export interface ExitResult {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs the server with a config that must make it exit, and collects its output. */
+export async function runServerToExit(options: ServerOptions): Promise<ExitResult> {
+  const { child, dir } = spawnServer(options);
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+  const code = await new Promise<number | null>((resolveExit) => child.on('exit', (c) => resolveExit(c)));
+  clearTimeout(timer);
+  rmSync(dir, { recursive: true, force: true });
+  return { code, stdout, stderr };
+}

@@ -1,0 +1,705 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  ConfigValidationError,
+  validateConfig,
+  validateJetStreamSettings,
+  type ValidatedConfig,
+} from '../../../src/config/validate.js';
+import type { JetStreamConfig } from '../../../src/config/model.js';
+import { loadDoc, merged, removeSandboxes, schema, type Doc } from './config-fixture.js';
+
+afterAll(removeSandboxes);
+
+const CONFIGURATION = 'startup.configuration.validation.failed';
+const AUTH = 'startup.auth.validation.failed';
+const PLUGIN = 'startup.auth.plugin_validation.failed';
+const STREAM_AUTH = 'startup.auth.stream_validation.failed';
+const METRICS = 'startup.metrics.validation.failed';
+const ECPDS = 'startup.ecpds.validation.failed';
+const BACKEND = 'startup.backend.initialization.failed';
+
+function validate(patch: Doc): ValidatedConfig {
+  return validateConfig(loadDoc(patch));
+}
+
+function failure(patch: Doc): ConfigValidationError {
+  try {
+    validate(patch);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigValidationError);
+    expect((error as Error).message).not.toContain('\n');
+    return error as ConfigValidationError;
+  }
+  throw new Error('expected a ConfigValidationError');
+}
+
+function expectFailure(patch: Doc, event: string, message: string): void {
+  const error = failure(patch);
+  expect({ event: error.eventName, message: error.message }).toEqual({ event, message });
+}
+
+const JETSTREAM: Doc = { notification_backend: { kind: 'jetstream' } };
+const AUTH_ON: Doc = {
+  auth: { enabled: true, auth_o_tron_url: 'http://auth-o-tron:8080', jwt_secret: 'secret', admin_roles: { localrealm: ['admin'] } },
+};
+const withSchemas = (schemas: Doc, extra: Doc = {}): Doc => merged({ notification_schema: schemas }, extra);
+
+describe('a valid configuration', () => {
+  it('passes and is returned unchanged', () => {
+    const config = loadDoc({ notification_schema: { mars: schema('mars') } });
+    const result = validateConfig(config);
+    expect(result.config).toBe(config);
+    expect(result.strictMode).toBe(true);
+  });
+});
+
+describe('B1.1 backend kind', () => {
+  it('rejects an unknown kind even without any schema', () => {
+    expectFailure({ notification_backend: { kind: 'redis' } }, CONFIGURATION, 'Unknown notification_backend kind: redis');
+  });
+
+  it('is case-sensitive', () => {
+    expectFailure({ notification_backend: { kind: 'InMemory' } }, CONFIGURATION, 'Unknown notification_backend kind: InMemory');
+  });
+
+  it.each(['in_memory', 'jetstream'])('accepts %s', (kind) => {
+    expect(() => validate({ notification_backend: { kind } })).not.toThrow();
+  });
+
+  it('runs before the schema checks', () => {
+    const error = failure(withSchemas({ a: schema('x'), b: schema('x') }, { notification_backend: { kind: 'redis' } }));
+    expect(error.message).toBe('Unknown notification_backend kind: redis');
+  });
+});
+
+describe('backend settings (D8, D22)', () => {
+  it.each(['max_history_per_topic', 'max_topics'])('rejects in_memory.%s: 0', (field) => {
+    expectFailure(
+      { notification_backend: { in_memory: { [field]: 0 } } },
+      CONFIGURATION,
+      `notification_backend.in_memory.${field}: must be greater than 0, got 0`,
+    );
+  });
+
+  it('ignores in_memory settings when the backend is jetstream', () => {
+    expect(() => validate({ notification_backend: { kind: 'jetstream', in_memory: { max_topics: 0 } } })).not.toThrow();
+  });
+
+  it.each(['workqueue', 'interest'])('rejects jetstream.retention_policy: %s', (policy) => {
+    const error = failure({ notification_backend: { kind: 'jetstream', jetstream: { retention_policy: policy } } });
+    expect(error.eventName).toBe(CONFIGURATION);
+    expect(error.message).toMatch(new RegExp(`^notification_backend\\.jetstream\\.retention_policy: '${policy}' is not supported`));
+  });
+
+  it('ignores the jetstream retention policy when the backend is in_memory', () => {
+    expect(() => validate({ notification_backend: { jetstream: { retention_policy: 'workqueue' } } })).not.toThrow();
+  });
+});
+
+describe('B1.2 unique topic bases', () => {
+  it('rejects two schemas with the same base ignoring ASCII case, naming both', () => {
+    expectFailure(
+      withSchemas({ mars: schema('mars'), mars_copy: schema('MARS') }),
+      CONFIGURATION,
+      "Schemas 'mars' and 'mars_copy' both define topic base 'MARS'",
+    );
+  });
+
+  it('rejects duplicates whether or not they have a storage_policy', () => {
+    const error = failure(withSchemas({ a: schema('x', { storage_policy: { retention_time: '1d' } }), b: schema('x') }, JETSTREAM));
+    expect(error.message).toBe("Schemas 'a' and 'b' both define topic base 'x'");
+  });
+});
+
+describe('B1.3 key_order entries are declared identifiers (D8)', () => {
+  it('rejects an undeclared name, naming the schema and the entry', () => {
+    expectFailure(
+      withSchemas({ mars: schema('mars', { topic: { key_order: ['class', 'stream'] } }) }),
+      CONFIGURATION,
+      "notification_schema.mars.topic.key_order[1]: 'stream' is not declared in notification_schema.mars.identifier",
+    );
+  });
+
+  it('accepts an empty key_order', () => {
+    expect(() => validate(withSchemas({ mars: schema('mars', { topic: { key_order: [] } }) }))).not.toThrow();
+  });
+});
+
+describe('B1.4 storage_policy needs topic, and every schema needs a topic (S13)', () => {
+  it('rejects a storage_policy without topic', () => {
+    expectFailure(
+      withSchemas({ mars: { identifier: {}, storage_policy: { retention_time: '1d' } } }, JETSTREAM),
+      CONFIGURATION,
+      'notification_schema.mars.storage_policy: requires notification_schema.mars.topic, which is missing',
+    );
+  });
+
+  it('rejects a schema without topic', () => {
+    expectFailure(
+      withSchemas({ mars: { identifier: {} } }),
+      CONFIGURATION,
+      'notification_schema.mars.topic: required field is missing (every event schema needs topic.base and topic.key_order)',
+    );
+  });
+});
+
+describe('B1.5 storage_policy values', () => {
+  it.each([
+    ['abc', "duration 'abc' must be an integer followed by a unit (s, m, h, d or w)"],
+    ['10', "duration '10' has no unit (expected s, m, h, d or w)"],
+    ['0s', "must be greater than 0, got '0s'"],
+  ])('rejects retention_time %j', (value, reason) => {
+    expectFailure(
+      withSchemas({ mars: schema('mars', { storage_policy: { retention_time: value } }) }, JETSTREAM),
+      CONFIGURATION,
+      `notification_schema.mars.storage_policy.retention_time: ${reason}`,
+    );
+  });
+
+  it.each([
+    ['10', "size '10' has no unit (expected K, M, G, T, Ki, Mi, Gi or Ti)"],
+    ['0Mi', "size '0Mi' must be greater than 0"],
+  ])('rejects max_size %j', (value, reason) => {
+    expectFailure(
+      withSchemas({ mars: schema('mars', { storage_policy: { max_size: value } }) }, JETSTREAM),
+      CONFIGURATION,
+      `notification_schema.mars.storage_policy.max_size: ${reason}`,
+    );
+  });
+
+  it.each([0, -5])('rejects max_messages %i', (value) => {
+    expectFailure(
+      withSchemas({ mars: schema('mars', { storage_policy: { max_messages: value } }) }, JETSTREAM),
+      CONFIGURATION,
+      `notification_schema.mars.storage_policy.max_messages: must be greater than 0, got ${value}`,
+    );
+  });
+});
+
+describe('B1.6 storage_policy support by backend', () => {
+  it.each([
+    ['retention_time', '1d'],
+    ['max_messages', 10],
+    ['max_size', '1Mi'],
+    ['allow_duplicates', false],
+    ['compression', false],
+  ])('in_memory rejects storage_policy.%s', (field, value) => {
+    expectFailure(
+      withSchemas({ mars: schema('mars', { storage_policy: { [field]: value } }) }),
+      CONFIGURATION,
+      `Schema 'mars' storage_policy.${field} is not supported by backend 'in_memory'`,
+    );
+  });
+
+  it('jetstream accepts all five fields', () => {
+    const policy = { retention_time: '7d', max_messages: 5000, max_size: '64Mi', allow_duplicates: true, compression: true };
+    expect(() => validate(withSchemas({ mars: schema('mars', { storage_policy: policy }) }, JETSTREAM))).not.toThrow();
+  });
+
+  it('an empty storage_policy is accepted on in_memory', () => {
+    expect(() => validate(withSchemas({ mars: schema('mars', { storage_policy: {} }) }))).not.toThrow();
+  });
+});
+
+describe('topic.base syntax (D19)', () => {
+  it('rejects an empty base', () => {
+    expectFailure(withSchemas({ mars: schema('') }), CONFIGURATION, 'notification_schema.mars.topic.base: must not be empty');
+  });
+
+  it.each(['ma.rs', 'ma*', 'ma>', 'ma%2E', 'ma rs', 'ma\trs', 'mars\n'])('rejects %j', (base) => {
+    expectFailure(
+      withSchemas({ mars: schema(base) }),
+      CONFIGURATION,
+      `notification_schema.mars.topic.base: must not contain '.', '*', '>', '%' or whitespace, got ${JSON.stringify(base)}`,
+    );
+  });
+
+  it.each(['mars', 'extreme_event', 'Diss-2'])('accepts %j', (base) => {
+    expect(() => validate(withSchemas({ mars: schema(base) }))).not.toThrow();
+  });
+});
+
+describe('spatial identifier fields (D19, schema-and-validation.md §5.9)', () => {
+  const polygonRule = { type: 'PolygonHandler', required: false };
+  const cloudRule = { type: 'PointCloudHandler', required: true };
+
+  it('rejects a PolygonHandler field not named polygon', () => {
+    expectFailure(
+      withSchemas({ ev: schema('ev', { identifier: { area: polygonRule } }) }),
+      CONFIGURATION,
+      "notification_schema.ev.identifier.area: a PolygonHandler field must be named 'polygon' (spatial filters look it up by that name)",
+    );
+  });
+
+  it('rejects a PointCloudHandler field not named point_cloud', () => {
+    expectFailure(
+      withSchemas({ ev: schema('ev', { identifier: { points: cloudRule } }) }),
+      CONFIGURATION,
+      "notification_schema.ev.identifier.points: a PointCloudHandler field must be named 'point_cloud'",
+    );
+  });
+
+  it('rejects more than one spatial field', () => {
+    expectFailure(
+      withSchemas({ ev: schema('ev', { identifier: { polygon: polygonRule, point_cloud: cloudRule } }) }),
+      CONFIGURATION,
+      'notification_schema.ev.identifier: at most one spatial field (PolygonHandler or PointCloudHandler) per schema, got polygon, point_cloud',
+    );
+  });
+
+  it('rejects a polygon identifier of another type in a point-cloud schema', () => {
+    expectFailure(
+      withSchemas({ ev: schema('ev', { identifier: { point_cloud: cloudRule, polygon: { type: 'StringHandler', required: false } } }) }),
+      CONFIGURATION,
+      "notification_schema.ev.identifier.polygon: a point-cloud schema must not declare a 'polygon' identifier (the name is reserved for the watch/replay filter)",
+    );
+  });
+
+  it.each([0, 10001, -1])('rejects max_points %i', (max) => {
+    expectFailure(
+      withSchemas({ ev: schema('ev', { identifier: { point_cloud: { ...cloudRule, max_points: max } } }) }),
+      CONFIGURATION,
+      `notification_schema.ev.identifier.point_cloud.max_points: field 'point_cloud' max_points must be between 1 and 10000, got ${max}`,
+    );
+  });
+
+  it.each([1, 10000])('accepts max_points %i', (max) => {
+    expect(() => validate(withSchemas({ ev: schema('ev', { identifier: { point_cloud: { ...cloudRule, max_points: max } } }) }))).not.toThrow();
+  });
+
+  it('rejects point_cloud in key_order', () => {
+    expectFailure(
+      withSchemas({ ev: schema('ev', { topic: { key_order: ['class', 'point_cloud'] }, identifier: { point_cloud: cloudRule } }) }),
+      CONFIGURATION,
+      "notification_schema.ev.topic.key_order[1]: PointCloudHandler field 'point_cloud' must not be listed in key_order",
+    );
+  });
+
+  it('accepts polygon in key_order with a warning', () => {
+    const result = validate(
+      withSchemas({ ev: schema('ev', { topic: { key_order: ['class', 'polygon'] }, identifier: { polygon: polygonRule } }) }),
+    );
+    const warning = result.warnings.find((w) => w.event === 'configuration.schema.spatial_key_order');
+    expect(warning?.message).toMatch(/^notification_schema\.ev\.topic\.key_order\[1\]: PolygonHandler field 'polygon' is listed in key_order/);
+  });
+
+  it('gives no spatial warning when polygon stays out of key_order', () => {
+    const result = validate(withSchemas({ ev: schema('ev', { identifier: { polygon: polygonRule } }) }));
+    expect(result.warnings.map((w) => w.event)).not.toContain('configuration.schema.spatial_key_order');
+  });
+});
+
+describe('ranges (D19)', () => {
+  it.each([
+    ['IntHandler', [10, 1], 'min 10 is greater than max 1'],
+    ['FloatHandler', [1.5, -2], 'min 1.5 is greater than max -2'],
+  ])('rejects an inverted %s range', (type, range, reason) => {
+    expectFailure(
+      withSchemas({ mars: schema('mars', { identifier: { step: { type, required: false, range } } }) }),
+      CONFIGURATION,
+      `notification_schema.mars.identifier.step.range: ${reason}`,
+    );
+  });
+
+  it('accepts a single-value range', () => {
+    expect(() => validate(withSchemas({ mars: schema('mars', { identifier: { step: { type: 'IntHandler', required: false, range: [3, 3] } } }) }))).not.toThrow();
+  });
+});
+
+describe('per-schema max_historical_notifications (D8)', () => {
+  it.each([0, -1])('rejects %i', (value) => {
+    expectFailure(
+      withSchemas({ mars: schema('mars', { max_historical_notifications: value }) }),
+      CONFIGURATION,
+      `notification_schema.mars.max_historical_notifications: must be a positive integer, got ${value}`,
+    );
+  });
+
+  it('accepts 1', () => {
+    expect(() => validate(withSchemas({ mars: schema('mars', { max_historical_notifications: 1 }) }))).not.toThrow();
+  });
+});
+
+describe('B2 global auth', () => {
+  it('is not checked when auth is disabled', () => {
+    expect(() => validate({ auth: { enabled: false, timeout_ms: 0, jwt_secret: ' padded ' } })).not.toThrow();
+  });
+
+  it('accepts a complete direct configuration', () => {
+    expect(() => validate(AUTH_ON)).not.toThrow();
+  });
+
+  it.each(['auth_o_tron_url', 'jwt_secret'])('rejects a padded %s without echoing it', (field) => {
+    const error = failure(merged(AUTH_ON, { auth: { [field]: ' value ' } }));
+    expect({ event: error.eventName, message: error.message }).toEqual({
+      event: AUTH,
+      message: `auth.${field}: must not have leading or trailing whitespace`,
+    });
+  });
+
+  it('rejects timeout_ms: 0', () => {
+    expectFailure(merged(AUTH_ON, { auth: { timeout_ms: 0 } }), AUTH, 'auth.timeout_ms: must be greater than 0 when auth is enabled');
+  });
+
+  it('rejects empty admin_roles', () => {
+    const patch = merged(AUTH_ON, {});
+    (patch.auth as Doc).admin_roles = {};
+    expectFailure(patch, AUTH, 'auth.admin_roles: must define at least one realm with roles when auth is enabled');
+  });
+
+  it('rejects an empty realm list', () => {
+    expectFailure(merged(AUTH_ON, { auth: { admin_roles: { other: [] } } }), AUTH, 'auth.admin_roles.other: role list must not be empty');
+  });
+
+  it.each([' ', ' realm', 'realm '])('rejects the realm name %j', (realm) => {
+    expectFailure(
+      merged(AUTH_ON, { auth: { admin_roles: { [realm]: ['admin'] } } }),
+      AUTH,
+      `auth.admin_roles: realm name '${realm}' must not be blank or have leading/trailing whitespace`,
+    );
+  });
+
+  it.each(['', ' admin'])('rejects the role %j', (role) => {
+    expectFailure(
+      merged(AUTH_ON, { auth: { admin_roles: { localrealm: ['admin', role] } } }),
+      AUTH,
+      `auth.admin_roles.localrealm[1]: role '${role}' must not be blank or have leading/trailing whitespace`,
+    );
+  });
+
+  it('rejects direct mode without auth_o_tron_url', () => {
+    expectFailure(merged(AUTH_ON, { auth: { auth_o_tron_url: '' } }), AUTH, 'auth.auth_o_tron_url: must not be blank when auth.mode is direct');
+  });
+
+  it('rejects direct mode without jwt_secret', () => {
+    expectFailure(merged(AUTH_ON, { auth: { jwt_secret: '   ' } }), AUTH, 'auth.jwt_secret: must not be blank when auth.mode is direct');
+  });
+
+  it('rejects trusted_proxy mode without jwt_secret', () => {
+    expectFailure(
+      merged(AUTH_ON, { auth: { mode: 'trusted_proxy', jwt_secret: '' } }),
+      AUTH,
+      'auth.jwt_secret: must not be blank when auth.mode is trusted_proxy',
+    );
+  });
+
+  it('accepts trusted_proxy mode without auth_o_tron_url', () => {
+    expect(() => validate(merged(AUTH_ON, { auth: { mode: 'trusted_proxy', auth_o_tron_url: '' } }))).not.toThrow();
+  });
+});
+
+describe('B3 stream plugins', () => {
+  const ecpds = { username: 'svc', password: 'pw', servers: ['https://ecpds.example.int'], match_key: 'class' };
+  const stream = (auth: Doc): Doc => merged(AUTH_ON, withSchemas({ mars: schema('mars', { auth }) }, { ecpds }));
+
+  it('rejects an empty plugin list', () => {
+    expectFailure(stream({ required: true, plugins: [] }), PLUGIN, 'notification_schema.mars.auth.plugins: must not be empty when present');
+  });
+
+  it('rejects an unknown plugin', () => {
+    expectFailure(
+      stream({ required: true, plugins: ['ldap'] }),
+      PLUGIN,
+      "notification_schema.mars.auth.plugins[0]: unknown plugin 'ldap' (known: ecpds)",
+    );
+  });
+
+  it('rejects a plugin on a stream that does not require auth', () => {
+    expectFailure(
+      stream({ required: false, plugins: ['ecpds'] }),
+      PLUGIN,
+      'notification_schema.mars.auth.required: must be true when auth.plugins is set',
+    );
+  });
+
+  it('accepts ecpds on a stream that requires auth', () => {
+    expect(() => validate(stream({ required: true, plugins: ['ecpds'] }))).not.toThrow();
+  });
+});
+
+describe('B4 stream auth', () => {
+  const withStreamAuth = (auth: Doc, global: Doc = AUTH_ON): Doc => merged(global, withSchemas({ mars: schema('mars', { auth }) }));
+
+  it.each(['read_roles', 'write_roles'])('rejects an empty %s map', (field) => {
+    expectFailure(
+      withStreamAuth({ required: true, [field]: {} }),
+      STREAM_AUTH,
+      `notification_schema.mars.auth.${field}: must not be empty when present`,
+    );
+  });
+
+  it('rejects an empty realm list', () => {
+    expectFailure(
+      withStreamAuth({ required: true, read_roles: { localrealm: [] } }),
+      STREAM_AUTH,
+      'notification_schema.mars.auth.read_roles.localrealm: role list must not be empty',
+    );
+  });
+
+  it('rejects a padded realm', () => {
+    expectFailure(
+      withStreamAuth({ required: true, write_roles: { 'localrealm ': ['producer'] } }),
+      STREAM_AUTH,
+      "notification_schema.mars.auth.write_roles: realm name 'localrealm ' must not be blank or have leading/trailing whitespace",
+    );
+  });
+
+  it('rejects a blank role', () => {
+    expectFailure(
+      withStreamAuth({ required: true, read_roles: { localrealm: [' '] } }),
+      STREAM_AUTH,
+      "notification_schema.mars.auth.read_roles.localrealm[0]: role ' ' must not be blank or have leading/trailing whitespace",
+    );
+  });
+
+  it('checks the role maps even when global auth is disabled', () => {
+    expectFailure(
+      withStreamAuth({ required: false, read_roles: {} }, {}),
+      STREAM_AUTH,
+      'notification_schema.mars.auth.read_roles: must not be empty when present',
+    );
+  });
+
+  it('rejects required: false with role maps when global auth is enabled', () => {
+    expectFailure(
+      withStreamAuth({ required: false, read_roles: { localrealm: ['*'] } }),
+      STREAM_AUTH,
+      'notification_schema.mars.auth.required: is false but read_roles is set',
+    );
+  });
+
+  it('rejects required: true when global auth is disabled', () => {
+    expectFailure(
+      withStreamAuth({ required: true }, {}),
+      STREAM_AUTH,
+      'notification_schema.mars.auth.required: is true but global auth is disabled (auth.enabled is false)',
+    );
+  });
+
+  it('rejects role maps when global auth is disabled', () => {
+    expectFailure(
+      withStreamAuth({ required: false, write_roles: { localrealm: ['producer'] } }, {}),
+      STREAM_AUTH,
+      'notification_schema.mars.auth.write_roles: is set but global auth is disabled (auth.enabled is false)',
+    );
+  });
+
+  it('accepts required: false alone when global auth is disabled', () => {
+    expect(() => validate(withStreamAuth({ required: false }, {}))).not.toThrow();
+  });
+
+  it('accepts required: true with role maps when global auth is enabled', () => {
+    expect(() => validate(withStreamAuth({ required: true, read_roles: { localrealm: ['*'] }, write_roles: { localrealm: ['producer'] } }))).not.toThrow();
+  });
+});
+
+describe('B5 metrics', () => {
+  it('is not checked when metrics are disabled', () => {
+    expect(() => validate({ metrics: { enabled: false, port: 8000 } })).not.toThrow();
+  });
+
+  it('rejects a missing port', () => {
+    expectFailure({ metrics: { enabled: true } }, METRICS, 'metrics.port: is required when metrics.enabled is true');
+  });
+
+  it('rejects port 0', () => {
+    expectFailure({ metrics: { enabled: true, port: 0 } }, METRICS, 'metrics.port: must not be 0 when metrics.enabled is true');
+  });
+
+  it('rejects the application port, whatever the hosts', () => {
+    expectFailure(
+      { metrics: { enabled: true, host: '10.0.0.1', port: 8000 } },
+      METRICS,
+      'metrics.port: must differ from application.port (both are 8000)',
+    );
+  });
+
+  it('accepts a distinct port', () => {
+    expect(() => validate({ metrics: { enabled: true, port: 9090 } })).not.toThrow();
+  });
+});
+
+describe('B6 ECPDS', () => {
+  const ecpds: Doc = { username: 'svc', password: 'pw', servers: ['https://ecpds.example.int/api'], match_key: 'destination' };
+  const diss = (identifierPatch: Doc = {}): Doc =>
+    schema('diss', {
+      topic: { key_order: ['class'] },
+      identifier: merged({ destination: { type: 'StringHandler', required: true } }, identifierPatch),
+      auth: { required: true, plugins: ['ecpds'] },
+    });
+  const config = (ecpdsPatch: Doc | undefined, identifierPatch: Doc = {}): Doc => {
+    const doc = merged(AUTH_ON, withSchemas({ diss: diss(identifierPatch) }));
+    return ecpdsPatch === undefined ? doc : merged(doc, { ecpds: merged(ecpds, ecpdsPatch) });
+  };
+
+  it('accepts a complete setup', () => {
+    expect(() => validate(config({}))).not.toThrow();
+  });
+
+  it('does not validate an ecpds section no stream uses', () => {
+    expect(() => validate({ ecpds: merged(ecpds, { servers: [], username: '' }) })).not.toThrow();
+  });
+
+  it('requires the section when a stream lists the plugin', () => {
+    expectFailure(config(undefined), ECPDS, "ecpds: section is required because schema 'diss' lists the ecpds plugin");
+  });
+
+  it('rejects an empty server list', () => {
+    expectFailure(config({ servers: [] }), ECPDS, 'ecpds.servers: must list at least one server');
+  });
+
+  it.each([
+    ['', 'must not be blank'],
+    ['ecpds.example.int', "'ecpds.example.int' is not an absolute URL"],
+    ['ftp://ecpds.example.int', "'ftp://ecpds.example.int' must use http or https"],
+    ['http://ecpds.example.int', "'http://ecpds.example.int' uses http for a host other than 127.0.0.1, [::1] or localhost; use https"],
+    ['https://ecpds.example.int/?x=1', "'https://ecpds.example.int/?x=1' must not have a query string"],
+    ['https://ecpds.example.int/#top', "'https://ecpds.example.int/#top' must not have a fragment"],
+  ])('rejects the server %j', (server, reason) => {
+    expectFailure(config({ servers: ['https://ok.example.int', server] }), ECPDS, `ecpds.servers[1]: ${reason}`);
+  });
+
+  it.each(['http://127.0.0.1:8080', 'http://[::1]:8080/ecpds', 'http://localhost'])('accepts plain http to %s', (server) => {
+    expect(() => validate(config({ servers: [server] }))).not.toThrow();
+  });
+
+  it.each(['username', 'password', 'target_field'])('rejects a blank or padded %s', (field) => {
+    expectFailure(config({ [field]: ' x' }), ECPDS, `ecpds.${field}: must not be blank or have leading/trailing whitespace`);
+    expectFailure(config({ [field]: '' }), ECPDS, `ecpds.${field}: must not be blank or have leading/trailing whitespace`);
+  });
+
+  it.each(['', 'dest ination', 'a/b', 'a\u0000b'])('rejects the match_key %j', (key) => {
+    const error = failure(config({ match_key: key }));
+    expect(error.eventName).toBe(ECPDS);
+    expect(error.message).toMatch(/^ecpds\.match_key: must not be blank or contain whitespace, '\/' or NUL/);
+  });
+
+  it.each(['cache_ttl_seconds', 'max_entries', 'request_timeout_seconds', 'connect_timeout_seconds'])('rejects %s: 0', (field) => {
+    expectFailure(config({ [field]: 0 }), ECPDS, `ecpds.${field}: must be greater than 0, got 0`);
+  });
+
+  it('rejects a match_key that is not an identifier of a plugin stream', () => {
+    expectFailure(
+      config({ match_key: 'target' }),
+      ECPDS,
+      "notification_schema.diss.identifier: ecpds.match_key 'target' is not a declared identifier field",
+    );
+  });
+
+  it('rejects a match_key field that is not required', () => {
+    expectFailure(
+      config({}, { destination: { required: false } }),
+      ECPDS,
+      'notification_schema.diss.identifier.destination.required: must be true because ecpds.match_key names this field',
+    );
+  });
+});
+
+describe('B7 watch limits (+ D8, D9)', () => {
+  it.each([
+    'sse_heartbeat_interval_sec',
+    'connection_max_duration_sec',
+    'replay_batch_size',
+    'concurrent_notification_processing',
+    'max_historical_notifications',
+    'max_buffered_events',
+  ])('rejects %s: 0', (field) => {
+    expectFailure({ watch_endpoint: { [field]: 0 } }, CONFIGURATION, `watch_endpoint.${field}: must be greater than 0, got 0`);
+  });
+
+  it('accepts replay_batch_delay_ms: 0 (no pause)', () => {
+    expect(() => validate({ watch_endpoint: { replay_batch_delay_ms: 0 } })).not.toThrow();
+  });
+
+  it('runs after the other stages', () => {
+    const error = failure({ watch_endpoint: { replay_batch_size: 0 }, metrics: { enabled: true } });
+    expect(error.eventName).toBe(METRICS);
+  });
+});
+
+describe('strict mode (§1.4.8, schema-and-validation.md §3.1)', () => {
+  const some = { notification_schema: { mars: schema('mars') } };
+  it.each([
+    ['non-empty', 'unset', some, undefined, true, false],
+    ['empty', 'unset', { notification_schema: {} }, undefined, false, false],
+    ['absent', 'unset', {}, undefined, false, false],
+    ['non-empty', 'false', some, false, false, true],
+    ['empty', 'false', { notification_schema: {} }, false, false, false],
+    ['absent', 'false', {}, false, false, false],
+    ['non-empty', 'true', some, true, true, false],
+    ['empty', 'true', { notification_schema: {} }, true, true, false],
+    ['absent', 'true', {}, true, true, false],
+  ])('schema %s, strict %s', (_schemas, _strict, patch, explicit, strictMode, warns) => {
+    const result = validate(merged(patch, explicit === undefined ? {} : { notification_schema_strict: explicit }));
+    expect(result.strictMode).toBe(strictMode);
+    const warning = result.warnings.find((w) => w.event === 'configuration.schema_strict.explicit_disabled');
+    expect(warning !== undefined).toBe(warns);
+  });
+});
+
+describe('warnings', () => {
+  it('warns that admin endpoints are open when global auth is disabled (D12)', () => {
+    const warning = validate({}).warnings.find((w) => w.event === 'configuration.auth.admin_open');
+    expect(warning?.message).toContain('admin endpoints');
+  });
+
+  it('does not warn about admin endpoints when auth is enabled', () => {
+    expect(validate(AUTH_ON).warnings.map((w) => w.event)).not.toContain('configuration.auth.admin_open');
+  });
+});
+
+describe('C1 JetStream settings', () => {
+  const js = (patch: Partial<JetStreamConfig> = {}): JetStreamConfig => ({
+    ...loadDoc(JETSTREAM).notification_backend.jetstream,
+    ...patch,
+  });
+
+  function c1Failure(settings: JetStreamConfig): ConfigValidationError {
+    try {
+      validateJetStreamSettings(settings);
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigValidationError);
+      return error as ConfigValidationError;
+    }
+    throw new Error('expected a ConfigValidationError');
+  }
+
+  it('accepts the defaults', () => {
+    expect(() => validateJetStreamSettings(js())).not.toThrow();
+  });
+
+  it('rejects a blank nats_url', () => {
+    const error = c1Failure(js({ nats_url: '  ' }));
+    expect({ event: error.eventName, message: error.message }).toEqual({
+      event: BACKEND,
+      message: 'notification_backend.jetstream.nats_url: must not be blank',
+    });
+  });
+
+  it.each(['timeout_seconds', 'retry_attempts', 'reconnect_delay_ms', 'publish_retry_attempts', 'publish_retry_base_delay_ms'] as const)(
+    'rejects %s: 0',
+    (field) => {
+      const error = c1Failure(js({ [field]: 0 }));
+      expect({ event: error.eventName, message: error.message }).toEqual({
+        event: BACKEND,
+        message: `notification_backend.jetstream.${field}: must be greater than 0, got 0`,
+      });
+    },
+  );
+
+  it('accepts max_reconnect_attempts: 0 (unlimited)', () => {
+    expect(() => validateJetStreamSettings(js({ max_reconnect_attempts: 0 }))).not.toThrow();
+  });
+
+  it.each([
+    ['1mo', "notification_backend.jetstream.retention_time: duration '1mo' has an unknown unit 'mo' (expected s, m, h, d or w)"],
+    ['0d', "notification_backend.jetstream.retention_time: must be greater than 0, got '0d'"],
+  ])('rejects retention_time %j', (value, message) => {
+    const error = c1Failure(js({ retention_time: value }));
+    expect({ event: error.eventName, message: error.message }).toEqual({ event: BACKEND, message });
+  });
+
+  it('accepts a valid retention_time', () => {
+    expect(() => validateJetStreamSettings(js({ retention_time: '30d' }))).not.toThrow();
+  });
+});
