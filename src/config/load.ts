@@ -4,6 +4,7 @@ import path from 'node:path';
 import Value from 'typebox/value';
 import { parseDocument } from 'yaml';
 import { AppConfigSchema, type AppConfig } from './model.js';
+import type { SchemaNode } from './schema-node.js';
 
 /**
  * Stage A of startup (operations.md §1.1–§1.3, §1.6): find the files, merge them, apply the
@@ -203,23 +204,6 @@ function applyEnvOverrides(document: Mapping, env: Record<string, string | undef
 // ---------------------------------------------------------------------------------------------
 // the walker
 
-/** The JSON Schema keywords the model uses (TypeBox v1 schemas are plain JSON Schema). */
-interface SchemaNode {
-  readonly type?: string;
-  readonly properties?: Readonly<Record<string, SchemaNode>>;
-  readonly required?: readonly string[];
-  readonly additionalProperties?: boolean | SchemaNode;
-  readonly patternProperties?: Readonly<Record<string, SchemaNode>>;
-  readonly items?: SchemaNode;
-  readonly minItems?: number;
-  readonly maxItems?: number;
-  readonly minimum?: number;
-  readonly maximum?: number;
-  readonly anyOf?: readonly SchemaNode[];
-  readonly const?: unknown;
-  readonly enum?: readonly unknown[];
-  readonly default?: unknown;
-}
 
 /**
  * `lenient`: the settings sections, where YAML scalars are coerced like env values (§1.2).

@@ -1,4 +1,5 @@
 import { AppConfigSchema } from './model.js';
+import type { SchemaNode } from './schema-node.js';
 
 /**
  * Renders `docs/configuration.md` and `schemas/config.schema.json` from the TypeBox model, so the
@@ -13,24 +14,6 @@ export function renderConfigReference(): { markdown: string; jsonSchema: string 
   return { markdown: renderMarkdown(), jsonSchema: `${JSON.stringify(renderJsonSchema(), null, 2)}\n` };
 }
 
-/** The JSON Schema keywords the model uses (TypeBox v1 schemas are plain JSON Schema). */
-interface SchemaNode {
-  readonly type?: string;
-  readonly description?: string;
-  readonly properties?: Readonly<Record<string, SchemaNode>>;
-  readonly required?: readonly string[];
-  readonly additionalProperties?: boolean | SchemaNode;
-  readonly patternProperties?: Readonly<Record<string, SchemaNode>>;
-  readonly items?: SchemaNode;
-  readonly minItems?: number;
-  readonly maxItems?: number;
-  readonly minimum?: number;
-  readonly maximum?: number;
-  readonly anyOf?: readonly SchemaNode[];
-  readonly const?: unknown;
-  readonly enum?: readonly unknown[];
-  readonly default?: unknown;
-}
 
 const ROOT = AppConfigSchema as unknown as SchemaNode;
 

@@ -12,6 +12,8 @@ export class SchemaRegistry {
   private readonly lowerCaseBases = new Set<string>();
   /** Byte-wise sorted, as `configured_event_types` and the schema API list them. */
   readonly eventTypes: readonly string[];
+  /** False when the config has no `notification_schema` at all (the schema API says so). */
+  readonly configured: boolean;
 
   constructor(
     schemas: Readonly<Record<string, EventSchemaSource>> | undefined,
@@ -22,13 +24,10 @@ export class SchemaRegistry {
       const schema = new EventSchema(eventType, source);
       this.byEventType.set(eventType, schema);
       this.byBaseToken.set(schema.base, schema);
-      this.lowerCaseBases.add(schema.base.toLowerCase());
+      this.lowerCaseBases.add(asciiLowerCase(schema.base));
     }
     this.eventTypes = [...this.byEventType.keys()].sort(compareCodePoints);
   }
-
-  /** False when the config has no `notification_schema` at all (the schema API says so). */
-  readonly configured: boolean;
 
   get(eventType: string): EventSchema | undefined {
     return this.byEventType.get(eventType);
@@ -43,20 +42,25 @@ export class SchemaRegistry {
   resolveEventTypeAlias(name: string): EventSchema | undefined {
     const exact = this.byEventType.get(name);
     if (exact) return exact;
-    const lower = name.toLowerCase();
+    const lower = asciiLowerCase(name);
     for (const [eventType, schema] of this.byEventType) {
-      if (eventType.toLowerCase() === lower) return schema;
+      if (asciiLowerCase(eventType) === lower) return schema;
     }
     return undefined;
   }
 
   /** Whether a generic event type would write into a configured schema's stream. */
   isConfiguredBase(token: string): boolean {
-    return this.lowerCaseBases.has(token.toLowerCase());
+    return this.lowerCaseBases.has(asciiLowerCase(token));
   }
 
   /** Strict-mode gate (api.md §4): true when the request must be rejected with UNKNOWN_EVENT_TYPE. */
   rejectsEventType(eventType: string): boolean {
     return this.strictMode && !this.byEventType.has(eventType);
   }
+}
+
+/** Bases and admin aliases compare ASCII case-insensitively (schema-and-validation.md §2.1). */
+function asciiLowerCase(text: string): string {
+  return text.replace(/[A-Z]/g, (c) => c.toLowerCase());
 }

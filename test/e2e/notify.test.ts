@@ -1,25 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UUID_V4, postJson, request } from '../support/http.js';
-import { serverConfig } from '../support/schemas.js';
+import { MARS_EXAMPLE, serverConfig } from '../support/schemas.js';
 import { startServer, type RunningServer } from '../support/server-process.js';
 
 let server: RunningServer;
 const notify = (body: unknown, headers?: Record<string, string>) =>
   postJson(`${server.url}/api/v1/notification`, body, headers);
 
-const MARS = {
-  event_type: 'mars',
-  identifier: {
-    class: 'od',
-    expver: '1',
-    domain: 'G',
-    date: '2025-07-06',
-    time: '12:00',
-    stream: 'ens.member.7',
-    step: '007',
-  },
-  payload: 'forecast complete',
-};
+const MARS = MARS_EXAMPLE;
 
 beforeAll(async () => {
   server = await startServer({ config: serverConfig() });

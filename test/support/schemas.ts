@@ -65,3 +65,18 @@ export function serverConfig(overrides: Record<string, unknown> = {}): Record<st
     ...overrides,
   };
 }
+
+/** The notify example of api.md §5.3. */
+export const MARS_EXAMPLE = {
+  event_type: 'mars',
+  identifier: {
+    class: 'od',
+    expver: '1',
+    domain: 'G',
+    date: '2025-07-06',
+    time: '12:00',
+    stream: 'ens.member.7',
+    step: '007',
+  },
+  payload: 'forecast complete',
+};

@@ -1,5 +1,5 @@
 import { JsonNumber, type JsonValue } from '../../json/json-value.js';
-import { canonicalFloatText } from '../number-text.js';
+import { canonicalFloatText, NumberParseError, parseRustF64 } from '../number-text.js';
 import type { BoundingBox, LatLon } from './field-handler.js';
 
 /**
@@ -50,4 +50,14 @@ export function boundingBoxOf(points: readonly LatLon[]): BoundingBox {
     maxLon = Math.max(maxLon, lon);
   }
   return [minLat, minLon, maxLat, maxLon];
+}
+
+/** A coordinate token of the text forms, read with the FloatHandler literal syntax. */
+export function parsedCoordinate(token: string): number | undefined {
+  try {
+    return parseRustF64(token);
+  } catch (error) {
+    if (error instanceof NumberParseError) return undefined;
+    throw error;
+  }
 }

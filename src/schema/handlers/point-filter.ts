@@ -1,9 +1,9 @@
 import { isJsonObject, type JsonValue } from '../../json/json-value.js';
 import { IdentifierError } from '../identifier-error.js';
-import { canonicalFloatText, NumberParseError, parseRustF64 } from '../number-text.js';
+import { canonicalFloatText } from '../number-text.js';
 import { trimRust } from '../rust-whitespace.js';
 import { scalarText } from '../scalar-text.js';
-import { readJsonCoordinatePair } from './coordinates.js';
+import { parsedCoordinate, readJsonCoordinatePair } from './coordinates.js';
 import type { LatLon } from './field-handler.js';
 
 const INVALID_PAIR = "identifier.point must be a valid 'lat,lon' coordinate pair: ";
@@ -49,13 +49,4 @@ function parsePointText(text: string): LatLon {
   if (!(lat >= -90 && lat <= 90)) throw invalid(`Latitude out of range [-90, 90]: ${canonicalFloatText(lat)}`);
   if (!(lon >= -180 && lon <= 180)) throw invalid(`Longitude out of range [-180, 180]: ${canonicalFloatText(lon)}`);
   return [lat, lon];
-}
-
-function parsedCoordinate(token: string): number | undefined {
-  try {
-    return parseRustF64(token);
-  } catch (error) {
-    if (error instanceof NumberParseError) return undefined;
-    throw error;
-  }
 }

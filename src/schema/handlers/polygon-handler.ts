@@ -1,9 +1,14 @@
 import type { JsonValue } from '../../json/json-value.js';
 import { IdentifierError } from '../identifier-error.js';
-import { NumberParseError, parseRustF64 } from '../number-text.js';
 import { trimRust } from '../rust-whitespace.js';
 import { scalarText } from '../scalar-text.js';
-import { boundingBoxOf, latitudeRangeProblem, longitudeRangeProblem, readJsonCoordinatePair } from './coordinates.js';
+import {
+  boundingBoxOf,
+  latitudeRangeProblem,
+  longitudeRangeProblem,
+  parsedCoordinate,
+  readJsonCoordinatePair,
+} from './coordinates.js';
 import type { LatLon, PolygonFieldHandler, PolygonValue } from './field-handler.js';
 
 /**
@@ -69,15 +74,6 @@ function parseTextRing(text: string, invalid: Invalid): LatLon[] {
     ring.push([lat, lon]);
   }
   return ring;
-}
-
-function parsedCoordinate(token: string): number | undefined {
-  try {
-    return parseRustF64(token);
-  } catch (error) {
-    if (error instanceof NumberParseError) return undefined;
-    throw error;
-  }
 }
 
 /** Ring-level checks common to both forms: enough vertices, and closed. */

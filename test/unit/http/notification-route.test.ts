@@ -3,6 +3,7 @@ import type { NotificationBackend, StoredNotification } from '../../../src/backe
 import { MemoryBackend } from '../../../src/backend/memory/memory-backend.js';
 import { TopicPattern } from '../../../src/topic/topic-pattern.js';
 import { ManualClock } from '../../support/manual-clock.js';
+import { MARS_EXAMPLE } from '../../support/schemas.js';
 import { buildTestApp, type TestApp } from '../../support/test-app.js';
 
 let testApp: TestApp | undefined;
@@ -25,19 +26,7 @@ async function post(body: unknown) {
 
 describe('notify stores what it acknowledges', () => {
   it('stores the spec example under the encoded topic with the payload text (api.md §5.3)', async () => {
-    const response = await post({
-      event_type: 'mars',
-      identifier: {
-        class: 'od',
-        expver: '1',
-        domain: 'G',
-        date: '2025-07-06',
-        time: '12:00',
-        stream: 'ens.member.7',
-        step: '007',
-      },
-      payload: 'forecast complete',
-    });
+    const response = await post(MARS_EXAMPLE);
     expect(response.statusCode).toBe(200);
     const [stored] = await storedUnder((testApp as TestApp).backend, 'mars', 7);
     expect(stored?.topic).toBe('mars.od.0001.g.20250706.1200.ens%2Emember%2E7.7');
