@@ -2,13 +2,19 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import type { Logger } from 'pino';
 import type { NotificationBackend } from './backend/backend.js';
 import type { Clock } from './clock.js';
+import type { WatchEndpointConfig } from './config/model.js';
+import { registerAdminRoutes } from './http/admin-routes.js';
 import { registerErrorHandling } from './http/error-handling.js';
 import { registerHealthRoute } from './http/health-route.js';
 import { registerNotificationRoute } from './http/notification-route.js';
 import { generateRequestId, registerRequestIdHeader } from './http/request-id.js';
 import { registerSchemaRoutes } from './http/schema-routes.js';
-import type { SchemaRegistry } from './schema/schema-registry.js';
+import { registerStreamRoutes } from './http/stream-routes.js';
 import { childLogger } from './logging/logger.js';
+import type { SchemaRegistry } from './schema/schema-registry.js';
+import { StoredIdentityReader } from './schema/stored-identifier.js';
+import { CloudEventRenderer } from './streaming/cloudevent.js';
+import { StreamSupervisor } from './streaming/stream-supervisor.js';
 
 export interface AppDependencies {
   readonly registry: SchemaRegistry;
@@ -17,6 +23,16 @@ export interface AppDependencies {
   readonly logger: Logger;
   /** `application.max_body_bytes` (D15). */
   readonly maxBodyBytes: number;
+  /** `application.base_url`: CloudEvent `source` and `dataschema`. */
+  readonly baseUrl: string;
+  readonly watchEndpoint: WatchEndpointConfig;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Every open watch/replay stream; closed with `server_shutdown` when the app closes. */
+    readonly streams: StreamSupervisor;
+  }
 }
 
 /** Builds the public HTTP application; no listening, no globals (design.md). */
@@ -40,9 +56,35 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
 
+  const identities = new StoredIdentityReader(deps.registry);
+  const watch = deps.watchEndpoint;
+  const streams = new StreamSupervisor({
+    backend: deps.backend,
+    identities,
+    renderer: new CloudEventRenderer(identities, deps.baseUrl),
+    clock: deps.clock,
+    logger: deps.logger,
+    settings: {
+      heartbeatIntervalSec: watch.sse_heartbeat_interval_sec,
+      connectionMaxDurationSec: watch.connection_max_duration_sec,
+      replayBatchSize: watch.replay_batch_size,
+      replayBatchDelayMs: watch.replay_batch_delay_ms,
+      maxBufferedEvents: watch.max_buffered_events,
+    },
+  });
+  app.decorate('streams', streams);
+  // Streams end with their final frame before the server stops accepting (streaming.md §8.4).
+  app.addHook('preClose', async () => streams.closeAll('server_shutdown'));
+
   registerHealthRoute(app);
   registerSchemaRoutes(app, deps.registry);
   registerNotificationRoute(app, deps);
+  registerStreamRoutes(app, {
+    registry: deps.registry,
+    streams,
+    defaultReplayCap: watch.max_historical_notifications,
+  });
+  registerAdminRoutes(app, deps);
 
   await app.ready();
   return app;

@@ -65,6 +65,8 @@ async function main(): Promise<void> {
     clock: systemClock,
     logger,
     maxBodyBytes: config.application.max_body_bytes,
+    baseUrl: config.application.base_url,
+    watchEndpoint: config.watch_endpoint,
   });
 
   try {

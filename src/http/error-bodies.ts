@@ -63,3 +63,14 @@ export function payloadTooLargeError(limitBytes: number): ApiError {
 export function internalError(): ApiError {
   return new ApiError(500, { code: 'INTERNAL_ERROR', error: 'internal_error', message: 'Internal server error' });
 }
+
+/** Shape D: the backend could not set a stream up (api.md §9.1). */
+export function streamInitializationFailedError(cause: string, topic: string): ApiError {
+  return new ApiError(500, {
+    code: 'SSE_STREAM_INITIALIZATION_FAILED',
+    details: cause,
+    error: 'SSE stream creation failed',
+    message: 'Failed to create stream consumer',
+    topic,
+  });
+}

@@ -5,8 +5,19 @@ import type { NotificationBackend } from '../../src/backend/backend.js';
 import { MemoryBackend } from '../../src/backend/memory/memory-backend.js';
 import type { EventSchemaSource } from '../../src/schema/event-schema.js';
 import { SchemaRegistry } from '../../src/schema/schema-registry.js';
+import type { WatchEndpointConfig } from '../../src/config/model.js';
 import { ManualClock } from './manual-clock.js';
 import { TEST_SCHEMAS } from './schemas.js';
+
+export const DEFAULT_WATCH_ENDPOINT: WatchEndpointConfig = {
+  sse_heartbeat_interval_sec: 30,
+  connection_max_duration_sec: 3600,
+  replay_batch_size: 100,
+  max_historical_notifications: 10_000,
+  replay_batch_delay_ms: 0,
+  concurrent_notification_processing: 15,
+  max_buffered_events: 10_000,
+};
 
 export interface TestApp {
   readonly app: FastifyInstance;
@@ -22,9 +33,11 @@ export async function buildTestApp(
     strict?: boolean;
     backend?: NotificationBackend;
     maxBodyBytes?: number;
+    watchEndpoint?: Partial<WatchEndpointConfig>;
+    clock?: ManualClock;
   } = {},
 ): Promise<TestApp> {
-  const clock = new ManualClock();
+  const clock = options.clock ?? new ManualClock();
   const schemas = options.schemas ?? (TEST_SCHEMAS as unknown as Record<string, EventSchemaSource>);
   const registry = new SchemaRegistry(schemas, options.strict ?? true);
   const backend =
@@ -35,6 +48,8 @@ export async function buildTestApp(
     clock,
     logger: pino({ level: 'silent' }),
     maxBodyBytes: options.maxBodyBytes ?? 262_144,
+    baseUrl: 'http://localhost:8000',
+    watchEndpoint: { ...DEFAULT_WATCH_ENDPOINT, ...options.watchEndpoint },
   });
   return { app, backend, clock, registry };
 }

@@ -1,0 +1,86 @@
+import { booleanIntersects } from '@turf/boolean-intersects';
+import { booleanPointInPolygon } from '@turf/boolean-point-in-polygon';
+import type { StoredNotification } from '../backend/backend.js';
+import type { BoundingBox, LatLon, PolygonValue } from '../schema/handlers/field-handler.js';
+import { candidateGeometryOf, toPlanarPolygon, type PlanarPosition } from './candidate-geometry.js';
+
+/**
+ * Stage 4 of watch/replay selection (schema-and-validation.md §8.5, §9). Geometry is planar in
+ * (lon, lat) degrees with no antimeridian handling (S16); turf does the geometric predicates.
+ */
+export type SpatialFilter =
+  /** `identifier.polygon` on a polygon schema (§9.2). */
+  | { readonly kind: 'polygon_intersects'; readonly polygon: PolygonValue }
+  /** `identifier.point` on a polygon schema (§9.3). */
+  | { readonly kind: 'point_in_polygon'; readonly point: LatLon }
+  /** `identifier.polygon` on a point-cloud schema (§9.4). */
+  | { readonly kind: 'cloud_in_polygon'; readonly polygon: PolygonValue };
+
+export type SpatialPredicate = (candidate: StoredNotification) => boolean;
+
+/**
+ * Builds the request geometry once; the predicate then runs per candidate, reading the
+ * candidate's geometry through the per-notification cache so watchers share the parsing.
+ */
+export function compileSpatialFilter(filter: SpatialFilter): SpatialPredicate {
+  switch (filter.kind) {
+    case 'polygon_intersects':
+      return polygonIntersects(filter.polygon);
+    case 'point_in_polygon':
+      return pointInPolygon(filter.point);
+    case 'cloud_in_polygon':
+      return cloudInPolygon(filter.polygon);
+  }
+}
+
+function polygonIntersects(request: PolygonValue): SpatialPredicate {
+  const requestPolygon = toPlanarPolygon(request.ring);
+  return (candidate) => {
+    const geometry = candidateGeometryOf(candidate);
+    // Without a stored box the candidate fails outright (§9.2 step 1), unlike the point filter.
+    const box = geometry.bbox;
+    if (box === undefined || !boxesIntersect(box, request.bbox)) return false;
+    const polygon = geometry.polygon;
+    // Any shared point counts: overlap, containment either way, a shared edge or vertex (S4).
+    return polygon !== undefined && booleanIntersects(polygon, requestPolygon);
+  };
+}
+
+function pointInPolygon(point: LatLon): SpatialPredicate {
+  const [lat, lon] = point;
+  const position: PlanarPosition = [lon, lat];
+  return (candidate) => {
+    const geometry = candidateGeometryOf(candidate);
+    // The box check is skipped, not failed, when there is no readable box (§9.3 step 1).
+    const box = geometry.bbox;
+    if (box !== undefined && !boxContains(box, lat, lon)) return false;
+    const polygon = geometry.polygon;
+    // Strictly inside: the reference's `contains` excludes the boundary (S4).
+    return polygon !== undefined && booleanPointInPolygon(position, polygon, { ignoreBoundary: true });
+  };
+}
+
+function cloudInPolygon(request: PolygonValue): SpatialPredicate {
+  const requestPolygon = toPlanarPolygon(request.ring);
+  return (candidate) => {
+    const geometry = candidateGeometryOf(candidate);
+    // A cloud without a readable stored box fails: the box check comes first (§9.4 step 1).
+    const box = geometry.bbox;
+    if (box === undefined || !boxesIntersect(box, request.bbox)) return false;
+    // Boundary included for clouds (S4); `some` stops at the first point inside, in stored order.
+    return geometry.cloud?.some((position) => booleanPointInPolygon(position, requestPolygon)) ?? false;
+  };
+}
+
+/** Closed boxes: sharing an edge or a corner counts. NaN bounds intersect nothing. */
+function boxesIntersect(a: BoundingBox, b: BoundingBox): boolean {
+  const [aMinLat, aMinLon, aMaxLat, aMaxLon] = a;
+  const [bMinLat, bMinLon, bMaxLat, bMaxLon] = b;
+  return aMinLat <= bMaxLat && bMinLat <= aMaxLat && aMinLon <= bMaxLon && bMinLon <= aMaxLon;
+}
+
+/** Bounds inclusive. */
+function boxContains(box: BoundingBox, lat: number, lon: number): boolean {
+  const [minLat, minLon, maxLat, maxLon] = box;
+  return lat >= minLat && lat <= maxLat && lon >= minLon && lon <= maxLon;
+}

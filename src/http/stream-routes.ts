@@ -1,0 +1,63 @@
+import type { FastifyInstance } from 'fastify';
+import type { WatchSelection } from '../filter/watch-filter.js';
+import { IdentifierError } from '../schema/identifier-error.js';
+import type { SchemaRegistry } from '../schema/schema-registry.js';
+import { checkSpatialShape, prepareWatch, type StreamEndpoint } from '../schema/watch-identifier.js';
+import { StartCursorError, resolveStartCursor, type StartCursorRequest } from '../streaming/start-cursor.js';
+import type { StreamSupervisor } from '../streaming/stream-supervisor.js';
+import { streamInitializationFailedError, unknownEventTypeError, validationError } from './error-bodies.js';
+import { parseNotificationRequest } from './request-body.js';
+
+export interface StreamRouteDeps {
+  readonly registry: SchemaRegistry;
+  readonly streams: StreamSupervisor;
+  /** `watch_endpoint.max_historical_notifications`, the cap when a schema sets none. */
+  readonly defaultReplayCap: number;
+}
+
+/** `POST /api/v1/watch` and `POST /api/v1/replay` (api.md §6–§7, streaming.md §2). */
+export function registerStreamRoutes(app: FastifyInstance, deps: StreamRouteDeps): void {
+  for (const endpoint of ['watch', 'replay'] as const) {
+    app.post(`/api/v1/${endpoint}`, async (request, reply) => {
+      const body = parseNotificationRequest(endpoint, request.body as Buffer | undefined);
+      if (deps.registry.rejectsEventType(body.event_type)) {
+        throw unknownEventTypeError(body.event_type, deps.registry.eventTypes);
+      }
+      const { selection, cursor } = validateStreamRequest(deps.registry, endpoint, body);
+      const schema = deps.registry.get(body.event_type);
+      try {
+        await deps.streams.open(reply, {
+          endpoint,
+          selection,
+          cursor,
+          quota: schema?.maxHistoricalNotifications ?? deps.defaultReplayCap,
+        });
+      } catch (error) {
+        const cause = error instanceof Error ? error.message : String(error);
+        request.log.error(
+          { event_name: 'stream.sse.initialization.failed', topic: selection.pattern.display, error: cause },
+          'Stream setup failed',
+        );
+        throw streamInitializationFailedError(cause, selection.pattern.display);
+      }
+    });
+  }
+}
+
+/** Step 4 of api.md §6.1, in its order: spatial shape, start cursor, identifier. */
+function validateStreamRequest(
+  registry: SchemaRegistry,
+  endpoint: StreamEndpoint,
+  body: Parameters<typeof prepareWatch>[2] & { readonly from_id?: string; readonly from_date?: string },
+): { selection: WatchSelection; cursor: StartCursorRequest } {
+  try {
+    const point = checkSpatialShape(body.identifier);
+    const cursor = resolveStartCursor(endpoint, body.from_id, body.from_date);
+    const selection = prepareWatch(registry, endpoint, body, point);
+    return { selection, cursor };
+  } catch (error) {
+    if (error instanceof IdentifierError) throw validationError(endpoint, error.message, error.details);
+    if (error instanceof StartCursorError) throw validationError(endpoint, error.message);
+    throw error;
+  }
+}

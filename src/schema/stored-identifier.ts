@@ -1,0 +1,73 @@
+import { METADATA_KEYS, type StoredNotification } from '../backend/backend.js';
+import { isJsonObject, type JsonObject } from '../json/json-value.js';
+import { JsonSyntaxError, parseJsonBody } from '../json/lossless-parse.js';
+import { TopicDecodeError, decodeTopic } from '../topic/percent-codec.js';
+import { WILDCARD } from '../topic/topic-pattern.js';
+import type { EventSchema } from './event-schema.js';
+import type { SchemaRegistry } from './schema-registry.js';
+
+/** A stored notification read back: which event type it belongs to and its canonical identifier. */
+export interface StoredIdentity {
+  /** The schema key, or for schema-less event types the decoded topic base (O7). */
+  readonly eventType: string;
+  readonly schema: EventSchema | undefined;
+  /** Canonical values (D7), spatial fields included; `point_cloud` is not part of it. */
+  readonly identifier: Readonly<JsonObject>;
+}
+
+/**
+ * Reads notifications back into identities, once per notification object: every watcher of a
+ * base sees the same objects, so the work is shared. Notifications written by aviso-ts carry the
+ * D7 header; others (written by the reference) are rebuilt from the topic as the reference does
+ * (schema-and-validation.md §9.5).
+ */
+export class StoredIdentityReader {
+  private readonly cache = new WeakMap<StoredNotification, StoredIdentity | null>();
+
+  constructor(private readonly registry: SchemaRegistry) {}
+
+  /** `undefined` when the topic does not decode. */
+  read(notification: StoredNotification): StoredIdentity | undefined {
+    const cached = this.cache.get(notification);
+    if (cached !== undefined) return cached ?? undefined;
+    const identity = this.compute(notification);
+    this.cache.set(notification, identity ?? null);
+    return identity;
+  }
+
+  private compute(notification: StoredNotification): StoredIdentity | undefined {
+    let tokens: string[];
+    try {
+      tokens = decodeTopic(notification.topic);
+    } catch (error) {
+      if (error instanceof TopicDecodeError) return undefined;
+      throw error;
+    }
+    const base = tokens[0] as string;
+    const schema = this.registry.forBase(base);
+    const eventType = schema?.eventType ?? base;
+    const fromHeader = identifierHeader(notification);
+    if (fromHeader) return { eventType, schema, identifier: fromHeader };
+
+    const identifier: JsonObject = {};
+    schema?.keyOrder.forEach((key, index) => {
+      const token = tokens[index + 1];
+      if (token !== undefined && token !== '' && token !== WILDCARD) identifier[key] = token;
+    });
+    const geometry = notification.metadata?.[METADATA_KEYS.spatialGeometry];
+    if (geometry !== undefined && identifier.polygon === undefined) identifier.polygon = geometry;
+    return { eventType, schema, identifier };
+  }
+}
+
+function identifierHeader(notification: StoredNotification): JsonObject | undefined {
+  const text = notification.metadata?.[METADATA_KEYS.identifier];
+  if (text === undefined) return undefined;
+  try {
+    const value = parseJsonBody(text);
+    return isJsonObject(value) ? value : undefined;
+  } catch (error) {
+    if (error instanceof JsonSyntaxError) return undefined;
+    throw error;
+  }
+}

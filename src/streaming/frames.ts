@@ -1,0 +1,142 @@
+import { canonicalJson } from '../json/canonical-json.js';
+import { formatUtcSeconds } from '../time-format.js';
+
+/**
+ * The typed frames of a stream (streaming.md §5) and their one renderer (§3.2). Nothing else
+ * writes SSE text.
+ */
+
+export type CloseReason = 'end_of_stream' | 'max_duration_reached' | 'server_shutdown' | 'slow_consumer';
+
+const CLOSE_MESSAGES: Readonly<Record<CloseReason, string>> = {
+  end_of_stream: 'Stream completed',
+  max_duration_reached: 'Connection reached maximum duration',
+  server_shutdown: 'Server is shutting down gracefully',
+  slow_consumer: 'Client did not keep up with the stream',
+};
+
+export type Frame =
+  | { readonly kind: 'control'; readonly event: 'live-notification' | 'replay-control'; readonly data: object }
+  /** `json` is the CloudEvent, rendered once per notification and shared by every stream. */
+  | { readonly kind: 'notification'; readonly event: 'live-notification' | 'replay'; readonly json: string }
+  | { readonly kind: 'heartbeat'; readonly event: 'heartbeat'; readonly data: object }
+  | { readonly kind: 'error'; readonly event: 'error'; readonly data: object }
+  | { readonly kind: 'close'; readonly event: 'connection-closing'; readonly reason: CloseReason; readonly data: object };
+
+export function renderFrame(frame: Frame): string {
+  const json = frame.kind === 'notification' ? frame.json : canonicalJson(frame.data);
+  return `event: ${frame.event}\ndata: ${json}\n\n`;
+}
+
+/** What every control frame of one stream shares. */
+export interface StreamIdentity {
+  /** Display topic of the request, e.g. `polygon.*.1200`. */
+  readonly topic: string;
+  readonly requestId: string;
+}
+
+export function connectionEstablished(stream: StreamIdentity, nowMs: number, closeInSeconds: number): Frame {
+  return {
+    kind: 'control',
+    event: 'live-notification',
+    data: {
+      connection_will_close_in_seconds: closeInSeconds,
+      request_id: stream.requestId,
+      timestamp: formatUtcSeconds(nowMs),
+      topic: stream.topic,
+      type: 'connection_established',
+    },
+  };
+}
+
+export function replayStarted(
+  stream: StreamIdentity,
+  nowMs: number,
+  start: { readonly batchSize: number; readonly fromSequence: bigint | null; readonly fromDate: string | null },
+): Frame {
+  return {
+    kind: 'control',
+    event: 'replay-control',
+    data: {
+      batch_size: start.batchSize,
+      from_date: start.fromDate,
+      from_sequence: start.fromSequence,
+      request_id: stream.requestId,
+      timestamp: formatUtcSeconds(nowMs),
+      topic: stream.topic,
+      type: 'replay_started',
+    },
+  };
+}
+
+export function replayCompleted(stream: StreamIdentity, nowMs: number): Frame {
+  return {
+    kind: 'control',
+    event: 'replay-control',
+    data: { timestamp: formatUtcSeconds(nowMs), topic: stream.topic, type: 'replay_completed' },
+  };
+}
+
+export function replayLimitReached(stream: StreamIdentity, nowMs: number, maxAllowed: number): Frame {
+  return {
+    kind: 'control',
+    event: 'replay-control',
+    data: {
+      max_allowed: maxAllowed,
+      message: `Historical replay limited to ${maxAllowed} messages. Additional historical messages may be available but were not retrieved.`,
+      timestamp: formatUtcSeconds(nowMs),
+      topic: stream.topic,
+      type: 'notification_replay_limit_reached',
+    },
+  };
+}
+
+export function heartbeat(stream: StreamIdentity, nowMs: number): Frame {
+  return { kind: 'heartbeat', event: 'heartbeat', data: { timestamp: formatUtcSeconds(nowMs), topic: stream.topic } };
+}
+
+export function notificationFrame(event: 'live-notification' | 'replay', cloudEventJson: string): Frame {
+  return { kind: 'notification', event, json: cloudEventJson };
+}
+
+/** A backend failure that ends the stream (§5.7, first shape). */
+export function streamProcessingFailed(stream: StreamIdentity, message: string): Frame {
+  return {
+    kind: 'error',
+    event: 'error',
+    data: { error: 'stream_processing_failed', message, request_id: stream.requestId, topic: stream.topic },
+  };
+}
+
+/** One notification that could not be rendered (§5.7, second shape); the stream goes on. */
+export function cloudEventCreationFailed(
+  stream: StreamIdentity,
+  failure: { readonly sequence: number; readonly notificationTopic: string; readonly message: string },
+): Frame {
+  return {
+    kind: 'error',
+    event: 'error',
+    data: {
+      error: 'CloudEvent creation failed',
+      message: failure.message,
+      request_id: stream.requestId,
+      sequence: failure.sequence,
+      topic: failure.notificationTopic,
+    },
+  };
+}
+
+export function connectionClosing(stream: StreamIdentity, nowMs: number, reason: CloseReason): Frame {
+  return {
+    kind: 'close',
+    event: 'connection-closing',
+    reason,
+    data: {
+      message: CLOSE_MESSAGES[reason],
+      reason,
+      request_id: stream.requestId,
+      timestamp: formatUtcSeconds(nowMs),
+      topic: stream.topic,
+    },
+  };
+}

@@ -1,0 +1,124 @@
+import type { ServerResponse } from 'node:http';
+
+/** Headers of a successful stream (streaming.md §3.1). */
+export function sseHeaders(requestId: string): Record<string, string> {
+  return {
+    'content-type': 'text/event-stream',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+    'access-control-allow-origin': '*',
+    'x-accel-buffering': 'no',
+    'x-request-id': requestId,
+  };
+}
+
+/**
+ * One SSE response with a bounded queue in front of the socket (streaming.md §12, D9). Frames are
+ * written as fast as the socket takes them; while it is blocked they wait in the queue, and a
+ * queue that would grow past its bound is refused so the caller can end the stream instead of
+ * buffering without limit. Knows nothing about frames' meaning.
+ */
+export class SseConnection {
+  private readonly queue: string[] = [];
+  private waitingForDrain = false;
+  private finished = false;
+  private readonly roomWaiters: (() => void)[] = [];
+  private readonly aborted = new AbortController();
+
+  constructor(
+    private readonly response: ServerResponse,
+    private readonly maxQueuedFrames: number,
+  ) {
+    // `close` before we ended the response means the client went away (or the socket died).
+    response.once('close', () => {
+      if (!this.finished) this.abort();
+    });
+  }
+
+  /** Aborted when the stream is over for any reason: finished by us or abandoned by the client. */
+  get signal(): AbortSignal {
+    return this.aborted.signal;
+  }
+
+  get isOpen(): boolean {
+    return !this.finished;
+  }
+
+  get queuedFrames(): number {
+    return this.queue.length;
+  }
+
+  /** Sends the status line and headers at once, so the client sees the stream start immediately. */
+  open(headers: Record<string, string>): void {
+    this.response.writeHead(200, headers);
+    this.response.flushHeaders();
+  }
+
+  /** Queues one rendered frame; false when the stream is over or the queue is full. */
+  send(text: string): boolean {
+    if (this.finished) return false;
+    if (this.queue.length >= this.maxQueuedFrames) return false;
+    this.queue.push(text);
+    this.pump();
+    return true;
+  }
+
+  /** Resolves once everything queued was handed to the socket and it accepts more (or the stream ended). */
+  async drained(): Promise<void> {
+    while (!this.finished && (this.queue.length > 0 || this.waitingForDrain)) {
+      await new Promise<void>((resolve) => this.roomWaiters.push(resolve));
+    }
+  }
+
+  /** Resolves once fewer than `limit` frames are queued (or the stream ended). */
+  async below(limit: number): Promise<void> {
+    while (!this.finished && this.queue.length >= limit) {
+      await new Promise<void>((resolve) => this.roomWaiters.push(resolve));
+    }
+  }
+
+  /**
+   * Ends the response with its last frames. An interrupted stream drops what is still queued, so the
+   * final frame is the next thing the client reads (streaming.md §7); a completed one keeps it.
+   */
+  finish(lastFrames: string, keepQueued: boolean): void {
+    if (this.finished) return;
+    this.finished = true;
+    const pending = keepQueued ? this.queue.join('') : '';
+    this.queue.length = 0;
+    if (!this.response.destroyed && !this.response.writableEnded) this.response.end(pending + lastFrames);
+    this.release();
+  }
+
+  private abort(): void {
+    this.finished = true;
+    this.queue.length = 0;
+    this.release();
+  }
+
+  private release(): void {
+    this.aborted.abort();
+    this.wakeWaiters();
+  }
+
+  private pump(): void {
+    if (this.waitingForDrain) return;
+    while (this.queue.length > 0 && !this.finished) {
+      const text = this.queue.shift() as string;
+      if (!this.response.write(text)) {
+        this.waitingForDrain = true;
+        this.response.once('drain', () => {
+          this.waitingForDrain = false;
+          this.pump();
+        });
+        break;
+      }
+    }
+    this.wakeWaiters();
+  }
+
+  private wakeWaiters(): void {
+    const waiters = this.roomWaiters.splice(0);
+    for (const wake of waiters) wake();
+  }
+}

@@ -1,0 +1,307 @@
+import type { ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import type { LiveSink, LiveSubscription, NotificationBackend, StartCursor, StoredNotification } from '../backend/backend.js';
+import type { Clock, TimerHandle } from '../clock.js';
+import type { NotificationPredicate, WatchSelection } from '../filter/watch-filter.js';
+import { displayTopic } from '../topic/percent-codec.js';
+import { CloudEventRenderError, type CloudEventRenderer } from './cloudevent.js';
+import {
+  cloudEventCreationFailed,
+  connectionClosing,
+  connectionEstablished,
+  heartbeat,
+  notificationFrame,
+  renderFrame,
+  replayCompleted,
+  replayLimitReached,
+  replayStarted,
+  streamProcessingFailed,
+  type CloseReason,
+  type Frame,
+  type StreamIdentity,
+} from './frames.js';
+import { SseConnection, sseHeaders } from './sse-connection.js';
+import { formatFromDateEcho, type StartCursorRequest } from './start-cursor.js';
+
+/** `watch_endpoint` settings a stream uses (streaming.md §14). */
+export interface StreamSettings {
+  readonly heartbeatIntervalSec: number;
+  readonly connectionMaxDurationSec: number;
+  readonly replayBatchSize: number;
+  readonly replayBatchDelayMs: number;
+  readonly maxBufferedEvents: number;
+}
+
+export interface StreamRequest {
+  readonly endpoint: 'watch' | 'replay';
+  readonly requestId: string;
+  readonly selection: WatchSelection;
+  readonly predicate: NotificationPredicate;
+  readonly cursor: StartCursorRequest;
+  /** Q, the effective replay cap (§9.4). */
+  readonly quota: number;
+}
+
+export interface StreamDependencies {
+  readonly backend: NotificationBackend;
+  readonly renderer: CloudEventRenderer;
+  readonly clock: Clock;
+  readonly settings: StreamSettings;
+  readonly logger: Logger;
+  /** Called once when the stream is over, whatever ended it. */
+  readonly onReleased: (session: StreamSession) => void;
+}
+
+type Phase = 'setup' | 'replay' | 'live' | 'closed';
+
+/**
+ * One watch or replay stream from setup to release: the lifecycle of streaming.md §7–§12 in one
+ * place. Setup happens before any byte is sent; afterwards every frame goes through the bounded
+ * connection, and every way a stream ends (completion, cap, failure, max duration, shutdown, slow
+ * consumer, client gone) releases the subscription and timers exactly once.
+ */
+export class StreamSession {
+  private phase: Phase = 'setup';
+  private subscription: LiveSubscription | undefined;
+  private historyBound = 0;
+  /** Live notifications that arrived before the live phase (during replay, or before the opening frame). */
+  private backlog: StoredNotification[] = [];
+  private connection: SseConnection | undefined;
+  private readonly timers: TimerHandle[] = [];
+  private readonly identity: StreamIdentity;
+  /** Set when the live subscription ended before the response began. */
+  private endedBeforeBegin: { readonly error?: Error } | undefined;
+
+  constructor(
+    private readonly request: StreamRequest,
+    private readonly deps: StreamDependencies,
+  ) {
+    this.identity = { topic: request.selection.pattern.display, requestId: request.requestId };
+  }
+
+  get topic(): string {
+    return this.identity.topic;
+  }
+
+  /**
+   * Backend setup (§2.2 step 7): a watch subscribes and takes H from the subscription in the same
+   * step; a replay only captures H. Rejects when the backend fails; nothing has been sent then.
+   */
+  async setup(): Promise<void> {
+    const { backend } = this.deps;
+    const { pattern } = this.request.selection;
+    if (this.request.endpoint === 'watch') {
+      const sink: LiveSink = {
+        deliver: (notification) => this.onLiveNotification(notification),
+        end: (error) => this.onLiveEnded(error),
+      };
+      this.subscription = await backend.subscribe(pattern, sink);
+      this.historyBound = this.subscription.historyBound;
+    } else {
+      this.historyBound = await backend.captureHistoryBound(pattern);
+    }
+  }
+
+  /** Abandons a stream whose setup succeeded but that will not be started. */
+  discard(): void {
+    this.release();
+  }
+
+  /** Starts the response: headers and the opening frame at once, then heartbeats and the phases. */
+  begin(response: ServerResponse): void {
+    const { settings, clock } = this.deps;
+    const connection = new SseConnection(response, settings.maxBufferedEvents);
+    this.connection = connection;
+    connection.signal.addEventListener('abort', () => this.release(), { once: true });
+    connection.open(sseHeaders(this.request.requestId));
+
+    const { cursor } = this.request;
+    if (cursor.kind === 'live') {
+      this.send(connectionEstablished(this.identity, clock.now(), settings.connectionMaxDurationSec));
+    } else {
+      this.send(
+        replayStarted(this.identity, clock.now(), {
+          batchSize: settings.replayBatchSize,
+          fromSequence: cursor.kind === 'sequence' ? cursor.requested : null,
+          fromDate: cursor.kind === 'date' ? formatFromDateEcho(cursor.atNs) : null,
+        }),
+      );
+    }
+    // The first heartbeat follows the opening frame at once (streaming.md §8.2, D2).
+    this.send(heartbeat(this.identity, clock.now()));
+    this.timers.push(
+      clock.setInterval(() => this.send(heartbeat(this.identity, clock.now())), settings.heartbeatIntervalSec * 1000),
+    );
+    if (this.request.endpoint === 'watch') {
+      this.timers.push(
+        clock.setTimeout(() => this.close('max_duration_reached'), settings.connectionMaxDurationSec * 1000),
+      );
+    }
+
+    if (this.endedBeforeBegin) this.onLiveEnded(this.endedBeforeBegin.error);
+    else if (cursor.kind === 'live') this.enterLive();
+    else void this.runReplay(cursor);
+  }
+
+  /** Ends the stream deliberately with its final frame (§5.8). */
+  close(reason: CloseReason, finalFrames: readonly Frame[] = []): void {
+    if (this.phase === 'closed') return;
+    const frames = [...finalFrames, connectionClosing(this.identity, this.deps.clock.now(), reason)];
+    // A stream that completes keeps what it already queued; an interrupted one drops it (§7).
+    const keepQueued = reason === 'end_of_stream';
+    this.release();
+    this.connection?.finish(frames.map(renderFrame).join(''), keepQueued);
+  }
+
+  private release(): void {
+    if (this.phase === 'closed') return;
+    this.phase = 'closed';
+    for (const timer of this.timers) timer.cancel();
+    this.timers.length = 0;
+    this.subscription?.close();
+    this.backlog = [];
+    this.deps.onReleased(this);
+  }
+
+  private get closed(): boolean {
+    return this.phase === 'closed';
+  }
+
+  /** Queues a frame; a stream whose client cannot keep up is ended instead of buffering more (D9). */
+  private send(frame: Frame): boolean {
+    const connection = this.connection;
+    if (!connection || this.closed) return false;
+    if (connection.send(renderFrame(frame))) return true;
+    if (connection.isOpen) this.close('slow_consumer');
+    return false;
+  }
+
+  private onLiveNotification(notification: StoredNotification): void {
+    if (this.closed || !this.request.predicate(notification)) return;
+    if (this.phase === 'live') {
+      this.sendNotification('live-notification', notification);
+      return;
+    }
+    if (this.backlog.length >= this.deps.settings.maxBufferedEvents) {
+      this.close('slow_consumer');
+      return;
+    }
+    this.backlog.push(notification);
+  }
+
+  /** D23: a live subscription that cannot continue ends the stream, with an error frame if it failed. */
+  private onLiveEnded(error?: Error): void {
+    if (this.closed) return;
+    if (!this.connection) {
+      this.endedBeforeBegin = error ? { error } : {};
+      return;
+    }
+    this.close('end_of_stream', error ? [streamProcessingFailed(this.identity, error.message)] : []);
+  }
+
+  private enterLive(): void {
+    this.phase = 'live';
+    const waiting = this.backlog;
+    this.backlog = [];
+    for (const notification of waiting) {
+      if (!this.sendNotification('live-notification', notification)) return;
+    }
+  }
+
+  /** Renders and queues one notification; a rendering failure is a non-fatal error frame (§6.3). */
+  private sendNotification(event: 'live-notification' | 'replay', notification: StoredNotification): boolean {
+    let json: string;
+    try {
+      json = this.deps.renderer.render(notification);
+    } catch (error) {
+      if (!(error instanceof CloudEventRenderError)) throw error;
+      return this.send(
+        cloudEventCreationFailed(this.identity, {
+          sequence: notification.sequence,
+          notificationTopic: displayTopic(notification.topic),
+          message: error.message,
+        }),
+      );
+    }
+    return this.send(notificationFrame(event, json));
+  }
+
+  /** The replay algorithm of streaming.md §9.2, with the lookahead of §9.5 and the bound H of §10. */
+  private async runReplay(cursor: Exclude<StartCursorRequest, { kind: 'live' }>): Promise<void> {
+    this.phase = 'replay';
+    const { backend, renderer, settings } = this.deps;
+    const { predicate, quota, selection } = this.request;
+    const connection = this.connection as SseConnection;
+    const replayQueueLimit = Math.max(1, Math.floor(settings.maxBufferedEvents / 2));
+    let start: StartCursor = cursor.kind === 'sequence' ? { kind: 'sequence', sequence: cursor.sequence } : cursor;
+    let delivered = 0;
+
+    for (;;) {
+      let batch;
+      try {
+        batch = await backend.fetchBatch({
+          pattern: selection.pattern,
+          start,
+          limit: settings.replayBatchSize,
+          upperBound: this.historyBound,
+        });
+      } catch (error) {
+        if (this.closed) return;
+        const message = error instanceof Error ? error.message : String(error);
+        this.deps.logger.error({ event_name: 'stream.replay.fetch.failed', error: message }, 'Replay batch failed');
+        this.close('end_of_stream', [streamProcessingFailed(this.identity, message)]);
+        return;
+      }
+      if (this.closed) return;
+
+      for (const notification of batch.messages) {
+        if (!predicate(notification)) continue;
+        let json: string;
+        try {
+          json = renderer.render(notification);
+        } catch (error) {
+          if (!(error instanceof CloudEventRenderError)) throw error;
+          this.sendNotification('replay', notification); // emits the non-fatal error frame
+          continue;
+        }
+        if (delivered === quota) {
+          // The lookahead found one more deliverable notification: truncation is proven (§9.5).
+          this.close('end_of_stream', [replayLimitReached(this.identity, this.deps.clock.now(), quota)]);
+          return;
+        }
+        // Replay leaves half the queue free, so heartbeats never push a merely busy stream over (D9).
+        await connection.below(replayQueueLimit);
+        if (this.closed || !this.send(notificationFrame('replay', json))) return;
+        delivered++;
+      }
+      if (batch.exhausted) break;
+      start = { kind: 'sequence', sequence: batch.nextSequence };
+      // The next batch is fetched only once this one reached the socket (§12).
+      await connection.drained();
+      if (this.closed) return;
+      if (settings.replayBatchDelayMs > 0) await this.sleep(settings.replayBatchDelayMs);
+      if (this.closed) return;
+    }
+
+    if (this.request.endpoint === 'replay') {
+      this.close('end_of_stream', [replayCompleted(this.identity, this.deps.clock.now())]);
+      return;
+    }
+    if (!this.send(replayCompleted(this.identity, this.deps.clock.now()))) return;
+    this.enterLive();
+  }
+
+  /** Waits between replay batches; ends early when the stream does. */
+  private sleep(ms: number): Promise<void> {
+    const signal = (this.connection as SseConnection).signal;
+    return new Promise((resolve) => {
+      const wake = (): void => {
+        timer.cancel();
+        signal.removeEventListener('abort', wake);
+        resolve();
+      };
+      const timer = this.deps.clock.setTimeout(wake, ms);
+      signal.addEventListener('abort', wake);
+    });
+  }
+}

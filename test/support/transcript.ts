@@ -1,0 +1,63 @@
+import { expect } from 'vitest';
+import type { SseEvent } from './sse-client.js';
+
+/** Fixtures of streaming.md §15: schema `test_polygon`, base_url http://localhost:8000. */
+export const STORED_POLYGON = '(50.0,10.0,52.0,10.0,52.0,12.0,50.0,12.0,50.0,10.0)';
+export const REQUEST_POLYGON = '(49.0,9.0,53.0,9.0,53.0,13.0,49.0,13.0,49.0,9.0)';
+export const TRANSCRIPT_REQUEST = { event_type: 'test_polygon', identifier: { time: '1200', polygon: REQUEST_POLYGON } };
+export const TRANSCRIPT_TOPIC = 'polygon.*.1200';
+
+export function transcriptNotification(note: string) {
+  return {
+    event_type: 'test_polygon',
+    identifier: { date: '20250706', time: '1200', polygon: STORED_POLYGON },
+    payload: { note },
+  };
+}
+
+export const SECOND = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/;
+const CLOUD_EVENT_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{3}|\.\d{6}|\.\d{9})?Z$/;
+
+/** `CE(n)` of §15, byte for byte except its storage time, which is taken from the frame. */
+export function expectCloudEvent(event: SseEvent | undefined, name: string, sequence: number, note: string): void {
+  expect(event?.event).toBe(name);
+  const time = event?.json.time as string;
+  expect(time).toMatch(CLOUD_EVENT_TIME);
+  expect(event?.data).toBe(
+    `{"data":{"identifier":{"date":"20250706","polygon":"${STORED_POLYGON}","time":"1200"},"payload":{"note":"${note}"}},` +
+      `"datacontenttype":"application/json","dataschema":"http://localhost:8000/schema/test_polygon",` +
+      `"id":"test_polygon@${sequence}","source":"http://localhost:8000","specversion":"1.0","time":"${time}",` +
+      `"type":"int.ecmwf.aviso.test_polygon"}`,
+  );
+}
+
+/** A control frame: exact fields, with `timestamp` checked for shape. */
+export function expectControl(event: SseEvent | undefined, name: string, fields: Record<string, unknown>): void {
+  expect(event?.event).toBe(name);
+  expect(event?.json.timestamp).toMatch(SECOND);
+  expect(event?.json).toEqual({ ...fields, timestamp: event?.json.timestamp });
+  // Keys are sorted on the wire (D1).
+  expect(Object.keys(event?.json ?? {})).toEqual(Object.keys(event?.json ?? {}).sort());
+}
+
+export function expectClose(event: SseEvent | undefined, reason: string, requestId: string | null, topic = TRANSCRIPT_TOPIC) {
+  const messages: Record<string, string> = {
+    end_of_stream: 'Stream completed',
+    max_duration_reached: 'Connection reached maximum duration',
+    server_shutdown: 'Server is shutting down gracefully',
+    slow_consumer: 'Client did not keep up with the stream',
+  };
+  expectControl(event, 'connection-closing', { message: messages[reason], reason, request_id: requestId, topic });
+}
+
+/** A short name for a frame: a CloudEvent's id, a control's type, a close's reason. */
+export function frameLabel(event: SseEvent): string {
+  if (event.json.specversion) return event.json.id as string;
+  return (event.json.type ?? event.json.reason ?? event.json.error ?? event.event) as string;
+}
+
+/** The `note` of a CloudEvent's payload, or the frame label otherwise. */
+export function noteOrLabel(event: SseEvent): string {
+  const data = event.json.data as { payload?: { note?: string } } | undefined;
+  return event.json.specversion ? (data?.payload?.note ?? '') : frameLabel(event);
+}
