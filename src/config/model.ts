@@ -341,7 +341,10 @@ export const WatchEndpointSchema = Type.Object(
       10000,
     ),
     replay_batch_delay_ms: unsigned('Pause between historical batches in milliseconds; `0` means no pause.', 100),
-    concurrent_notification_processing: unsigned('Parallel CloudEvent conversions on a live stream. > 0.', 15),
+    concurrent_notification_processing: unsigned(
+      'Accepted for compatibility (> 0). CloudEvents are rendered once per notification, in order, and shared by every stream, so there is nothing to run in parallel.',
+      15,
+    ),
     max_buffered_events: unsigned(
       'Outgoing events buffered per stream; a stream that overflows it ends with reason `slow_consumer` (D9). > 0.',
       10000,

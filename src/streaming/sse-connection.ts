@@ -33,6 +33,9 @@ export class SseConnection {
     response.once('close', () => {
       if (!this.finished) this.abort();
     });
+    // A client that left while the stream was being set up will never emit `close` again.
+    const socket = response.socket;
+    if (!socket || socket.destroyed) queueMicrotask(() => this.abort());
   }
 
   /** Aborted when the stream is over for any reason: finished by us or abandoned by the client. */
@@ -91,6 +94,7 @@ export class SseConnection {
   }
 
   private abort(): void {
+    if (this.finished) return;
     this.finished = true;
     this.queue.length = 0;
     this.release();

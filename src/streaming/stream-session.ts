@@ -176,7 +176,18 @@ export class StreamSession {
     return false;
   }
 
+  /** Runs inside the publisher's call: it must neither block nor throw (D9). */
   private onLiveNotification(notification: StoredNotification): void {
+    try {
+      this.acceptLive(notification);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      this.deps.logger.error({ event_name: 'stream.live.delivery.failed', error: message }, 'Live delivery failed');
+      this.onLiveEnded(error instanceof Error ? error : new Error(message));
+    }
+  }
+
+  private acceptLive(notification: StoredNotification): void {
     if (this.closed || !this.request.predicate(notification)) return;
     if (this.phase === 'live') {
       this.sendNotification('live-notification', notification);

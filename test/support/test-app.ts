@@ -35,6 +35,7 @@ export async function buildTestApp(
     maxBodyBytes?: number;
     watchEndpoint?: Partial<WatchEndpointConfig>;
     clock?: ManualClock;
+    baseUrl?: string;
   } = {},
 ): Promise<TestApp> {
   const clock = options.clock ?? new ManualClock();
@@ -48,8 +49,16 @@ export async function buildTestApp(
     clock,
     logger: pino({ level: 'silent' }),
     maxBodyBytes: options.maxBodyBytes ?? 262_144,
-    baseUrl: 'http://localhost:8000',
+    baseUrl: options.baseUrl ?? 'http://localhost:8000',
     watchEndpoint: { ...DEFAULT_WATCH_ENDPOINT, ...options.watchEndpoint },
   });
   return { app, backend, clock, registry };
+}
+
+/** Listens on an ephemeral loopback port and returns the base URL, for tests that stream over real HTTP. */
+export async function listen(app: FastifyInstance): Promise<string> {
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const address = app.server.address();
+  if (typeof address !== 'object' || address === null) throw new Error('no address');
+  return `http://127.0.0.1:${address.port}`;
 }

@@ -1,0 +1,365 @@
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { UUID_V4, postJson, request, type JsonResponse } from '../support/http.js';
+import { serverConfig } from '../support/schemas.js';
+import { startServer, type RunningServer } from '../support/server-process.js';
+import { SseClient, withoutHeartbeats } from '../support/sse-client.js';
+import { frameLabel } from '../support/transcript.js';
+
+/**
+ * Admin endpoints against the real server process (api.md §8.3–§8.5, §10; backends.md §8; D1,
+ * D11, D22). Admin bodies keep the fixed order `success, message, [notification_id,] request_id`,
+ * so they are compared as raw text.
+ */
+
+const POLYGON = '(50.0,10.0,52.0,10.0,52.0,12.0,50.0,12.0,50.0,10.0)';
+
+function marsIdentifier(stream: string): Record<string, string> {
+  return { class: 'od', expver: '1', domain: 'g', date: '20250706', time: '1200', stream, step: '1' };
+}
+
+/** One watch/replay filter and one notify identifier per event type used here. */
+const STREAMS = {
+  mars: { filter: { class: 'od' }, notify: (tag: string) => marsIdentifier(tag) },
+  dissemination: { filter: { destination: '*', class: 'od' }, notify: (tag: string) => ({ destination: tag, class: 'od' }) },
+  test_polygon: { filter: { polygon: '*' }, notify: () => ({ date: '20250706', time: '1200', polygon: POLYGON }) },
+  extreme_event: {
+    filter: { region: '*', run_time: '*', severity: '*' },
+    notify: () => ({ region: 'north', run_time: '1200', severity: '4', anomaly: '1', polygon: POLYGON }),
+  },
+} as const;
+type StreamName = keyof typeof STREAMS;
+
+async function publish(server: RunningServer, eventType: StreamName, tag: string): Promise<void> {
+  const identifier = STREAMS[eventType].notify(tag);
+  const response = await postJson(`${server.url}/api/v1/notification`, {
+    event_type: eventType,
+    identifier,
+    payload: { note: tag },
+  });
+  expect(response.status, response.text).toBe(200);
+}
+
+/** The CloudEvent ids a replay from sequence 0 delivers, optionally narrowed by extra filters. */
+async function storedIds(server: RunningServer, eventType: StreamName, extra: Record<string, unknown> = {}): Promise<string[]> {
+  const client = await SseClient.open(`${server.url}/api/v1/replay`, {
+    event_type: eventType,
+    identifier: { ...STREAMS[eventType].filter, ...extra },
+    from_id: '0',
+  });
+  expect(client.status, client.errorBody).toBe(200);
+  const events = withoutHeartbeats(await client.rest());
+  const labels = events.map(frameLabel);
+  expect(labels[0]).toBe('replay_started');
+  expect(labels.slice(-2)).toEqual(['replay_completed', 'end_of_stream']);
+  return labels.slice(1, -2);
+}
+
+function sequenceOf(id: string | undefined): number {
+  const match = /@([1-9][0-9]*)$/.exec(id ?? '');
+  if (!match) throw new Error(`not a CloudEvent id: ${id}`);
+  return Number(match[1]);
+}
+
+function del(server: RunningServer, path: string, init: { body?: string | Uint8Array; headers?: Record<string, string> } = {}) {
+  return request(`${server.url}${path}`, { method: 'DELETE', ...init });
+}
+
+/** The exact admin body: fixed key order, `request_id` equal to the header. */
+function expectAdminBody(response: JsonResponse, status: number, fields: { success: boolean; message: string; notification_id?: string }) {
+  const requestId = response.headers.get('x-request-id');
+  expect(requestId).toMatch(UUID_V4);
+  expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+  const body =
+    fields.notification_id === undefined
+      ? { success: fields.success, message: fields.message, request_id: requestId }
+      : { success: fields.success, message: fields.message, notification_id: fields.notification_id, request_id: requestId };
+  expect(response.text).toBe(JSON.stringify(body));
+  expect(response.status).toBe(status);
+}
+
+describe('DELETE /api/v1/admin/notification/{id}', () => {
+  let server: RunningServer;
+  let counter = 0;
+  /** A mars notification alone on its own topic; resolves to its sequence. */
+  async function storeMars(): Promise<{ tag: string; sequence: number }> {
+    counter += 1;
+    const tag = `m${counter}`;
+    await publish(server, 'mars', tag);
+    const ids = await storedIds(server, 'mars', { stream: tag });
+    expect(ids).toHaveLength(1);
+    return { tag, sequence: sequenceOf(ids[0]) };
+  }
+  async function storeDiss(): Promise<{ tag: string; sequence: number }> {
+    counter += 1;
+    const tag = `D${counter}`;
+    await publish(server, 'dissemination', tag);
+    const ids = await storedIds(server, 'dissemination', { destination: tag });
+    expect(ids).toHaveLength(1);
+    expect(ids[0]).toMatch(/^dissemination@/);
+    return { tag, sequence: sequenceOf(ids[0]) };
+  }
+
+  beforeAll(async () => {
+    server = await startServer({ config: serverConfig() });
+  });
+  afterAll(async () => {
+    await server.stop();
+  });
+
+  it('deletes by the CloudEvent id <event_type>@<seq> and answers the fixed-order body', async () => {
+    const { tag, sequence } = await storeMars();
+    const response = await del(server, `/api/v1/admin/notification/mars@${sequence}`);
+    expectAdminBody(response, 200, { success: true, message: 'Notification deleted', notification_id: `mars@${sequence}` });
+    expect(await storedIds(server, 'mars', { stream: tag })).toEqual([]);
+  });
+
+  it('a deleted notification no longer replays; its neighbours still do', async () => {
+    const first = await storeMars();
+    const middle = await storeMars();
+    const last = await storeMars();
+    expect((await del(server, `/api/v1/admin/notification/mars@${middle.sequence}`)).status).toBe(200);
+    const remaining = await storedIds(server, 'mars');
+    expect(remaining).toContain(`mars@${first.sequence}`);
+    expect(remaining).toContain(`mars@${last.sequence}`);
+    expect(remaining).not.toContain(`mars@${middle.sequence}`);
+  });
+
+  it('deleting the same notification again is 404 Notification not found', async () => {
+    const { sequence } = await storeMars();
+    expect((await del(server, `/api/v1/admin/notification/mars@${sequence}`)).status).toBe(200);
+    const again = await del(server, `/api/v1/admin/notification/mars@${sequence}`);
+    expectAdminBody(again, 404, { success: false, message: 'Notification not found', notification_id: `mars@${sequence}` });
+  });
+
+  it('never reuses the sequence of a deleted latest notification', async () => {
+    const deleted = await storeMars();
+    expect((await del(server, `/api/v1/admin/notification/mars@${deleted.sequence}`)).status).toBe(200);
+    const next = await storeMars();
+    expect(next.sequence).toBe(deleted.sequence + 1);
+  });
+
+  it('a sequence that was never assigned is 404 (D11)', async () => {
+    const response = await del(server, '/api/v1/admin/notification/mars@999999');
+    expectAdminBody(response, 404, { success: false, message: 'Notification not found', notification_id: 'mars@999999' });
+  });
+
+  it("a sequence stored in another stream is 404 and stays stored", async () => {
+    const diss = await storeDiss();
+    const response = await del(server, `/api/v1/admin/notification/mars@${diss.sequence}`);
+    expectAdminBody(response, 404, { success: false, message: 'Notification not found', notification_id: `mars@${diss.sequence}` });
+    expect(await storedIds(server, 'dissemination', { destination: diss.tag })).toEqual([`dissemination@${diss.sequence}`]);
+  });
+
+  it('deletes by the stream base <base>@<seq> (diss for dissemination)', async () => {
+    const { tag, sequence } = await storeDiss();
+    const response = await del(server, `/api/v1/admin/notification/diss@${sequence}`);
+    expectAdminBody(response, 200, { success: true, message: 'Notification deleted', notification_id: `diss@${sequence}` });
+    expect(await storedIds(server, 'dissemination', { destination: tag })).toEqual([]);
+  });
+
+  it('deletes by an event type whose base differs (dissemination@<seq>)', async () => {
+    const { tag, sequence } = await storeDiss();
+    const response = await del(server, `/api/v1/admin/notification/dissemination@${sequence}`);
+    expectAdminBody(response, 200, { success: true, message: 'Notification deleted', notification_id: `dissemination@${sequence}` });
+    expect(await storedIds(server, 'dissemination', { destination: tag })).toEqual([]);
+  });
+
+  it.each([['MARS'], ['Mars']])('matches the event type case-insensitively (%s@<seq>)', async (name) => {
+    const { tag, sequence } = await storeMars();
+    const response = await del(server, `/api/v1/admin/notification/${name}@${sequence}`);
+    expectAdminBody(response, 200, { success: true, message: 'Notification deleted', notification_id: `${name}@${sequence}` });
+    expect(await storedIds(server, 'mars', { stream: tag })).toEqual([]);
+  });
+
+  it.each([['Dissemination'], ['DISS']])('matches an aliased event type or base case-insensitively (%s@<seq>)', async (name) => {
+    const { tag, sequence } = await storeDiss();
+    const response = await del(server, `/api/v1/admin/notification/${name}@${sequence}`);
+    expectAdminBody(response, 200, { success: true, message: 'Notification deleted', notification_id: `${name}@${sequence}` });
+    expect(await storedIds(server, 'dissemination', { destination: tag })).toEqual([]);
+  });
+
+  it('accepts a sequence with a leading + and leading zeros', async () => {
+    const { tag, sequence } = await storeMars();
+    const id = `mars@+00${sequence}`;
+    const response = await del(server, `/api/v1/admin/notification/${encodeURIComponent(id)}`);
+    expectAdminBody(response, 200, { success: true, message: 'Notification deleted', notification_id: id });
+    expect(await storedIds(server, 'mars', { stream: tag })).toEqual([]);
+  });
+
+  it.each([
+    ['abc', "notification_id must be in '<stream>@<sequence>' format"],
+    ['mars@', "notification_id must be in '<stream>@<sequence>' format"],
+    ['@5', "notification_id must be in '<stream>@<sequence>' format"],
+    ['mars@x', 'notification_id sequence must be a positive integer'],
+    ['mars@-1', 'notification_id sequence must be a positive integer'],
+    ['mars@1.5', 'notification_id sequence must be a positive integer'],
+    ['mars@5@6', 'notification_id sequence must be a positive integer'],
+    ['mars@18446744073709551616', 'notification_id sequence must be a positive integer'],
+    ['mars@0', 'notification_id sequence must be greater than zero'],
+    ['mars@000', 'notification_id sequence must be greater than zero'],
+  ])('answers 400 for %j, echoing the raw id', async (id, message) => {
+    const response = await del(server, `/api/v1/admin/notification/${encodeURIComponent(id)}`);
+    expectAdminBody(response, 400, { success: false, message, notification_id: id });
+  });
+
+  it('parses the id trimmed but echoes it untrimmed', async () => {
+    const response = await del(server, `/api/v1/admin/notification/${encodeURIComponent(' mars@0 ')}`);
+    expectAdminBody(response, 400, {
+      success: false,
+      message: 'notification_id sequence must be greater than zero',
+      notification_id: ' mars@0 ',
+    });
+  });
+});
+
+describe('DELETE /api/v1/admin/wipe/stream', () => {
+  let server: RunningServer;
+  const JSON_TYPE = { 'content-type': 'application/json' };
+  const wipe = (body: string | Uint8Array, headers: Record<string, string> = JSON_TYPE) =>
+    del(server, '/api/v1/admin/wipe/stream', { body, headers });
+
+  /** Sequences 1–3 are mars, 4–5 dissemination, 6 test_polygon. */
+  beforeEach(async () => {
+    server = await startServer({ config: serverConfig() });
+    for (const tag of ['a', 'b', 'c']) await publish(server, 'mars', tag);
+    for (const tag of ['A', 'B']) await publish(server, 'dissemination', tag);
+    await publish(server, 'test_polygon', 'p');
+  });
+  afterEach(async () => {
+    await server.stop();
+  });
+
+  it('answers 200 "Successfully wiped stream: MARS" with the fixed-order body', async () => {
+    const response = await wipe('{"stream_name":"MARS"}');
+    expectAdminBody(response, 200, { success: true, message: 'Successfully wiped stream: MARS' });
+  });
+
+  it("removes the stream's history", async () => {
+    expect(await storedIds(server, 'mars')).toEqual(['mars@1', 'mars@2', 'mars@3']);
+    expect((await wipe('{"stream_name":"MARS"}')).status).toBe(200);
+    expect(await storedIds(server, 'mars')).toEqual([]);
+  });
+
+  it('leaves other streams their history', async () => {
+    expect((await wipe('{"stream_name":"MARS"}')).status).toBe(200);
+    expect(await storedIds(server, 'dissemination')).toEqual(['dissemination@4', 'dissemination@5']);
+    expect(await storedIds(server, 'test_polygon')).toEqual(['test_polygon@6']);
+  });
+
+  it('stores new notifications afterwards, with sequence numbering continuing', async () => {
+    expect((await wipe('{"stream_name":"MARS"}')).status).toBe(200);
+    await publish(server, 'mars', 'd');
+    expect(await storedIds(server, 'mars')).toEqual(['mars@7']);
+  });
+
+  it('a live watch on the wiped stream keeps receiving new notifications', async () => {
+    const client = await SseClient.open(`${server.url}/api/v1/watch`, { event_type: 'mars', identifier: { class: 'od' } });
+    try {
+      expect((await client.next())?.json.type).toBe('connection_established');
+      expect((await wipe('{"stream_name":"mars"}')).status).toBe(200);
+      await publish(server, 'mars', 'd');
+      const event = await client.nextSignificant();
+      expect(event?.json.id).toBe('mars@7');
+    } finally {
+      client.close();
+    }
+  });
+
+  it('accepts an event-type alias: dissemination wipes base diss (D22)', async () => {
+    const response = await wipe('{"stream_name":"dissemination"}');
+    expectAdminBody(response, 200, { success: true, message: 'Successfully wiped stream: dissemination' });
+    expect(await storedIds(server, 'dissemination')).toEqual([]);
+    expect(await storedIds(server, 'mars')).toEqual(['mars@1', 'mars@2', 'mars@3']);
+  });
+
+  it.each([['diss'], ['DISS'], ['Dissemination']])('accepts the base or the event type in any case (%s)', async (name) => {
+    const response = await wipe(JSON.stringify({ stream_name: name }));
+    expectAdminBody(response, 200, { success: true, message: `Successfully wiped stream: ${name}` });
+    expect(await storedIds(server, 'dissemination')).toEqual([]);
+    expect(await storedIds(server, 'mars')).toHaveLength(3);
+  });
+
+  it('accepts the base of an aliased polygon schema (POLYGON for test_polygon)', async () => {
+    expect((await wipe('{"stream_name":"POLYGON"}')).status).toBe(200);
+    expect(await storedIds(server, 'test_polygon')).toEqual([]);
+  });
+
+  it('answers 200 for a name that matches nothing, and removes nothing (in-memory)', async () => {
+    const response = await wipe('{"stream_name":"NOPE"}');
+    expectAdminBody(response, 200, { success: true, message: 'Successfully wiped stream: NOPE' });
+    expect(await storedIds(server, 'mars')).toHaveLength(3);
+    expect(await storedIds(server, 'dissemination')).toHaveLength(2);
+  });
+
+  it('does not treat a name as a prefix of a longer base (MAR does not wipe mars)', async () => {
+    expect((await wipe('{"stream_name":"MAR"}')).status).toBe(200);
+    expect(await storedIds(server, 'mars')).toHaveLength(3);
+  });
+
+  it('accepts a +json media type and a charset parameter, and ignores unknown body fields', async () => {
+    expect((await wipe('{"stream_name":"MARS","extra":1}', { 'content-type': 'application/vnd.aviso+json' })).status).toBe(200);
+    expect(await storedIds(server, 'mars')).toEqual([]);
+    expect((await wipe('{"stream_name":"DISS"}', { 'content-type': 'application/json; charset=utf-8' })).status).toBe(200);
+    expect(await storedIds(server, 'dissemination')).toEqual([]);
+  });
+
+  it.each<[string, string | Uint8Array, Record<string, string>]>([
+    ['no content type', new TextEncoder().encode('{"stream_name":"MARS"}'), {}],
+    ['text/plain', '{"stream_name":"MARS"}', { 'content-type': 'text/plain' }],
+    ['application/x-www-form-urlencoded', 'stream_name=MARS', { 'content-type': 'application/x-www-form-urlencoded' }],
+    ['malformed JSON', '{"stream_name":', JSON_TYPE],
+    ['an empty body', '', JSON_TYPE],
+    ['a body without stream_name', '{"name":"MARS"}', JSON_TYPE],
+    ['a stream_name that is not a string', '{"stream_name":5}', JSON_TYPE],
+    ['a JSON array', '["MARS"]', JSON_TYPE],
+  ])('answers 400 in the admin shape for %s, and wipes nothing', async (_what, body, headers) => {
+    const response = await wipe(body, headers);
+    expect(response.status).toBe(400);
+    expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(Object.keys(response.json)).toEqual(['success', 'message', 'request_id']);
+    expect(response.json.success).toBe(false);
+    expect(typeof response.json.message).toBe('string');
+    expect((response.json.message as string).length).toBeGreaterThan(0);
+    expect(response.json.request_id).toBe(response.headers.get('x-request-id'));
+    expect(response.json.request_id).toMatch(UUID_V4);
+    expect(await storedIds(server, 'mars')).toHaveLength(3);
+  });
+});
+
+describe('DELETE /api/v1/admin/wipe/all', () => {
+  let server: RunningServer;
+  beforeEach(async () => {
+    server = await startServer({ config: serverConfig() });
+    await publish(server, 'mars', 'a');
+    await publish(server, 'dissemination', 'A');
+    await publish(server, 'test_polygon', 'p');
+    await publish(server, 'extreme_event', 'e');
+  });
+  afterEach(async () => {
+    await server.stop();
+  });
+
+  it('answers 200 "Successfully wiped all data" with the fixed-order body', async () => {
+    const response = await del(server, '/api/v1/admin/wipe/all');
+    expectAdminBody(response, 200, { success: true, message: 'Successfully wiped all data' });
+  });
+
+  it('leaves every stream empty', async () => {
+    for (const name of Object.keys(STREAMS) as StreamName[]) expect(await storedIds(server, name)).toHaveLength(1);
+    expect((await del(server, '/api/v1/admin/wipe/all')).status).toBe(200);
+    for (const name of Object.keys(STREAMS) as StreamName[]) expect(await storedIds(server, name)).toEqual([]);
+  });
+
+  it('stores new notifications afterwards, with sequence numbering continuing', async () => {
+    expect((await del(server, '/api/v1/admin/wipe/all')).status).toBe(200);
+    await publish(server, 'dissemination', 'B');
+    expect(await storedIds(server, 'dissemination')).toEqual(['dissemination@5']);
+  });
+
+  it('answers 405 for another method', async () => {
+    const response = await request(`${server.url}/api/v1/admin/wipe/all`, { method: 'POST' });
+    expect(response.status).toBe(405);
+    expect(response.headers.get('allow')).toContain('DELETE');
+    expect(await storedIds(server, 'mars')).toHaveLength(1);
+  });
+});

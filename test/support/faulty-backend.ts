@@ -1,0 +1,70 @@
+import type {
+  Batch,
+  BackendStats,
+  DeleteOutcome,
+  FetchRequest,
+  LiveSink,
+  LiveSubscription,
+  NotificationBackend,
+  NotificationToStore,
+} from '../../src/backend/backend.js';
+import type { TopicPattern } from '../../src/topic/topic-pattern.js';
+
+/**
+ * A real backend with faults injected on request, for the failure paths the in-memory backend
+ * cannot produce by itself (a batch fetch that fails, a subscription the backend ends).
+ */
+export class FaultyBackend implements NotificationBackend {
+  readonly kind;
+  /** 1-based numbers of the fetchBatch calls that fail. */
+  failFetchCalls = new Set<number>();
+  failSubscribe: Error | undefined;
+  failCapture: Error | undefined;
+  fetchCalls = 0;
+  readonly sinks: LiveSink[] = [];
+
+  constructor(private readonly inner: NotificationBackend) {
+    this.kind = inner.kind;
+  }
+
+  publish(notification: NotificationToStore): Promise<{ sequence: number }> {
+    return this.inner.publish(notification);
+  }
+
+  async subscribe(pattern: TopicPattern, sink: LiveSink): Promise<LiveSubscription> {
+    if (this.failSubscribe) throw this.failSubscribe;
+    this.sinks.push(sink);
+    return this.inner.subscribe(pattern, sink);
+  }
+
+  async captureHistoryBound(pattern: TopicPattern): Promise<number> {
+    if (this.failCapture) throw this.failCapture;
+    return this.inner.captureHistoryBound(pattern);
+  }
+
+  async fetchBatch(request: FetchRequest): Promise<Batch> {
+    this.fetchCalls++;
+    if (this.failFetchCalls.has(this.fetchCalls)) throw new Error(`injected failure of fetch ${this.fetchCalls}`);
+    return this.inner.fetchBatch(request);
+  }
+
+  deleteMessage(streamKey: string, sequence: number): Promise<DeleteOutcome> {
+    return this.inner.deleteMessage(streamKey, sequence);
+  }
+
+  wipeStream(streamName: string): Promise<void> {
+    return this.inner.wipeStream(streamName);
+  }
+
+  wipeAll(): Promise<void> {
+    return this.inner.wipeAll();
+  }
+
+  stats(): Promise<BackendStats> {
+    return this.inner.stats();
+  }
+
+  shutdown(): Promise<void> {
+    return this.inner.shutdown();
+  }
+}
