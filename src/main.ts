@@ -51,7 +51,7 @@ async function main(): Promise<void> {
 
   let backend: NotificationBackend;
   try {
-    backend = await createBackend(config.notification_backend, systemClock, logger);
+    backend = await createBackend(config, systemClock, logger);
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     logger.error({ event_name: 'startup.backend.initialization.failed', error: reason }, 'Backend initialization failed');

@@ -1,14 +1,18 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
-import type { BackendConfig } from '../config/model.js';
+import type { AppConfig } from '../config/model.js';
+import { validateJetStreamSettings } from '../config/validate.js';
 import type { NotificationBackend } from './backend.js';
+import { JetStreamBackend } from './jetstream/jetstream-backend.js';
+import type { ConfiguredBase } from './jetstream/stream-catalog.js';
 import { MemoryBackend } from './memory/memory-backend.js';
 
-/** Builds the configured backend (backends.md §3.1). */
-export async function createBackend(config: BackendConfig, clock: Clock, logger: Logger): Promise<NotificationBackend> {
-  switch (config.kind) {
+/** Builds the configured backend (backends.md §3.1); rejects when it cannot start (stage C). */
+export async function createBackend(config: AppConfig, clock: Clock, logger: Logger): Promise<NotificationBackend> {
+  const backend = config.notification_backend;
+  switch (backend.kind) {
     case 'in_memory': {
-      const memory = config.in_memory;
+      const memory = backend.in_memory;
       return new MemoryBackend({
         maxHistoryPerTopic: memory.max_history_per_topic,
         maxTopics: memory.max_topics,
@@ -20,7 +24,25 @@ export async function createBackend(config: BackendConfig, clock: Clock, logger:
           ),
       });
     }
+    case 'jetstream':
+      validateJetStreamSettings(backend.jetstream);
+      return JetStreamBackend.connect({ settings: backend.jetstream, configured: configuredBases(config), logger });
     default:
-      throw new Error(`Unknown notification_backend kind: ${config.kind}`);
+      throw new Error(`Unknown notification_backend kind: ${backend.kind}`);
   }
+}
+
+function configuredBases(config: AppConfig): ConfiguredBase[] {
+  return Object.entries(config.notification_schema ?? {}).flatMap(([eventType, schema]) =>
+    schema.topic
+      ? [
+          {
+            eventType,
+            base: schema.topic.base,
+            bareTopics: schema.topic.key_order.length === 0,
+            storagePolicy: schema.storage_policy,
+          },
+        ]
+      : [],
+  );
 }

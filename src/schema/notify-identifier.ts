@@ -5,6 +5,7 @@ import { encodeTopic } from '../topic/percent-codec.js';
 import { MAX_TOPIC_BYTES, topicTooLongMessage } from '../topic/topic-limit.js';
 import type { EventSchema, SchemaField } from './event-schema.js';
 import type { BoundingBox, PolygonValue } from './handlers/field-handler.js';
+import { assertUsableGenericEventType } from './generic-event-type.js';
 import { IdentifierError } from './identifier-error.js';
 import { canonicalFloatText } from './number-text.js';
 import type { SchemaRegistry } from './schema-registry.js';
@@ -121,13 +122,7 @@ function topicToken(value: JsonValue): string {
 /** Generic (schema-less) event types in non-strict mode (schema-and-validation.md §3.3). */
 function prepareGeneric(registry: SchemaRegistry, request: NotifyInput): PreparedNotification {
   const { event_type: eventType, identifier } = request;
-  if (eventType === '') throw new IdentifierError('event_type cannot be empty');
-  if (registry.isConfiguredBase(eventType)) {
-    // Without this a schema-less event type named like another schema's base would write into that stream.
-    throw new IdentifierError(
-      `Event type '${eventType}' cannot be used without a schema: it is the topic base of a configured event type`,
-    );
-  }
+  assertUsableGenericEventType(registry, eventType);
   const canonical: Record<string, string> = {};
   const keys = Object.keys(identifier).sort(compareCodePoints);
   for (const key of keys) {

@@ -7,6 +7,7 @@ import type { EventSchema, SchemaField } from './event-schema.js';
 import type { LatLon } from './handlers/field-handler.js';
 import { parsePointFilter } from './handlers/point-filter.js';
 import { createPolygonHandler } from './handlers/polygon-handler.js';
+import { assertUsableGenericEventType } from './generic-event-type.js';
 import { IdentifierError } from './identifier-error.js';
 import type { SchemaRegistry } from './schema-registry.js';
 import { scalarText } from './scalar-text.js';
@@ -133,13 +134,7 @@ function prepareGeneric(
   identifier: JsonObject,
   point: LatLon | undefined,
 ): WatchSelection {
-  if (eventType === '') throw new IdentifierError('event_type cannot be empty');
-  if (registry.isConfiguredBase(eventType)) {
-    // Otherwise a schema-less watch named like another schema's base would read that stream.
-    throw new IdentifierError(
-      `Event type '${eventType}' cannot be used without a schema: it is the topic base of a configured event type`,
-    );
-  }
+  assertUsableGenericEventType(registry, eventType);
   const tokens: string[] = [];
   let spatial: SpatialFilter | undefined = point ? { kind: 'point_in_polygon', point } : undefined;
   for (const key of Object.keys(identifier).sort(compareCodePoints)) {

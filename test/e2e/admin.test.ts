@@ -1,14 +1,19 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { UUID_V4, postJson, request, type JsonResponse } from '../support/http.js';
-import { serverConfig } from '../support/schemas.js';
+import { BACKEND_KINDS, BackendUnderTest, type BackendKind } from '../support/backends.js';
 import { startServer, type RunningServer } from '../support/server-process.js';
 import { SseClient, withoutHeartbeats } from '../support/sse-client.js';
 import { frameLabel } from '../support/transcript.js';
 
 /**
  * Admin endpoints against the real server process (api.md §8.3–§8.5, §10; backends.md §8; D1,
- * D11, D22). Admin bodies keep the fixed order `success, message, [notification_id,] request_id`,
- * so they are compared as raw text.
+ * D11, D22), on both backends. Admin bodies keep the fixed order
+ * `success, message, [notification_id,] request_id`, so they are compared as raw text.
+ *
+ * Sequences are never assumed: they are read back from the CloudEvent ids a replay delivers,
+ * because the in-memory backend numbers every notification of the process with one counter while
+ * JetStream numbers each stream on its own (backends.md §4). Each block shares one server per
+ * backend; the wipe blocks start every test from an emptied store.
  */
 
 const POLYGON = '(50.0,10.0,52.0,10.0,52.0,12.0,50.0,12.0,50.0,10.0)';
@@ -64,302 +69,426 @@ function del(server: RunningServer, path: string, init: { body?: string | Uint8A
   return request(`${server.url}${path}`, { method: 'DELETE', ...init });
 }
 
-/** The exact admin body: fixed key order, `request_id` equal to the header. */
-function expectAdminBody(response: JsonResponse, status: number, fields: { success: boolean; message: string; notification_id?: string }) {
+/**
+ * The exact admin body: fixed key order, `request_id` equal to the header. A RegExp `message` is
+ * for a message whose tail is not contractual (`<error>` in backends.md §8).
+ */
+function expectAdminBody(
+  response: JsonResponse,
+  status: number,
+  fields: { success: boolean; message: string | RegExp; notification_id?: string },
+) {
   const requestId = response.headers.get('x-request-id');
   expect(requestId).toMatch(UUID_V4);
   expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+  let message: string;
+  if (typeof fields.message === 'string') {
+    message = fields.message;
+  } else {
+    expect(response.json.message).toMatch(fields.message);
+    message = response.json.message as string;
+  }
   const body =
     fields.notification_id === undefined
-      ? { success: fields.success, message: fields.message, request_id: requestId }
-      : { success: fields.success, message: fields.message, notification_id: fields.notification_id, request_id: requestId };
+      ? { success: fields.success, message, request_id: requestId }
+      : { success: fields.success, message, notification_id: fields.notification_id, request_id: requestId };
   expect(response.text).toBe(JSON.stringify(body));
   expect(response.status).toBe(status);
 }
 
-describe('DELETE /api/v1/admin/notification/{id}', () => {
-  let server: RunningServer;
-  let counter = 0;
-  /** A mars notification alone on its own topic; resolves to its sequence. */
-  async function storeMars(): Promise<{ tag: string; sequence: number }> {
-    counter += 1;
-    const tag = `m${counter}`;
-    await publish(server, 'mars', tag);
-    const ids = await storedIds(server, 'mars', { stream: tag });
-    expect(ids).toHaveLength(1);
-    return { tag, sequence: sequenceOf(ids[0]) };
+/** `n` consecutive sequences from `first`. */
+function consecutive(first: number, n: number): number[] {
+  return Array.from({ length: n }, (_, i) => first + i);
+}
+
+function idsOf(eventType: StreamName, sequences: readonly number[]): string[] {
+  return sequences.map((sequence) => `${eventType}@${sequence}`);
+}
+
+type Seeded = Partial<Record<StreamName, number[]>>;
+
+function seededOf(seeded: Seeded, eventType: StreamName): number[] {
+  const sequences = seeded[eventType];
+  if (sequences === undefined) throw new Error(`${eventType} was not seeded`);
+  return sequences;
+}
+
+/**
+ * Empties the store (wipe-all: the block's server is shared by its tests), publishes `plan` in
+ * order and reads back the sequences each event type got.
+ */
+async function resetAndSeed(
+  server: RunningServer,
+  kind: BackendKind,
+  plan: readonly (readonly [StreamName, readonly string[]])[],
+): Promise<Seeded> {
+  expect((await del(server, '/api/v1/admin/wipe/all')).status).toBe(200);
+  for (const [eventType, tags] of plan) for (const tag of tags) await publish(server, eventType, tag);
+  const seeded: Seeded = {};
+  for (const [eventType, tags] of plan) {
+    const sequences = (await storedIds(server, eventType)).map(sequenceOf);
+    // Within one stream, notifications published one after the other get consecutive sequences on
+    // both backends (backends.md §4).
+    expect(sequences).toEqual(consecutive(sequences[0] ?? 0, tags.length));
+    seeded[eventType] = sequences;
   }
-  async function storeDiss(): Promise<{ tag: string; sequence: number }> {
-    counter += 1;
-    const tag = `D${counter}`;
-    await publish(server, 'dissemination', tag);
-    const ids = await storedIds(server, 'dissemination', { destination: tag });
-    expect(ids).toHaveLength(1);
-    expect(ids[0]).toMatch(/^dissemination@/);
-    return { tag, sequence: sequenceOf(ids[0]) };
+  if (kind === 'in_memory') {
+    // backends.md §4: in memory one process-wide counter numbers every event type, in publish order.
+    const all = plan.flatMap(([eventType]) => seededOf(seeded, eventType));
+    expect(all).toEqual(consecutive(all[0] ?? 0, all.length));
   }
+  return seeded;
+}
 
-  beforeAll(async () => {
-    server = await startServer({ config: serverConfig() });
-  });
-  afterAll(async () => {
-    await server.stop();
-  });
+/**
+ * The sequence the next notification of `eventType` gets after the seeding (and any wipe) — never a
+ * wiped one (backends.md §8.4).
+ */
+function nextSequence(kind: BackendKind, seeded: Seeded, eventType: StreamName): number {
+  if (kind === 'jetstream') {
+    // backends.md §4, §7.11: one sequence per stream, and a purge keeps the stream's last_seq, so
+    // numbering continues after that stream's own last notification.
+    return Math.max(...seededOf(seeded, eventType)) + 1;
+  }
+  // backends.md §4: the process-wide counter continues after the last notification stored anywhere.
+  return Math.max(...Object.values(seeded).flat()) + 1;
+}
 
-  it('deletes by the CloudEvent id <event_type>@<seq> and answers the fixed-order body', async () => {
-    const { tag, sequence } = await storeMars();
-    const response = await del(server, `/api/v1/admin/notification/mars@${sequence}`);
-    expectAdminBody(response, 200, { success: true, message: 'Notification deleted', notification_id: `mars@${sequence}` });
-    expect(await storedIds(server, 'mars', { stream: tag })).toEqual([]);
-  });
+describe.each(BACKEND_KINDS)('on the %s backend', (kind) => {
+  const backend = new BackendUnderTest(kind);
+  beforeAll(() => backend.start());
+  afterAll(() => backend.stop());
 
-  it('a deleted notification no longer replays; its neighbours still do', async () => {
-    const first = await storeMars();
-    const middle = await storeMars();
-    const last = await storeMars();
-    expect((await del(server, `/api/v1/admin/notification/mars@${middle.sequence}`)).status).toBe(200);
-    const remaining = await storedIds(server, 'mars');
-    expect(remaining).toContain(`mars@${first.sequence}`);
-    expect(remaining).toContain(`mars@${last.sequence}`);
-    expect(remaining).not.toContain(`mars@${middle.sequence}`);
-  });
+  describe('DELETE /api/v1/admin/notification/{id}', () => {
+    let server: RunningServer;
+    let counter = 0;
+    /** A mars notification alone on its own topic; resolves to its sequence. */
+    async function storeMars(): Promise<{ tag: string; sequence: number }> {
+      counter += 1;
+      const tag = `m${counter}`;
+      await publish(server, 'mars', tag);
+      const ids = await storedIds(server, 'mars', { stream: tag });
+      expect(ids).toHaveLength(1);
+      return { tag, sequence: sequenceOf(ids[0]) };
+    }
+    async function storeDiss(): Promise<{ tag: string; sequence: number }> {
+      counter += 1;
+      const tag = `D${counter}`;
+      await publish(server, 'dissemination', tag);
+      const ids = await storedIds(server, 'dissemination', { destination: tag });
+      expect(ids).toHaveLength(1);
+      expect(ids[0]).toMatch(/^dissemination@/);
+      return { tag, sequence: sequenceOf(ids[0]) };
+    }
 
-  it('deleting the same notification again is 404 Notification not found', async () => {
-    const { sequence } = await storeMars();
-    expect((await del(server, `/api/v1/admin/notification/mars@${sequence}`)).status).toBe(200);
-    const again = await del(server, `/api/v1/admin/notification/mars@${sequence}`);
-    expectAdminBody(again, 404, { success: false, message: 'Notification not found', notification_id: `mars@${sequence}` });
-  });
+    beforeAll(async () => {
+      server = await startServer({ config: backend.config() });
+    });
+    afterAll(async () => {
+      await server.stop();
+    });
 
-  it('never reuses the sequence of a deleted latest notification', async () => {
-    const deleted = await storeMars();
-    expect((await del(server, `/api/v1/admin/notification/mars@${deleted.sequence}`)).status).toBe(200);
-    const next = await storeMars();
-    expect(next.sequence).toBe(deleted.sequence + 1);
-  });
+    it('deletes by the CloudEvent id <event_type>@<seq> and answers the fixed-order body', async () => {
+      const { tag, sequence } = await storeMars();
+      const response = await del(server, `/api/v1/admin/notification/mars@${sequence}`);
+      expectAdminBody(response, 200, { success: true, message: 'Notification deleted', notification_id: `mars@${sequence}` });
+      expect(await storedIds(server, 'mars', { stream: tag })).toEqual([]);
+    });
 
-  it('a sequence that was never assigned is 404 (D11)', async () => {
-    const response = await del(server, '/api/v1/admin/notification/mars@999999');
-    expectAdminBody(response, 404, { success: false, message: 'Notification not found', notification_id: 'mars@999999' });
-  });
+    it('a deleted notification no longer replays; its neighbours still do', async () => {
+      const first = await storeMars();
+      const middle = await storeMars();
+      const last = await storeMars();
+      expect((await del(server, `/api/v1/admin/notification/mars@${middle.sequence}`)).status).toBe(200);
+      const remaining = await storedIds(server, 'mars');
+      expect(remaining).toContain(`mars@${first.sequence}`);
+      expect(remaining).toContain(`mars@${last.sequence}`);
+      expect(remaining).not.toContain(`mars@${middle.sequence}`);
+    });
 
-  it("a sequence stored in another stream is 404 and stays stored", async () => {
-    const diss = await storeDiss();
-    const response = await del(server, `/api/v1/admin/notification/mars@${diss.sequence}`);
-    expectAdminBody(response, 404, { success: false, message: 'Notification not found', notification_id: `mars@${diss.sequence}` });
-    expect(await storedIds(server, 'dissemination', { destination: diss.tag })).toEqual([`dissemination@${diss.sequence}`]);
-  });
+    it('deleting the same notification again is 404 Notification not found', async () => {
+      const { sequence } = await storeMars();
+      expect((await del(server, `/api/v1/admin/notification/mars@${sequence}`)).status).toBe(200);
+      const again = await del(server, `/api/v1/admin/notification/mars@${sequence}`);
+      expectAdminBody(again, 404, { success: false, message: 'Notification not found', notification_id: `mars@${sequence}` });
+    });
 
-  it('deletes by the stream base <base>@<seq> (diss for dissemination)', async () => {
-    const { tag, sequence } = await storeDiss();
-    const response = await del(server, `/api/v1/admin/notification/diss@${sequence}`);
-    expectAdminBody(response, 200, { success: true, message: 'Notification deleted', notification_id: `diss@${sequence}` });
-    expect(await storedIds(server, 'dissemination', { destination: tag })).toEqual([]);
-  });
+    it('never reuses the sequence of a deleted latest notification', async () => {
+      const deleted = await storeMars();
+      expect((await del(server, `/api/v1/admin/notification/mars@${deleted.sequence}`)).status).toBe(200);
+      const next = await storeMars();
+      expect(next.sequence).toBe(deleted.sequence + 1);
+    });
 
-  it('deletes by an event type whose base differs (dissemination@<seq>)', async () => {
-    const { tag, sequence } = await storeDiss();
-    const response = await del(server, `/api/v1/admin/notification/dissemination@${sequence}`);
-    expectAdminBody(response, 200, { success: true, message: 'Notification deleted', notification_id: `dissemination@${sequence}` });
-    expect(await storedIds(server, 'dissemination', { destination: tag })).toEqual([]);
-  });
+    it('a sequence that was never assigned is 404 (D11)', async () => {
+      // The mars stream exists and its last sequence is far below 999999 on both backends, so the
+      // sequence, not the stream, is what is missing (backends.md §7.11).
+      const { sequence } = await storeMars();
+      expect(sequence).toBeLessThan(999_999);
+      const response = await del(server, '/api/v1/admin/notification/mars@999999');
+      expectAdminBody(response, 404, { success: false, message: 'Notification not found', notification_id: 'mars@999999' });
+    });
 
-  it.each([['MARS'], ['Mars']])('matches the event type case-insensitively (%s@<seq>)', async (name) => {
-    const { tag, sequence } = await storeMars();
-    const response = await del(server, `/api/v1/admin/notification/${name}@${sequence}`);
-    expectAdminBody(response, 200, { success: true, message: 'Notification deleted', notification_id: `${name}@${sequence}` });
-    expect(await storedIds(server, 'mars', { stream: tag })).toEqual([]);
-  });
+    it("a sequence stored in another stream is 404 and stays stored", async () => {
+      const marsLast = (await storeMars()).sequence;
+      let diss = await storeDiss();
+      if (backend.kind === 'jetstream') {
+        // backends.md §4: JetStream numbers each stream on its own, so a dissemination sequence may
+        // also be a mars one. Store until the diss sequence lies beyond the last mars sequence, so
+        // that it certainly exists only in the other stream (in memory it always does: one counter).
+        while (diss.sequence <= marsLast) diss = await storeDiss();
+      }
+      const response = await del(server, `/api/v1/admin/notification/mars@${diss.sequence}`);
+      expectAdminBody(response, 404, { success: false, message: 'Notification not found', notification_id: `mars@${diss.sequence}` });
+      expect(await storedIds(server, 'dissemination', { destination: diss.tag })).toEqual([`dissemination@${diss.sequence}`]);
+    });
 
-  it.each([['Dissemination'], ['DISS']])('matches an aliased event type or base case-insensitively (%s@<seq>)', async (name) => {
-    const { tag, sequence } = await storeDiss();
-    const response = await del(server, `/api/v1/admin/notification/${name}@${sequence}`);
-    expectAdminBody(response, 200, { success: true, message: 'Notification deleted', notification_id: `${name}@${sequence}` });
-    expect(await storedIds(server, 'dissemination', { destination: tag })).toEqual([]);
-  });
+    it('a stream that does not exist is 404 (backends.md §7.11)', async () => {
+      const { tag, sequence } = await storeMars();
+      const response = await del(server, `/api/v1/admin/notification/nope@${sequence}`);
+      expectAdminBody(response, 404, { success: false, message: 'Notification not found', notification_id: `nope@${sequence}` });
+      expect(await storedIds(server, 'mars', { stream: tag })).toEqual([`mars@${sequence}`]);
+    });
 
-  it('accepts a sequence with a leading + and leading zeros', async () => {
-    const { tag, sequence } = await storeMars();
-    const id = `mars@+00${sequence}`;
-    const response = await del(server, `/api/v1/admin/notification/${encodeURIComponent(id)}`);
-    expectAdminBody(response, 200, { success: true, message: 'Notification deleted', notification_id: id });
-    expect(await storedIds(server, 'mars', { stream: tag })).toEqual([]);
-  });
+    it('deletes by the stream base <base>@<seq> (diss for dissemination)', async () => {
+      const { tag, sequence } = await storeDiss();
+      const response = await del(server, `/api/v1/admin/notification/diss@${sequence}`);
+      expectAdminBody(response, 200, { success: true, message: 'Notification deleted', notification_id: `diss@${sequence}` });
+      expect(await storedIds(server, 'dissemination', { destination: tag })).toEqual([]);
+    });
 
-  it.each([
-    ['abc', "notification_id must be in '<stream>@<sequence>' format"],
-    ['mars@', "notification_id must be in '<stream>@<sequence>' format"],
-    ['@5', "notification_id must be in '<stream>@<sequence>' format"],
-    ['mars@x', 'notification_id sequence must be a positive integer'],
-    ['mars@-1', 'notification_id sequence must be a positive integer'],
-    ['mars@1.5', 'notification_id sequence must be a positive integer'],
-    ['mars@5@6', 'notification_id sequence must be a positive integer'],
-    ['mars@18446744073709551616', 'notification_id sequence must be a positive integer'],
-    ['mars@0', 'notification_id sequence must be greater than zero'],
-    ['mars@000', 'notification_id sequence must be greater than zero'],
-  ])('answers 400 for %j, echoing the raw id', async (id, message) => {
-    const response = await del(server, `/api/v1/admin/notification/${encodeURIComponent(id)}`);
-    expectAdminBody(response, 400, { success: false, message, notification_id: id });
-  });
+    it('deletes by an event type whose base differs (dissemination@<seq>)', async () => {
+      const { tag, sequence } = await storeDiss();
+      const response = await del(server, `/api/v1/admin/notification/dissemination@${sequence}`);
+      expectAdminBody(response, 200, { success: true, message: 'Notification deleted', notification_id: `dissemination@${sequence}` });
+      expect(await storedIds(server, 'dissemination', { destination: tag })).toEqual([]);
+    });
 
-  it('parses the id trimmed but echoes it untrimmed', async () => {
-    const response = await del(server, `/api/v1/admin/notification/${encodeURIComponent(' mars@0 ')}`);
-    expectAdminBody(response, 400, {
-      success: false,
-      message: 'notification_id sequence must be greater than zero',
-      notification_id: ' mars@0 ',
+    it.each([['MARS'], ['Mars']])('matches the event type case-insensitively (%s@<seq>)', async (name) => {
+      const { tag, sequence } = await storeMars();
+      const response = await del(server, `/api/v1/admin/notification/${name}@${sequence}`);
+      expectAdminBody(response, 200, { success: true, message: 'Notification deleted', notification_id: `${name}@${sequence}` });
+      expect(await storedIds(server, 'mars', { stream: tag })).toEqual([]);
+    });
+
+    it.each([['Dissemination'], ['DISS']])('matches an aliased event type or base case-insensitively (%s@<seq>)', async (name) => {
+      const { tag, sequence } = await storeDiss();
+      const response = await del(server, `/api/v1/admin/notification/${name}@${sequence}`);
+      expectAdminBody(response, 200, { success: true, message: 'Notification deleted', notification_id: `${name}@${sequence}` });
+      expect(await storedIds(server, 'dissemination', { destination: tag })).toEqual([]);
+    });
+
+    it('accepts a sequence with a leading + and leading zeros', async () => {
+      const { tag, sequence } = await storeMars();
+      const id = `mars@+00${sequence}`;
+      const response = await del(server, `/api/v1/admin/notification/${encodeURIComponent(id)}`);
+      expectAdminBody(response, 200, { success: true, message: 'Notification deleted', notification_id: id });
+      expect(await storedIds(server, 'mars', { stream: tag })).toEqual([]);
+    });
+
+    it.each([
+      ['abc', "notification_id must be in '<stream>@<sequence>' format"],
+      ['mars@', "notification_id must be in '<stream>@<sequence>' format"],
+      ['@5', "notification_id must be in '<stream>@<sequence>' format"],
+      ['mars@x', 'notification_id sequence must be a positive integer'],
+      ['mars@-1', 'notification_id sequence must be a positive integer'],
+      ['mars@1.5', 'notification_id sequence must be a positive integer'],
+      ['mars@5@6', 'notification_id sequence must be a positive integer'],
+      ['mars@18446744073709551616', 'notification_id sequence must be a positive integer'],
+      ['mars@0', 'notification_id sequence must be greater than zero'],
+      ['mars@000', 'notification_id sequence must be greater than zero'],
+    ])('answers 400 for %j, echoing the raw id', async (id, message) => {
+      const response = await del(server, `/api/v1/admin/notification/${encodeURIComponent(id)}`);
+      expectAdminBody(response, 400, { success: false, message, notification_id: id });
+    });
+
+    it('parses the id trimmed but echoes it untrimmed', async () => {
+      const response = await del(server, `/api/v1/admin/notification/${encodeURIComponent(' mars@0 ')}`);
+      expectAdminBody(response, 400, {
+        success: false,
+        message: 'notification_id sequence must be greater than zero',
+        notification_id: ' mars@0 ',
+      });
     });
   });
-});
 
-describe('DELETE /api/v1/admin/wipe/stream', () => {
-  let server: RunningServer;
-  const JSON_TYPE = { 'content-type': 'application/json' };
-  const wipe = (body: string | Uint8Array, headers: Record<string, string> = JSON_TYPE) =>
-    del(server, '/api/v1/admin/wipe/stream', { body, headers });
+  describe('DELETE /api/v1/admin/wipe/stream', () => {
+    let server: RunningServer;
+    const JSON_TYPE = { 'content-type': 'application/json' };
+    const wipe = (body: string | Uint8Array, headers: Record<string, string> = JSON_TYPE) =>
+      del(server, '/api/v1/admin/wipe/stream', { body, headers });
 
-  /** Sequences 1–3 are mars, 4–5 dissemination, 6 test_polygon. */
-  beforeEach(async () => {
-    server = await startServer({ config: serverConfig() });
-    for (const tag of ['a', 'b', 'c']) await publish(server, 'mars', tag);
-    for (const tag of ['A', 'B']) await publish(server, 'dissemination', tag);
-    await publish(server, 'test_polygon', 'p');
-  });
-  afterEach(async () => {
-    await server.stop();
-  });
+    let seeded: Seeded;
+    const seededIds = (eventType: StreamName): string[] => idsOf(eventType, seededOf(seeded, eventType));
 
-  it('answers 200 "Successfully wiped stream: MARS" with the fixed-order body', async () => {
-    const response = await wipe('{"stream_name":"MARS"}');
-    expectAdminBody(response, 200, { success: true, message: 'Successfully wiped stream: MARS' });
-  });
+    beforeAll(async () => {
+      server = await startServer({ config: backend.config() });
+    });
+    afterAll(async () => {
+      await server.stop();
+    });
+    /** Three mars notifications, two dissemination, one test_polygon, on an emptied store. */
+    beforeEach(async () => {
+      seeded = await resetAndSeed(server, backend.kind, [
+        ['mars', ['a', 'b', 'c']],
+        ['dissemination', ['A', 'B']],
+        ['test_polygon', ['p']],
+      ]);
+    });
 
-  it("removes the stream's history", async () => {
-    expect(await storedIds(server, 'mars')).toEqual(['mars@1', 'mars@2', 'mars@3']);
-    expect((await wipe('{"stream_name":"MARS"}')).status).toBe(200);
-    expect(await storedIds(server, 'mars')).toEqual([]);
-  });
+    it('answers 200 "Successfully wiped stream: MARS" with the fixed-order body', async () => {
+      const response = await wipe('{"stream_name":"MARS"}');
+      expectAdminBody(response, 200, { success: true, message: 'Successfully wiped stream: MARS' });
+    });
 
-  it('leaves other streams their history', async () => {
-    expect((await wipe('{"stream_name":"MARS"}')).status).toBe(200);
-    expect(await storedIds(server, 'dissemination')).toEqual(['dissemination@4', 'dissemination@5']);
-    expect(await storedIds(server, 'test_polygon')).toEqual(['test_polygon@6']);
-  });
+    it("removes the stream's history", async () => {
+      expect(await storedIds(server, 'mars')).toEqual(seededIds('mars'));
+      expect(seededIds('mars')).toHaveLength(3);
+      expect((await wipe('{"stream_name":"MARS"}')).status).toBe(200);
+      expect(await storedIds(server, 'mars')).toEqual([]);
+    });
 
-  it('stores new notifications afterwards, with sequence numbering continuing', async () => {
-    expect((await wipe('{"stream_name":"MARS"}')).status).toBe(200);
-    await publish(server, 'mars', 'd');
-    expect(await storedIds(server, 'mars')).toEqual(['mars@7']);
-  });
+    it('leaves other streams their history', async () => {
+      expect((await wipe('{"stream_name":"MARS"}')).status).toBe(200);
+      expect(await storedIds(server, 'dissemination')).toEqual(seededIds('dissemination'));
+      expect(await storedIds(server, 'test_polygon')).toEqual(seededIds('test_polygon'));
+    });
 
-  it('a live watch on the wiped stream keeps receiving new notifications', async () => {
-    const client = await SseClient.open(`${server.url}/api/v1/watch`, { event_type: 'mars', identifier: { class: 'od' } });
-    try {
-      expect((await client.next())?.json.type).toBe('connection_established');
-      expect((await wipe('{"stream_name":"mars"}')).status).toBe(200);
+    it('stores new notifications afterwards, with sequence numbering continuing', async () => {
+      expect((await wipe('{"stream_name":"MARS"}')).status).toBe(200);
       await publish(server, 'mars', 'd');
-      const event = await client.nextSignificant();
-      expect(event?.json.id).toBe('mars@7');
-    } finally {
-      client.close();
-    }
+      expect(await storedIds(server, 'mars')).toEqual([`mars@${nextSequence(backend.kind, seeded, 'mars')}`]);
+    });
+
+    it('a live watch on the wiped stream keeps receiving new notifications', async () => {
+      const client = await SseClient.open(`${server.url}/api/v1/watch`, { event_type: 'mars', identifier: { class: 'od' } });
+      try {
+        expect((await client.next())?.json.type).toBe('connection_established');
+        expect((await wipe('{"stream_name":"mars"}')).status).toBe(200);
+        await publish(server, 'mars', 'd');
+        const event = await client.nextSignificant();
+        expect(event?.json.id).toBe(`mars@${nextSequence(backend.kind, seeded, 'mars')}`);
+      } finally {
+        client.close();
+      }
+    });
+
+    it('accepts an event-type alias: dissemination wipes base diss (D22)', async () => {
+      const response = await wipe('{"stream_name":"dissemination"}');
+      expectAdminBody(response, 200, { success: true, message: 'Successfully wiped stream: dissemination' });
+      expect(await storedIds(server, 'dissemination')).toEqual([]);
+      expect(await storedIds(server, 'mars')).toEqual(seededIds('mars'));
+    });
+
+    it.each([['diss'], ['DISS'], ['Dissemination']])('accepts the base or the event type in any case (%s)', async (name) => {
+      const response = await wipe(JSON.stringify({ stream_name: name }));
+      expectAdminBody(response, 200, { success: true, message: `Successfully wiped stream: ${name}` });
+      expect(await storedIds(server, 'dissemination')).toEqual([]);
+      expect(await storedIds(server, 'mars')).toHaveLength(3);
+    });
+
+    it('accepts the base of an aliased polygon schema (POLYGON for test_polygon)', async () => {
+      expect((await wipe('{"stream_name":"POLYGON"}')).status).toBe(200);
+      expect(await storedIds(server, 'test_polygon')).toEqual([]);
+    });
+
+    it('a name that matches nothing: 200 no-op in memory, 500 on JetStream; removes nothing', async () => {
+      const response = await wipe('{"stream_name":"NOPE"}');
+      if (backend.kind === 'jetstream') {
+        // backends.md §7.11, §8.2: JetStream purges the stream of that name; an unknown stream is a
+        // backend failure, answered 500 "Failed to wipe stream: <error>".
+        expectAdminBody(response, 500, { success: false, message: /^Failed to wipe stream: .+/ });
+      } else {
+        // backends.md §8.2: on the in-memory backend an unknown name is a successful no-op.
+        expectAdminBody(response, 200, { success: true, message: 'Successfully wiped stream: NOPE' });
+      }
+      expect(await storedIds(server, 'mars')).toHaveLength(3);
+      expect(await storedIds(server, 'dissemination')).toHaveLength(2);
+    });
+
+    it('does not treat a name as a prefix of a longer base (MAR does not wipe mars)', async () => {
+      const response = await wipe('{"stream_name":"MAR"}');
+      if (backend.kind === 'jetstream') {
+        // backends.md §7.11, §8.2: MAR names no JetStream stream, so the purge fails with a 500.
+        expectAdminBody(response, 500, { success: false, message: /^Failed to wipe stream: .+/ });
+      } else {
+        // backends.md §8.2: in memory it is a successful no-op.
+        expect(response.status).toBe(200);
+      }
+      expect(await storedIds(server, 'mars')).toHaveLength(3);
+    });
+
+    it('accepts a +json media type and a charset parameter, and ignores unknown body fields', async () => {
+      expect((await wipe('{"stream_name":"MARS","extra":1}', { 'content-type': 'application/vnd.aviso+json' })).status).toBe(200);
+      expect(await storedIds(server, 'mars')).toEqual([]);
+      expect((await wipe('{"stream_name":"DISS"}', { 'content-type': 'application/json; charset=utf-8' })).status).toBe(200);
+      expect(await storedIds(server, 'dissemination')).toEqual([]);
+    });
+
+    it.each<[string, string | Uint8Array, Record<string, string>]>([
+      ['no content type', new TextEncoder().encode('{"stream_name":"MARS"}'), {}],
+      ['text/plain', '{"stream_name":"MARS"}', { 'content-type': 'text/plain' }],
+      ['application/x-www-form-urlencoded', 'stream_name=MARS', { 'content-type': 'application/x-www-form-urlencoded' }],
+      ['malformed JSON', '{"stream_name":', JSON_TYPE],
+      ['an empty body', '', JSON_TYPE],
+      ['a body without stream_name', '{"name":"MARS"}', JSON_TYPE],
+      ['a stream_name that is not a string', '{"stream_name":5}', JSON_TYPE],
+      ['a JSON array', '["MARS"]', JSON_TYPE],
+    ])('answers 400 in the admin shape for %s, and wipes nothing', async (_what, body, headers) => {
+      const response = await wipe(body, headers);
+      expect(response.status).toBe(400);
+      expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(Object.keys(response.json)).toEqual(['success', 'message', 'request_id']);
+      expect(response.json.success).toBe(false);
+      expect(typeof response.json.message).toBe('string');
+      expect((response.json.message as string).length).toBeGreaterThan(0);
+      expect(response.json.request_id).toBe(response.headers.get('x-request-id'));
+      expect(response.json.request_id).toMatch(UUID_V4);
+      expect(await storedIds(server, 'mars')).toHaveLength(3);
+    });
   });
 
-  it('accepts an event-type alias: dissemination wipes base diss (D22)', async () => {
-    const response = await wipe('{"stream_name":"dissemination"}');
-    expectAdminBody(response, 200, { success: true, message: 'Successfully wiped stream: dissemination' });
-    expect(await storedIds(server, 'dissemination')).toEqual([]);
-    expect(await storedIds(server, 'mars')).toEqual(['mars@1', 'mars@2', 'mars@3']);
-  });
+  describe('DELETE /api/v1/admin/wipe/all', () => {
+    let server: RunningServer;
+    let seeded: Seeded;
+    beforeAll(async () => {
+      server = await startServer({ config: backend.config() });
+    });
+    afterAll(async () => {
+      await server.stop();
+    });
+    /** One notification of each event type, on a store emptied by a wipe-all first. */
+    beforeEach(async () => {
+      seeded = await resetAndSeed(server, backend.kind, [
+        ['mars', ['a']],
+        ['dissemination', ['A']],
+        ['test_polygon', ['p']],
+        ['extreme_event', ['e']],
+      ]);
+    });
 
-  it.each([['diss'], ['DISS'], ['Dissemination']])('accepts the base or the event type in any case (%s)', async (name) => {
-    const response = await wipe(JSON.stringify({ stream_name: name }));
-    expectAdminBody(response, 200, { success: true, message: `Successfully wiped stream: ${name}` });
-    expect(await storedIds(server, 'dissemination')).toEqual([]);
-    expect(await storedIds(server, 'mars')).toHaveLength(3);
-  });
+    it('answers 200 "Successfully wiped all data" with the fixed-order body', async () => {
+      const response = await del(server, '/api/v1/admin/wipe/all');
+      expectAdminBody(response, 200, { success: true, message: 'Successfully wiped all data' });
+    });
 
-  it('accepts the base of an aliased polygon schema (POLYGON for test_polygon)', async () => {
-    expect((await wipe('{"stream_name":"POLYGON"}')).status).toBe(200);
-    expect(await storedIds(server, 'test_polygon')).toEqual([]);
-  });
+    it('leaves every stream empty', async () => {
+      for (const name of Object.keys(STREAMS) as StreamName[]) expect(await storedIds(server, name)).toHaveLength(1);
+      expect((await del(server, '/api/v1/admin/wipe/all')).status).toBe(200);
+      for (const name of Object.keys(STREAMS) as StreamName[]) expect(await storedIds(server, name)).toEqual([]);
+    });
 
-  it('answers 200 for a name that matches nothing, and removes nothing (in-memory)', async () => {
-    const response = await wipe('{"stream_name":"NOPE"}');
-    expectAdminBody(response, 200, { success: true, message: 'Successfully wiped stream: NOPE' });
-    expect(await storedIds(server, 'mars')).toHaveLength(3);
-    expect(await storedIds(server, 'dissemination')).toHaveLength(2);
-  });
+    it('stores new notifications afterwards, with sequence numbering continuing', async () => {
+      expect((await del(server, '/api/v1/admin/wipe/all')).status).toBe(200);
+      await publish(server, 'dissemination', 'B');
+      expect(await storedIds(server, 'dissemination')).toEqual([`dissemination@${nextSequence(backend.kind, seeded, 'dissemination')}`]);
+    });
 
-  it('does not treat a name as a prefix of a longer base (MAR does not wipe mars)', async () => {
-    expect((await wipe('{"stream_name":"MAR"}')).status).toBe(200);
-    expect(await storedIds(server, 'mars')).toHaveLength(3);
-  });
-
-  it('accepts a +json media type and a charset parameter, and ignores unknown body fields', async () => {
-    expect((await wipe('{"stream_name":"MARS","extra":1}', { 'content-type': 'application/vnd.aviso+json' })).status).toBe(200);
-    expect(await storedIds(server, 'mars')).toEqual([]);
-    expect((await wipe('{"stream_name":"DISS"}', { 'content-type': 'application/json; charset=utf-8' })).status).toBe(200);
-    expect(await storedIds(server, 'dissemination')).toEqual([]);
-  });
-
-  it.each<[string, string | Uint8Array, Record<string, string>]>([
-    ['no content type', new TextEncoder().encode('{"stream_name":"MARS"}'), {}],
-    ['text/plain', '{"stream_name":"MARS"}', { 'content-type': 'text/plain' }],
-    ['application/x-www-form-urlencoded', 'stream_name=MARS', { 'content-type': 'application/x-www-form-urlencoded' }],
-    ['malformed JSON', '{"stream_name":', JSON_TYPE],
-    ['an empty body', '', JSON_TYPE],
-    ['a body without stream_name', '{"name":"MARS"}', JSON_TYPE],
-    ['a stream_name that is not a string', '{"stream_name":5}', JSON_TYPE],
-    ['a JSON array', '["MARS"]', JSON_TYPE],
-  ])('answers 400 in the admin shape for %s, and wipes nothing', async (_what, body, headers) => {
-    const response = await wipe(body, headers);
-    expect(response.status).toBe(400);
-    expect(response.headers.get('content-type')).toMatch(/^application\/json/);
-    expect(Object.keys(response.json)).toEqual(['success', 'message', 'request_id']);
-    expect(response.json.success).toBe(false);
-    expect(typeof response.json.message).toBe('string');
-    expect((response.json.message as string).length).toBeGreaterThan(0);
-    expect(response.json.request_id).toBe(response.headers.get('x-request-id'));
-    expect(response.json.request_id).toMatch(UUID_V4);
-    expect(await storedIds(server, 'mars')).toHaveLength(3);
-  });
-});
-
-describe('DELETE /api/v1/admin/wipe/all', () => {
-  let server: RunningServer;
-  beforeEach(async () => {
-    server = await startServer({ config: serverConfig() });
-    await publish(server, 'mars', 'a');
-    await publish(server, 'dissemination', 'A');
-    await publish(server, 'test_polygon', 'p');
-    await publish(server, 'extreme_event', 'e');
-  });
-  afterEach(async () => {
-    await server.stop();
-  });
-
-  it('answers 200 "Successfully wiped all data" with the fixed-order body', async () => {
-    const response = await del(server, '/api/v1/admin/wipe/all');
-    expectAdminBody(response, 200, { success: true, message: 'Successfully wiped all data' });
-  });
-
-  it('leaves every stream empty', async () => {
-    for (const name of Object.keys(STREAMS) as StreamName[]) expect(await storedIds(server, name)).toHaveLength(1);
-    expect((await del(server, '/api/v1/admin/wipe/all')).status).toBe(200);
-    for (const name of Object.keys(STREAMS) as StreamName[]) expect(await storedIds(server, name)).toEqual([]);
-  });
-
-  it('stores new notifications afterwards, with sequence numbering continuing', async () => {
-    expect((await del(server, '/api/v1/admin/wipe/all')).status).toBe(200);
-    await publish(server, 'dissemination', 'B');
-    expect(await storedIds(server, 'dissemination')).toEqual(['dissemination@5']);
-  });
-
-  it('answers 405 for another method', async () => {
-    const response = await request(`${server.url}/api/v1/admin/wipe/all`, { method: 'POST' });
-    expect(response.status).toBe(405);
-    expect(response.headers.get('allow')).toContain('DELETE');
-    expect(await storedIds(server, 'mars')).toHaveLength(1);
+    it('answers 405 for another method', async () => {
+      const response = await request(`${server.url}/api/v1/admin/wipe/all`, { method: 'POST' });
+      expect(response.status).toBe(405);
+      expect(response.headers.get('allow')).toContain('DELETE');
+      expect(await storedIds(server, 'mars')).toHaveLength(1);
+    });
   });
 });

@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { stringify } from 'yaml';
+import { reapOnExit } from './child-reaper.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 export const SERVER_ENTRY = join(ROOT, 'dist/src/main.js');
@@ -52,6 +53,7 @@ function spawnServer(options: ServerOptions): { child: ChildProcess; dir: string
     env: { PATH: process.env.PATH ?? '', HOME: dir, AVISOSERVER_CONFIG_FILE: file, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  reapOnExit(child);
   return { child, dir };
 }
 

@@ -35,7 +35,9 @@ export class SseClient {
       signal: controller.signal,
     });
     if (response.status !== 200 || !response.body) {
-      return new SseClient(response.status, response.headers, controller, await response.text());
+      const failed = new SseClient(response.status, response.headers, controller, await response.text());
+      failed.ended = true;
+      return failed;
     }
     const client = new SseClient(response.status, response.headers, controller, undefined);
     void client.pump(response.body);

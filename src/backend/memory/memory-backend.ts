@@ -46,6 +46,7 @@ export class MemoryBackend implements NotificationBackend {
   private readonly topics = new Map<string, TopicHistory>();
   private readonly log = new SequenceLog();
   private readonly registrations = new Set<Registration>();
+  private shutDown = false;
 
   constructor(private readonly options: MemoryBackendOptions) {}
 
@@ -113,6 +114,7 @@ export class MemoryBackend implements NotificationBackend {
   }
 
   async subscribe(pattern: TopicPattern, sink: LiveSink): Promise<LiveSubscription> {
+    if (this.shutDown) throw new Error('the in-memory backend is shut down');
     const registration: Registration = { pattern, sink };
     const historyBound = this.nextSequence - 1;
     this.registrations.add(registration);
@@ -197,6 +199,7 @@ export class MemoryBackend implements NotificationBackend {
   }
 
   async shutdown(): Promise<void> {
+    this.shutDown = true;
     const registrations = [...this.registrations];
     this.registrations.clear();
     for (const { sink } of registrations) sink.end();

@@ -1,0 +1,232 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type {
+  Batch,
+  BackendStats,
+  DeleteOutcome,
+  FetchRequest,
+  LiveSink,
+  LiveSubscription,
+  NotificationBackend,
+  NotificationToStore,
+} from '../backend.js';
+import type { JetStreamConfig } from '../../config/model.js';
+import { decodeToken } from '../../topic/percent-codec.js';
+import type { TopicPattern } from '../../topic/topic-pattern.js';
+import { LiveFeed } from './live-feed.js';
+import { toHeaders } from './message-mapping.js';
+import { NatsLink, type NatsClients } from './nats-link.js';
+import { errorText, isConnectionLost, isMessageNotFound, isNoResponders, isStreamNotFound } from './nats-errors.js';
+import { fetchJetStreamBatch } from './replay-fetch.js';
+import { StreamCatalog, streamName, type ConfiguredBase } from './stream-catalog.js';
+
+/** How long notify waits for JetStream to acknowledge a publish. */
+const PUBLISH_ACK_TIMEOUT_MS = 5_000;
+
+export interface JetStreamBackendOptions {
+  readonly settings: JetStreamConfig;
+  readonly configured: readonly ConfiguredBase[];
+  readonly logger: Logger;
+}
+
+/**
+ * The JetStream backend (backends.md §7): one stream per topic base, publishes acknowledged before
+ * notify answers, one shared live feed per stream (D10), replay through short-lived ordered
+ * consumers, and admin operations limited to the streams this configuration owns (D22).
+ */
+export class JetStreamBackend implements NotificationBackend {
+  readonly kind = 'jetstream' as const;
+  private readonly feeds = new Map<string, Promise<LiveFeed>>();
+
+  private constructor(
+    private readonly link: NatsLink,
+    private readonly catalog: StreamCatalog,
+    private readonly settings: JetStreamConfig,
+    private readonly logger: Logger,
+  ) {
+    link.onLost((error) => {
+      catalog.forgetAll();
+      void this.endAllFeeds(error);
+    });
+  }
+
+  /** Connects (with startup retries) and warns about settings this server cannot honour. */
+  static async connect(options: JetStreamBackendOptions): Promise<JetStreamBackend> {
+    const { settings, logger } = options;
+    const link = await NatsLink.open(
+      {
+        url: settings.nats_url.trim(),
+        token: settings.token,
+        connectTimeoutMs: settings.timeout_seconds * 1000,
+        startupAttempts: settings.retry_attempts,
+        reconnectDelayMs: settings.reconnect_delay_ms,
+        autoReconnect: settings.enable_auto_reconnect,
+        maxReconnectAttempts: settings.max_reconnect_attempts,
+      },
+      logger,
+    );
+    const catalog = new StreamCatalog(link, settings, options.configured, logger);
+    for (const { eventType, stream } of catalog.uncompressibleSchemas()) {
+      logger.warn(
+        { event_name: 'backend.jetstream.compression.unsupported', event_type: eventType, stream },
+        `compression requires NATS >= 2.10; stream ${stream} will be uncompressed`,
+      );
+    }
+    return new JetStreamBackend(link, catalog, settings, logger);
+  }
+
+  async publish(notification: NotificationToStore): Promise<{ sequence: number }> {
+    const base = topicBase(notification.topic);
+    // The same id on every attempt: JetStream stores a retried publish once (D22).
+    const msgID = randomUUID();
+    const headers = toHeaders(notification.metadata);
+    let reEnsured = false;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.catalog.ensure(base);
+        const { js } = this.link.clients();
+        const ack = await js.publish(notification.topic, notification.payload, {
+          msgID,
+          timeout: PUBLISH_ACK_TIMEOUT_MS,
+          ...(headers ? { headers } : {}),
+        });
+        return { sequence: ack.seq };
+      } catch (error) {
+        if (!reEnsured && (isStreamNotFound(error) || isNoResponders(error))) {
+          // The stream vanished under us (§7.4): make sure it exists and try once more.
+          reEnsured = true;
+          this.catalog.forget(base);
+          continue;
+        }
+        if (isConnectionLost(error) && attempt < this.settings.publish_retry_attempts) {
+          await delay(this.settings.publish_retry_base_delay_ms * 2 ** (attempt - 1));
+          continue;
+        }
+        throw error;
+      }
+    }
+  }
+
+  async subscribe(pattern: TopicPattern, sink: LiveSink): Promise<LiveSubscription> {
+    for (;;) {
+      const feed = await this.feedFor(pattern.base);
+      // A feed whose last watcher left while we waited is already stopping: start a new one.
+      if (!feed.isStopped) return feed.register(pattern, sink);
+    }
+  }
+
+  async captureHistoryBound(pattern: TopicPattern): Promise<number> {
+    return this.withStream(pattern.base, async (clients, name) => (await clients.jsm.streams.info(name)).state.last_seq);
+  }
+
+  async fetchBatch(request: FetchRequest): Promise<Batch> {
+    return this.withStream(request.pattern.base, (clients, name) => fetchJetStreamBatch(clients, name, request));
+  }
+
+  async deleteMessage(streamKey: string, sequence: number): Promise<DeleteOutcome> {
+    const { jsm } = this.link.clients();
+    try {
+      return (await jsm.streams.deleteMessage(streamName(streamKey), sequence, false)) ? 'deleted' : 'not_found';
+    } catch (error) {
+      if (isStreamNotFound(error) || isMessageNotFound(error)) return 'not_found';
+      throw error;
+    }
+  }
+
+  /** Any case or (resolved by the route) an event-type alias names the stream (D22). */
+  async wipeStream(name: string): Promise<void> {
+    const { jsm } = this.link.clients();
+    const stream = streamName(name);
+    try {
+      await jsm.streams.purge(stream);
+    } catch (error) {
+      if (isStreamNotFound(error)) throw new Error(`stream not found: ${stream}`, { cause: error });
+      throw error;
+    }
+  }
+
+  /** Purges the streams of configured bases only (D22); one failure does not stop the others. */
+  async wipeAll(): Promise<void> {
+    const { jsm } = this.link.clients();
+    const owned = this.catalog.configuredStreamNames();
+    const existing: string[] = [];
+    for await (const name of jsm.streams.names()) existing.push(name);
+    for (const name of existing.filter((n) => owned.has(n))) {
+      try {
+        await jsm.streams.purge(name);
+      } catch (error) {
+        this.logger.error({ event_name: 'backend.jetstream.purge.failed', stream: name, error: errorText(error) }, 'Purge failed');
+      }
+    }
+  }
+
+  async stats(): Promise<BackendStats> {
+    let liveSubscriptions = 0;
+    let liveFeeds = 0;
+    for (const pending of this.feeds.values()) {
+      const feed = await pending.catch(() => undefined);
+      if (feed && !feed.isStopped) {
+        liveFeeds++;
+        liveSubscriptions += feed.watcherCount;
+      }
+    }
+    return { live_feeds: liveFeeds, live_subscriptions: liveSubscriptions };
+  }
+
+  async shutdown(): Promise<void> {
+    await this.endAllFeeds();
+    await this.link.close();
+  }
+
+  /** Runs an operation on a base's stream, re-ensuring it once if it turned out to be missing (§7.4). */
+  private async withStream<T>(base: string, operation: (clients: NatsClients, name: string) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      const layout = await this.catalog.ensure(base);
+      try {
+        return await operation(this.link.clients(), layout.name);
+      } catch (error) {
+        if (attempt === 1 && isStreamNotFound(error)) {
+          this.catalog.forget(base);
+          continue;
+        }
+        throw error;
+      }
+    }
+  }
+
+  private feedFor(base: string): Promise<LiveFeed> {
+    const name = streamName(base);
+    let pending = this.feeds.get(name);
+    if (!pending) {
+      pending = this.withStream(base, (clients, stream) =>
+        LiveFeed.start(clients, stream, this.logger, (stopped) => {
+          if (this.feeds.get(name) === pending) this.feeds.delete(name);
+          this.logger.debug({ event_name: 'backend.jetstream.live.stopped', stream: stopped.streamName }, 'Live feed stopped');
+        }),
+      );
+      this.feeds.set(name, pending);
+      pending.catch(() => {
+        if (this.feeds.get(name) === pending) this.feeds.delete(name);
+      });
+    }
+    return pending;
+  }
+
+  private async endAllFeeds(error?: Error): Promise<void> {
+    const feeds = [...this.feeds.values()];
+    this.feeds.clear();
+    for (const pending of feeds) {
+      const feed = await pending.catch(() => undefined);
+      feed?.end(error);
+    }
+  }
+}
+
+function topicBase(topic: string): string {
+  const dot = topic.indexOf('.');
+  return decodeToken(dot < 0 ? topic : topic.slice(0, dot));
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,166 @@
+import { connect, type ConnectionOptions, type NatsConnection } from '@nats-io/transport-node';
+import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import type { Logger } from 'pino';
+import { NatsUnavailableError, errorText } from './nats-errors.js';
+
+/** Connection settings of `notification_backend.jetstream` (backends.md §7.2). */
+export interface NatsLinkSettings {
+  readonly url: string;
+  readonly token: string | undefined;
+  readonly connectTimeoutMs: number;
+  readonly startupAttempts: number;
+  readonly reconnectDelayMs: number;
+  readonly autoReconnect: boolean;
+  /** 0 = unlimited. */
+  readonly maxReconnectAttempts: number;
+}
+
+export interface NatsClients {
+  readonly nc: NatsConnection;
+  readonly js: JetStreamClient;
+  readonly jsm: JetStreamManager;
+}
+
+export class NatsConnectError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'NatsConnectError';
+  }
+}
+
+/**
+ * Owns the NATS connection: startup attempts, the client's own reconnects, and — when the client
+ * gives up after `max_reconnect_attempts` — a fresh connection as soon as NATS answers again, so
+ * losing NATS never needs a process restart. Between the two the backend fails fast.
+ */
+export class NatsLink {
+  private current: NatsClients | undefined;
+  private closing = false;
+  private readonly lostListeners = new Set<(error: Error) => void>();
+
+  private constructor(
+    private readonly settings: NatsLinkSettings,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Connects with `retry_attempts` attempts `reconnect_delay_ms` apart; rejects with `NATS connect failed: …`. */
+  static async open(settings: NatsLinkSettings, logger: Logger): Promise<NatsLink> {
+    const link = new NatsLink(settings, logger);
+    let lastError: unknown;
+    for (let attempt = 1; attempt <= settings.startupAttempts; attempt++) {
+      try {
+        link.adopt(await link.connectOnce());
+        return link;
+      } catch (error) {
+        lastError = error;
+        logger.warn(
+          { event_name: 'backend.jetstream.connect.failed', attempt, attempts: settings.startupAttempts, error: errorText(error) },
+          'NATS connect attempt failed',
+        );
+        if (attempt < settings.startupAttempts) await delay(settings.reconnectDelayMs);
+      }
+    }
+    throw new NatsConnectError(`NATS connect failed: ${errorText(lastError)}`);
+  }
+
+  get serverVersion(): string {
+    return this.current?.nc.info?.version ?? '0.0.0';
+  }
+
+  /** The live clients, or `NatsUnavailableError` while there is no connection. */
+  clients(): NatsClients {
+    if (!this.current) throw new NatsUnavailableError();
+    return this.current;
+  }
+
+  /** Called when the connection closed for good (the client stopped reconnecting). */
+  onLost(listener: (error: Error) => void): void {
+    this.lostListeners.add(listener);
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    const current = this.current;
+    this.current = undefined;
+    if (current && !current.nc.isClosed()) {
+      try {
+        await current.nc.flush();
+        await current.nc.drain();
+      } catch (error) {
+        this.logger.warn({ event_name: 'backend.jetstream.drain.failed', error: errorText(error) }, 'NATS drain failed');
+      }
+    }
+  }
+
+  private async connectOnce(): Promise<NatsClients> {
+    const { settings } = this;
+    const options: ConnectionOptions = {
+      servers: settings.url,
+      name: 'aviso-ts',
+      timeout: settings.connectTimeoutMs,
+      reconnect: settings.autoReconnect,
+      maxReconnectAttempts: settings.maxReconnectAttempts === 0 ? -1 : settings.maxReconnectAttempts,
+      reconnectTimeWait: settings.reconnectDelayMs,
+      ...(settings.token !== undefined ? { token: settings.token } : {}),
+    };
+    const nc = await connect(options);
+    try {
+      // Fails when JetStream is not enabled for the account (§7.2).
+      const jsm = await jetstreamManager(nc);
+      return { nc, js: jetstream(nc), jsm };
+    } catch (error) {
+      await nc.close();
+      throw error;
+    }
+  }
+
+  private adopt(clients: NatsClients): void {
+    this.current = clients;
+    this.logger.info(
+      { event_name: 'backend.jetstream.connected', server_version: clients.nc.info?.version, token_set: this.settings.token !== undefined },
+      'Connected to NATS',
+    );
+    void this.watchStatus(clients.nc);
+    void clients.nc.closed().then((error) => this.onClosed(clients, error));
+  }
+
+  private async watchStatus(nc: NatsConnection): Promise<void> {
+    for await (const status of nc.status()) {
+      if (status.type === 'disconnect' || status.type === 'error') {
+        this.logger.warn({ event_name: `backend.jetstream.${status.type}` }, `NATS ${status.type}`);
+      } else if (status.type === 'reconnect') {
+        this.logger.info({ event_name: 'backend.jetstream.reconnected' }, 'NATS reconnected');
+      }
+    }
+  }
+
+  private onClosed(clients: NatsClients, error: Error | void): void {
+    if (this.current !== clients || this.closing) return;
+    this.current = undefined;
+    const reason = error ? errorText(error) : 'connection closed';
+    this.logger.error({ event_name: 'backend.jetstream.connection.lost', error: reason }, 'NATS connection lost');
+    for (const listener of this.lostListeners) listener(new NatsUnavailableError(`NATS connection lost: ${reason}`));
+    if (this.settings.autoReconnect) void this.reestablish();
+  }
+
+  private async reestablish(): Promise<void> {
+    while (!this.closing && !this.current) {
+      await delay(this.settings.reconnectDelayMs);
+      if (this.closing) return;
+      try {
+        const clients = await this.connectOnce();
+        if (this.closing) {
+          await clients.nc.close();
+          return;
+        }
+        this.adopt(clients);
+      } catch (error) {
+        this.logger.debug({ event_name: 'backend.jetstream.reconnect.failed', error: errorText(error) }, 'NATS still away');
+      }
+    }
+  }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

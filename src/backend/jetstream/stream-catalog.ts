@@ -1,0 +1,134 @@
+import type { Logger } from 'pino';
+import type { JetStreamConfig, StoragePolicyConfig } from '../../config/model.js';
+import { encodeToken } from '../../topic/percent-codec.js';
+import type { NatsLink } from './nats-link.js';
+import { errorText, isStreamNameInUse, isStreamNotFound } from './nats-errors.js';
+import { desiredStreamConfig, driftedFields, updatedStreamConfig, type StreamLayout } from './stream-config.js';
+
+/** What the catalog needs to know about one configured event type. */
+export interface ConfiguredBase {
+  readonly eventType: string;
+  /** Decoded `topic.base`. */
+  readonly base: string;
+  /** An empty `key_order` publishes bare-base topics, which `<b>.>` does not capture (D19). */
+  readonly bareTopics: boolean;
+  readonly storagePolicy: StoragePolicyConfig | undefined;
+}
+
+/**
+ * One JetStream stream per topic base (backends.md §7.3–§7.4): names, subject bindings, the
+ * configuration each should have, and ensure-stream — create when missing, reconcile when the
+ * configuration drifted — remembered per base until an operation finds the stream gone.
+ */
+export class StreamCatalog {
+  private readonly byBase = new Map<string, ConfiguredBase>();
+  private readonly ensured = new Map<string, Promise<StreamLayout>>();
+
+  constructor(
+    private readonly link: NatsLink,
+    private readonly defaults: JetStreamConfig,
+    configured: readonly ConfiguredBase[],
+    private readonly logger: Logger,
+  ) {
+    for (const entry of configured) this.byBase.set(entry.base, entry);
+  }
+
+  /** Stream compression needs NATS 2.10 (§7.5, D11). */
+  get compressionSupported(): boolean {
+    const [major = 0, minor = 0] = this.link.serverVersion.split('.').map(Number);
+    return major > 2 || (major === 2 && minor >= 10);
+  }
+
+  layoutFor(base: string): StreamLayout {
+    const configured = this.byBase.get(base);
+    const token = encodeToken(base);
+    // Schema-less bases may publish the bare event type (an empty identifier), so they bind both.
+    const bare = configured ? configured.bareTopics : true;
+    return {
+      name: streamName(base),
+      subjects: bare ? [token, `${token}.>`] : [`${token}.>`],
+      storagePolicy: configured?.storagePolicy,
+    };
+  }
+
+  /** Names of the streams bound to configured bases: the only ones wipe-all touches (D22). */
+  configuredStreamNames(): Set<string> {
+    return new Set([...this.byBase.keys()].map(streamName));
+  }
+
+  /** Schemas asking for compression on a server that cannot do it (warned about at startup). */
+  uncompressibleSchemas(): { eventType: string; stream: string }[] {
+    if (this.compressionSupported) return [];
+    return [...this.byBase.values()]
+      .filter((entry) => entry.storagePolicy?.compression === true)
+      .map((entry) => ({ eventType: entry.eventType, stream: streamName(entry.base) }));
+  }
+
+  async ensure(base: string): Promise<StreamLayout> {
+    const layout = this.layoutFor(base);
+    let pending = this.ensured.get(layout.name);
+    if (!pending) {
+      pending = this.ensureNow(layout);
+      this.ensured.set(layout.name, pending);
+      pending.catch(() => this.ensured.delete(layout.name));
+    }
+    return pending;
+  }
+
+  /** Forget that a stream was ensured, after an operation found it missing (§7.4). */
+  forget(base: string): void {
+    this.ensured.delete(streamName(base));
+  }
+
+  forgetAll(): void {
+    this.ensured.clear();
+  }
+
+  private async ensureNow(layout: StreamLayout): Promise<StreamLayout> {
+    const { jsm } = this.link.clients();
+    const supported = this.compressionSupported;
+    const desired = desiredStreamConfig(layout, this.defaults, supported);
+    let current;
+    try {
+      current = await jsm.streams.info(layout.name);
+    } catch (error) {
+      if (!isStreamNotFound(error)) {
+        this.logger.warn(
+          { event_name: 'backend.jetstream.stream.lookup.failed', stream: layout.name, error: errorText(error) },
+          'Stream lookup failed; trying to create it',
+        );
+      }
+    }
+    if (current) {
+      const drifted = driftedFields(current.config, desired, supported);
+      if (drifted.length > 0) {
+        try {
+          await jsm.streams.update(layout.name, updatedStreamConfig(current.config, desired, drifted));
+          this.logger.info(
+            { event_name: 'backend.jetstream.stream.reconciled', stream: layout.name, fields: drifted },
+            `Stream ${layout.name} updated: ${drifted.join(', ')}`,
+          );
+        } catch (error) {
+          this.logger.warn(
+            { event_name: 'backend.jetstream.stream.reconcile.failed', stream: layout.name, fields: drifted, error: errorText(error) },
+            `Stream ${layout.name} keeps its configuration`,
+          );
+        }
+      }
+      return layout;
+    }
+    try {
+      await jsm.streams.add(desired);
+      this.logger.info({ event_name: 'backend.jetstream.stream.created', stream: layout.name }, `Stream ${layout.name} created`);
+    } catch (error) {
+      // Another aviso-ts process created it first.
+      if (!isStreamNameInUse(error)) throw error;
+    }
+    return layout;
+  }
+}
+
+/** The upper-cased base (§7.3); encoded, so a schema-less event type cannot produce an invalid name. */
+export function streamName(base: string): string {
+  return encodeToken(base).toUpperCase();
+}
