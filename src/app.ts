@@ -2,7 +2,11 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import type { Logger } from 'pino';
 import type { NotificationBackend } from './backend/backend.js';
 import type { Clock } from './clock.js';
-import type { WatchEndpointConfig } from './config/model.js';
+import { registerAuthHook } from './auth/auth-hook.js';
+import { Authenticator } from './auth/authenticator.js';
+import type { ReadAuthorizationPlugin } from './auth/read-plugin.js';
+import { StreamAccess } from './auth/stream-access.js';
+import type { AuthConfig, WatchEndpointConfig } from './config/model.js';
 import { registerAdminRoutes } from './http/admin-routes.js';
 import { registerErrorHandling } from './http/error-handling.js';
 import { registerHealthRoute } from './http/health-route.js';
@@ -26,6 +30,10 @@ export interface AppDependencies {
   /** `application.base_url`: CloudEvent `source` and `dataschema`. */
   readonly baseUrl: string;
   readonly watchEndpoint: WatchEndpointConfig;
+  /** The `auth` section; absent or disabled means every stream is public (operations.md §2.1). */
+  readonly auth?: AuthConfig;
+  /** Read-authorization plugins by name, for schemas listing them in `auth.plugins`. */
+  readonly readPlugins?: ReadonlyMap<string, ReadAuthorizationPlugin>;
 }
 
 declare module 'fastify' {
@@ -51,6 +59,9 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
 
   registerRequestIdHeader(app);
   registerErrorHandling(app, { maxBodyBytes: deps.maxBodyBytes });
+  const authenticator = deps.auth?.enabled ? new Authenticator(deps.auth, () => deps.clock.now(), deps.logger) : undefined;
+  registerAuthHook(app, authenticator);
+  const access = new StreamAccess(authenticator);
 
   // notify/watch/replay read the raw body whatever the Content-Type says (api.md §2.2).
   app.removeAllContentTypeParsers();
@@ -78,10 +89,12 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
 
   registerHealthRoute(app);
   registerSchemaRoutes(app, deps.registry);
-  registerNotificationRoute(app, deps);
+  registerNotificationRoute(app, { ...deps, access });
   registerStreamRoutes(app, {
     registry: deps.registry,
     streams,
+    access,
+    readPlugins: deps.readPlugins ?? new Map(),
     defaultReplayCap: watch.max_historical_notifications,
   });
   registerAdminRoutes(app, deps);

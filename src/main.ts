@@ -6,6 +6,8 @@ import { createBackend } from './backend/create-backend.js';
 import { systemClock } from './clock.js';
 import { ConfigLoadError, loadConfig } from './config/load.js';
 import { ConfigValidationError, validateConfig, type ValidatedConfig } from './config/validate.js';
+import { createEcpdsPlugin, type EcpdsPlugin } from './auth/ecpds/ecpds-plugin.js';
+import type { AppConfig } from './config/model.js';
 import { createLogger } from './logging/logger.js';
 import { SchemaRegistry } from './schema/schema-registry.js';
 import { SERVER_VERSION } from './version.js';
@@ -58,6 +60,7 @@ async function main(): Promise<void> {
     fatal(`backend initialization failed: ${reason}`);
   }
 
+  const readPlugins = createReadPlugins(config, logger);
   const registry = new SchemaRegistry(config.notification_schema, validated.strictMode);
   const app = await buildApp({
     registry,
@@ -67,6 +70,8 @@ async function main(): Promise<void> {
     maxBodyBytes: config.application.max_body_bytes,
     baseUrl: config.application.base_url,
     watchEndpoint: config.watch_endpoint,
+    auth: config.auth,
+    readPlugins,
   });
 
   try {
@@ -83,10 +88,42 @@ async function main(): Promise<void> {
     `aviso-server ${SERVER_VERSION} listening on ${config.application.host}:${port}`,
   );
 
-  installShutdown(app, backend, logger);
+  installShutdown(app, backend, logger, readPlugins);
 }
 
-function installShutdown(app: FastifyInstance, backend: NotificationBackend, logger: Logger): void {
+/** The ECPDS checker exists only when a section is configured and some stream opts in (§2.10.1). */
+function createReadPlugins(config: AppConfig, logger: Logger): Map<string, EcpdsPlugin> {
+  const plugins = new Map<string, EcpdsPlugin>();
+  const anyStreamEnablesEcpds = Object.values(config.notification_schema ?? {}).some((schema) =>
+    schema.auth?.plugins?.includes('ecpds'),
+  );
+  if (config.ecpds && anyStreamEnablesEcpds) {
+    try {
+      plugins.set('ecpds', createEcpdsPlugin(config.ecpds, { clock: systemClock }));
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      logger.error({ event_name: 'startup.ecpds.checker_init.failed', error: reason }, 'ECPDS checker could not be built');
+      fatal(`ECPDS checker could not be built: ${reason}`);
+    }
+  }
+  logger.info(
+    {
+      event_name: 'configuration.ecpds.initialized',
+      ecpds_block_present: config.ecpds !== undefined,
+      any_stream_enables_ecpds: anyStreamEnablesEcpds,
+      checker_built: plugins.has('ecpds'),
+    },
+    'ECPDS plugin configuration',
+  );
+  return plugins;
+}
+
+function installShutdown(
+  app: FastifyInstance,
+  backend: NotificationBackend,
+  logger: Logger,
+  plugins: ReadonlyMap<string, EcpdsPlugin>,
+): void {
   let shuttingDown = false;
   const shutdown = async (signal: NodeJS.Signals): Promise<void> => {
     if (shuttingDown) {
@@ -102,6 +139,7 @@ function installShutdown(app: FastifyInstance, backend: NotificationBackend, log
     clearTimeout(force);
     logger.info({ event_name: 'startup.server.stopped' }, 'HTTP server stopped');
     logger.info({ event_name: 'startup.backend.shutdown.started' }, 'Shutting down backend');
+    for (const plugin of plugins.values()) plugin.close();
     try {
       await backend.shutdown();
       logger.info({ event_name: 'startup.backend.shutdown.completed' }, 'Backend shut down');

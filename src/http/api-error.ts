@@ -8,6 +8,8 @@ export class ApiError extends Error {
     readonly statusCode: number,
     readonly body: Readonly<Record<string, unknown>>,
     readonly headers: Readonly<Record<string, string | string[]>> = {},
+    /** Facts for the log line of this rejection that are not part of the response. */
+    readonly logContext: Readonly<Record<string, unknown>> = {},
   ) {
     super(typeof body.message === 'string' ? body.message : `HTTP ${statusCode}`);
     this.name = 'ApiError';

@@ -74,3 +74,27 @@ export function streamInitializationFailedError(cause: string, topic: string): A
     topic,
   });
 }
+
+export type AuthErrorStatus = 401 | 403 | 500 | 503;
+
+const AUTH_ERROR_CODES: Readonly<Record<AuthErrorStatus, { code: string; error: string }>> = {
+  401: { code: 'UNAUTHORIZED', error: 'unauthorized' },
+  403: { code: 'FORBIDDEN', error: 'forbidden' },
+  500: { code: 'INTERNAL_ERROR', error: 'internal_error' },
+  503: { code: 'SERVICE_UNAVAILABLE', error: 'service_unavailable' },
+};
+
+/** Shape C (operations.md §2.8): four members, never `details`; 401s carry their challenges. */
+export function authError(
+  status: AuthErrorStatus,
+  message: string,
+  challenges: readonly string[] = [],
+  logContext: Readonly<Record<string, unknown>> = {},
+): ApiError {
+  return new ApiError(
+    status,
+    { ...AUTH_ERROR_CODES[status], message },
+    challenges.length > 0 ? { 'www-authenticate': [...challenges] } : {},
+    logContext,
+  );
+}

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { NotificationBackend } from '../backend/backend.js';
+import type { StreamAccess } from '../auth/stream-access.js';
 import type { Clock } from '../clock.js';
 import { IdentifierError } from '../schema/identifier-error.js';
 import { assertNoPointOnNotify, prepareNotification, type PreparedNotification } from '../schema/notify-identifier.js';
@@ -13,11 +14,12 @@ export interface NotificationRouteDeps {
   readonly registry: SchemaRegistry;
   readonly backend: NotificationBackend;
   readonly clock: Clock;
+  readonly access: StreamAccess;
 }
 
 /** `POST /api/v1/notification` (api.md §5): parse → gate → point → validate → topic → store → 200. */
 export function registerNotificationRoute(app: FastifyInstance, deps: NotificationRouteDeps): void {
-  const { registry, backend, clock } = deps;
+  const { registry, backend, clock, access } = deps;
 
   app.post('/api/v1/notification', async (request, reply) => {
     const body = parseNotificationRequest('notify', request.body as Buffer | undefined);
@@ -25,13 +27,20 @@ export function registerNotificationRoute(app: FastifyInstance, deps: Notificati
       throw unknownEventTypeError(body.event_type, registry.eventTypes);
     }
 
-    let prepared: PreparedNotification;
+    const asValidationError = (error: unknown): unknown =>
+      error instanceof IdentifierError ? validationError('notify', error.message, error.details) : error;
     try {
       assertNoPointOnNotify(body.identifier);
+    } catch (error) {
+      throw asValidationError(error);
+    }
+    // The write check comes after the point check and before validation (operations.md §2.7).
+    access.checkWrite(registry.get(body.event_type), request.authUser);
+    let prepared: PreparedNotification;
+    try {
       prepared = prepareNotification(registry, body);
     } catch (error) {
-      if (error instanceof IdentifierError) throw validationError('notify', error.message, error.details);
-      throw error;
+      throw asValidationError(error);
     }
 
     let sequence: number;

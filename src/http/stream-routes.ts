@@ -1,16 +1,24 @@
 import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import type { AuthUser } from '../auth/auth-user.js';
+import type { ReadAuthorizationPlugin } from '../auth/read-plugin.js';
+import type { StreamAccess } from '../auth/stream-access.js';
+import type { EventSchema } from '../schema/event-schema.js';
 import type { WatchSelection } from '../filter/watch-filter.js';
 import { IdentifierError } from '../schema/identifier-error.js';
 import type { SchemaRegistry } from '../schema/schema-registry.js';
 import { checkSpatialShape, prepareWatch, type StreamEndpoint } from '../schema/watch-identifier.js';
 import { StartCursorError, resolveStartCursor, type StartCursorRequest } from '../streaming/start-cursor.js';
 import type { StreamSupervisor } from '../streaming/stream-supervisor.js';
-import { streamInitializationFailedError, unknownEventTypeError, validationError } from './error-bodies.js';
+import { authError, streamInitializationFailedError, unknownEventTypeError, validationError } from './error-bodies.js';
 import { parseNotificationRequest } from './request-body.js';
 
 export interface StreamRouteDeps {
   readonly registry: SchemaRegistry;
   readonly streams: StreamSupervisor;
+  readonly access: StreamAccess;
+  /** Read-authorization plugins by name (`auth.plugins`, operations.md §2.10). */
+  readonly readPlugins: ReadonlyMap<string, ReadAuthorizationPlugin>;
   /** `watch_endpoint.max_historical_notifications`, the cap when a schema sets none. */
   readonly defaultReplayCap: number;
 }
@@ -23,8 +31,10 @@ export function registerStreamRoutes(app: FastifyInstance, deps: StreamRouteDeps
       if (deps.registry.rejectsEventType(body.event_type)) {
         throw unknownEventTypeError(body.event_type, deps.registry.eventTypes);
       }
-      const { selection, cursor } = validateStreamRequest(deps.registry, endpoint, body);
       const schema = deps.registry.get(body.event_type);
+      deps.access.checkRead(schema, request.authUser);
+      const { selection, cursor } = validateStreamRequest(deps.registry, endpoint, body);
+      await runReadPlugins(deps, schema, request.authUser, selection, request.log as Logger);
       try {
         await deps.streams.open(reply, {
           endpoint,
@@ -40,6 +50,32 @@ export function registerStreamRoutes(app: FastifyInstance, deps: StreamRouteDeps
         );
         throw streamInitializationFailedError(cause, selection.pattern.display);
       }
+    });
+  }
+}
+
+/** Step 6 of operations.md §2.7: plugins listed by the schema, once the request is valid. */
+async function runReadPlugins(
+  deps: StreamRouteDeps,
+  schema: EventSchema | undefined,
+  user: AuthUser | undefined,
+  selection: WatchSelection,
+  logger: Logger,
+): Promise<void> {
+  const names = schema?.auth?.required ? (schema.auth.plugins ?? []) : [];
+  if (!schema || !user || names.length === 0) return;
+  const exact = new Map<string, string>();
+  for (const filter of selection.fieldFilters) if (filter.kind === 'exact') exact.set(filter.field, filter.value);
+  for (const name of names) {
+    const plugin = deps.readPlugins.get(name);
+    // Startup rejects unknown plugins (B3); a missing one here would silently widen access.
+    if (!plugin) throw authError(500, 'Server configuration error');
+    await plugin.check({
+      eventType: schema.eventType,
+      user,
+      isAdmin: deps.access.isAdmin(user),
+      canonicalValue: (field) => exact.get(field),
+      logger,
     });
   }
 }

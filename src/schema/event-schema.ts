@@ -8,6 +8,15 @@ export interface EventSchemaSource {
   readonly identifier: Readonly<Record<string, IdentifierRule>>;
   readonly payload?: { readonly required: boolean };
   readonly max_historical_notifications?: number;
+  readonly auth?: StreamAuthRule;
+}
+
+/** A schema's `auth` block (operations.md §2.7). */
+export interface StreamAuthRule {
+  readonly required: boolean;
+  readonly read_roles?: Readonly<Record<string, readonly string[]>>;
+  readonly write_roles?: Readonly<Record<string, readonly string[]>>;
+  readonly plugins?: readonly string[];
 }
 
 export interface SchemaField {
@@ -28,6 +37,7 @@ export class EventSchema {
   readonly maxHistoricalNotifications: number | undefined;
   /** The spatial identifier, if any: `polygon` (PolygonHandler) or `point_cloud` (PointCloudHandler). */
   readonly spatialField: SchemaField | undefined;
+  readonly auth: StreamAuthRule | undefined;
 
   constructor(
     readonly eventType: string,
@@ -45,6 +55,7 @@ export class EventSchema {
     this.payloadRule = source.payload;
     this.maxHistoricalNotifications = source.max_historical_notifications;
     this.spatialField = [...fields.values()].find((f) => f.handler.kind !== 'scalar');
+    this.auth = source.auth;
   }
 
   get payloadRequired(): boolean {

@@ -1,0 +1,76 @@
+import type { FastifyInstance } from 'fastify';
+import { ApiError } from '../http/api-error.js';
+import type { AuthUser } from './auth-user.js';
+import type { Authenticator } from './authenticator.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The verified caller, when credentials were presented (operations.md §2.2). */
+    authUser: AuthUser | undefined;
+  }
+}
+
+/**
+ * The paths a request can be judged by: the route pattern the router matched (if any) and the
+ * request path percent-decoded as the router decodes it. A request is authenticated, or an admin
+ * request, when either says so — judging the raw path alone would let `/api/v1/%61dmin/wipe/all`
+ * reach the admin route unauthenticated.
+ */
+export function requestPaths(routePattern: string | undefined, rawUrl: string): { decoded: string; candidates: string[] } {
+  const raw = rawUrl.split('?')[0] ?? '/';
+  let decoded = raw;
+  try {
+    decoded = decodeURIComponent(raw);
+  } catch {
+    // Malformed escapes: the router refuses such paths too; judge the raw text.
+  }
+  return { decoded, candidates: routePattern ? [routePattern, decoded] : [decoded] };
+}
+
+/** Only `/api/v1` is authenticated, and the schema routes never are (operations.md §2.1). */
+export function isAuthenticatedPath(path: string): boolean {
+  const underApi = path === '/api/v1' || path.startsWith('/api/v1/');
+  return underApi && !path.startsWith('/api/v1/schema');
+}
+
+/** A plain prefix, as in the reference: `/api/v1/administrator` is an admin path too (§2.2). */
+export function isAdminPath(path: string): boolean {
+  return path.startsWith('/api/v1/admin');
+}
+
+/**
+ * Runs the middleware before the body is read, for every request under `/api/v1` (unknown admin
+ * paths included, so they answer 401 rather than 404), and logs each rejection.
+ */
+export function registerAuthHook(app: FastifyInstance, authenticator: Authenticator | undefined): void {
+  app.decorateRequest('authUser', undefined);
+  if (!authenticator) return;
+  app.addHook('onRequest', async (request) => {
+    const { decoded: path, candidates } = requestPaths(request.routeOptions.url, request.url);
+    if (!candidates.some(isAuthenticatedPath)) return;
+    try {
+      request.authUser = await authenticator.authenticate(candidates.some(isAdminPath), request.headers.authorization);
+    } catch (error) {
+      if (error instanceof ApiError) {
+        request.log.warn(
+          {
+            event_name: 'auth.middleware.request.denied',
+            outcome: 'error',
+            status_code: error.statusCode,
+            reason: error.body.error,
+            username: error.logContext.username ?? '-',
+            path,
+          },
+          String(error.body.message),
+        );
+      }
+      throw error;
+    }
+    if (request.authUser) {
+      request.log.debug(
+        { event_name: 'auth.middleware.user.resolved', username: request.authUser.username, path },
+        'User resolved',
+      );
+    }
+  });
+}

@@ -1,0 +1,23 @@
+/** The caller, as derived from a verified JWT (operations.md §2.5). */
+export interface AuthUser {
+  readonly username: string;
+  readonly realm: string | undefined;
+  readonly roles: readonly string[];
+  readonly attributes: Readonly<Record<string, string>>;
+}
+
+/** Realm → role names, as in `admin_roles`, `read_roles`, `write_roles`. */
+export type RoleMap = Readonly<Record<string, readonly string[]>>;
+
+/**
+ * operations.md §2.6: realm-scoped, exact and case-sensitive; `"*"` grants every user of that
+ * realm and never crosses realms.
+ */
+export function hasAnyRole(user: AuthUser, roles: RoleMap): boolean {
+  if (Object.keys(roles).length === 0) return true;
+  if (user.realm === undefined) return false;
+  const granted = Object.hasOwn(roles, user.realm) ? roles[user.realm] : undefined;
+  if (!granted) return false;
+  if (granted.includes('*')) return true;
+  return user.roles.some((role) => granted.includes(role));
+}

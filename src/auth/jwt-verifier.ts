@@ -1,0 +1,75 @@
+import { compactVerify } from 'jose';
+import type { AuthUser } from './auth-user.js';
+
+/** A token that does not authenticate anyone; `message` is the 401 text (operations.md §2.5). */
+export class TokenRejected extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'TokenRejected';
+  }
+}
+
+const INVALID = 'Invalid or expired token';
+const MISSING_USER = 'Token is missing required user claims';
+/** The reference's implicit clock-skew allowance on `exp` (operations.md §7 item 10). */
+const EXPIRY_LEEWAY_SECONDS = 60;
+
+/**
+ * HS256 only, keyed with the UTF-8 bytes of `auth.jwt_secret`; `exp` required; `nbf`, `iss`,
+ * `aud` and `sub` are not validated. `compactVerify` checks the signature and pins the algorithm;
+ * the claims are checked here because `jwtVerify` would also enforce `nbf`.
+ */
+export class JwtVerifier {
+  private readonly key: Uint8Array;
+
+  constructor(
+    secret: string,
+    private readonly nowMs: () => number,
+  ) {
+    this.key = new TextEncoder().encode(secret);
+  }
+
+  async verify(token: string): Promise<AuthUser> {
+    let payload: Uint8Array;
+    try {
+      ({ payload } = await compactVerify(token, this.key, { algorithms: ['HS256'] }));
+    } catch {
+      throw new TokenRejected(INVALID);
+    }
+    let claims: unknown;
+    try {
+      claims = JSON.parse(new TextDecoder().decode(payload));
+    } catch {
+      throw new TokenRejected(INVALID);
+    }
+    if (!isRecord(claims) || !this.claimsValid(claims)) throw new TokenRejected(INVALID);
+    const username = (claims.username ?? claims.sub) as string | null | undefined;
+    if (typeof username !== 'string') throw new TokenRejected(MISSING_USER);
+    return {
+      username,
+      realm: typeof claims.realm === 'string' ? claims.realm : undefined,
+      roles: (claims.roles as string[] | undefined) ?? [],
+      attributes: (claims.attributes as Record<string, string> | undefined) ?? {},
+    };
+  }
+
+  private claimsValid(claims: Record<string, unknown>): boolean {
+    const { exp } = claims;
+    if (typeof exp !== 'number' || !Number.isInteger(exp) || exp < 0) return false;
+    if (exp < Math.floor(this.nowMs() / 1000) - EXPIRY_LEEWAY_SECONDS) return false;
+    for (const name of ['username', 'sub', 'realm', 'iss']) {
+      const value = claims[name];
+      if (value !== undefined && value !== null && typeof value !== 'string') return false;
+    }
+    const { roles, attributes, iat } = claims;
+    if (roles !== undefined && !(Array.isArray(roles) && roles.every((role) => typeof role === 'string'))) return false;
+    if (attributes !== undefined && !(isRecord(attributes) && Object.values(attributes).every((v) => typeof v === 'string'))) {
+      return false;
+    }
+    return iat === undefined || (typeof iat === 'number' && Number.isInteger(iat));
+  }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
