@@ -13,7 +13,10 @@ import { registerHealthRoute } from './http/health-route.js';
 import { registerNotificationRoute } from './http/notification-route.js';
 import { generateRequestId, registerRequestIdHeader } from './http/request-id.js';
 import { registerSchemaRoutes } from './http/schema-routes.js';
+import { registerRequestTelemetry } from './http/request-telemetry.js';
 import { registerStreamRoutes } from './http/stream-routes.js';
+import type { AvisoMetrics } from './metrics/aviso-metrics.js';
+import { createDisabledMetrics } from './metrics/prometheus-metrics.js';
 import { childLogger } from './logging/logger.js';
 import type { SchemaRegistry } from './schema/schema-registry.js';
 import { StoredIdentityReader } from './schema/stored-identifier.js';
@@ -34,6 +37,8 @@ export interface AppDependencies {
   readonly auth?: AuthConfig;
   /** Read-authorization plugins by name, for schemas listing them in `auth.plugins`. */
   readonly readPlugins?: ReadonlyMap<string, ReadAuthorizationPlugin>;
+  /** Prometheus metrics; absent means metrics are disabled and nothing is recorded. */
+  readonly metrics?: AvisoMetrics;
 }
 
 declare module 'fastify' {
@@ -57,10 +62,12 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     requestTimeout: 0,
   });
 
+  const metrics = deps.metrics ?? createDisabledMetrics();
   registerRequestIdHeader(app);
+  registerRequestTelemetry(app, metrics);
   registerErrorHandling(app, { maxBodyBytes: deps.maxBodyBytes });
   const authenticator = deps.auth?.enabled ? new Authenticator(deps.auth, () => deps.clock.now(), deps.logger) : undefined;
-  registerAuthHook(app, authenticator);
+  registerAuthHook(app, authenticator, metrics);
   const access = new StreamAccess(authenticator);
 
   // notify/watch/replay read the raw body whatever the Content-Type says (api.md §2.2).
@@ -89,13 +96,14 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
 
   registerHealthRoute(app);
   registerSchemaRoutes(app, deps.registry);
-  registerNotificationRoute(app, { ...deps, access });
+  registerNotificationRoute(app, { ...deps, access, metrics });
   registerStreamRoutes(app, {
     registry: deps.registry,
     streams,
     access,
     readPlugins: deps.readPlugins ?? new Map(),
     defaultReplayCap: watch.max_historical_notifications,
+    metrics,
   });
   registerAdminRoutes(app, deps);
 

@@ -1,19 +1,24 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { buildApp } from './app.js';
+import { createEcpdsPlugin, type EcpdsPlugin } from './auth/ecpds/ecpds-plugin.js';
 import type { NotificationBackend } from './backend/backend.js';
 import { createBackend } from './backend/create-backend.js';
 import { systemClock } from './clock.js';
 import { ConfigLoadError, loadConfig } from './config/load.js';
-import { ConfigValidationError, validateConfig, type ValidatedConfig } from './config/validate.js';
-import { createEcpdsPlugin, type EcpdsPlugin } from './auth/ecpds/ecpds-plugin.js';
 import type { AppConfig } from './config/model.js';
+import { ConfigValidationError, validateConfig } from './config/validate.js';
+import { effectiveLevel } from './logging/log-level.js';
 import { createLogger } from './logging/logger.js';
+import type { AvisoMetrics } from './metrics/aviso-metrics.js';
+import { startMetricsServer } from './metrics/metrics-server.js';
+import { createDisabledMetrics, createPrometheusMetrics } from './metrics/prometheus-metrics.js';
 import { SchemaRegistry } from './schema/schema-registry.js';
 import { SERVER_VERSION } from './version.js';
 
 /** In-flight requests get this long to finish on shutdown before sockets are closed (operations.md §4.2). */
 const SHUTDOWN_GRACE_MS = 30_000;
+const METRICS_SHUTDOWN_GRACE_MS = 5_000;
 
 /** One plain line on stderr, the contract for failures before anything listens (D17). */
 function fatal(reason: string): never {
@@ -21,24 +26,54 @@ function fatal(reason: string): never {
   process.exit(1);
 }
 
+function reasonOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** The startup sequence of operations.md §4.1. */
 async function main(): Promise<void> {
-  let validated: ValidatedConfig;
+  let config: AppConfig;
   try {
-    validated = validateConfig(loadConfig());
+    config = loadConfig();
   } catch (error) {
     if (error instanceof ConfigLoadError) fatal(`configuration error: ${error.message}`);
-    if (error instanceof ConfigValidationError) {
-      createLogger({ level: 'error', serviceVersion: SERVER_VERSION }).error(
-        { event_name: error.eventName, error: error.message },
-        'Configuration validation failed',
-      );
-      fatal(`configuration error: ${error.message}`);
-    }
     throw error;
   }
-  const { config } = validated;
-  const logger = createLogger({ level: config.logging.level, serviceVersion: SERVER_VERSION });
-  for (const warning of validated.warnings) logger.warn({ event_name: warning.event }, warning.message);
+
+  const level = effectiveLevel(config.logging.level, process.env.RUST_LOG);
+  if (level.warning) process.stderr.write(`${level.warning}\n`);
+  const logger = createLogger({ level: level.level, serviceVersion: SERVER_VERSION });
+  logger.info(
+    {
+      event_name: 'configuration.load.succeeded',
+      host: config.application.host,
+      port: config.application.port,
+      backend_kind: config.notification_backend.kind,
+      has_notification_schema: config.notification_schema !== undefined,
+    },
+    'Configuration loaded',
+  );
+
+  let strictMode: boolean;
+  try {
+    const validated = validateConfig(config);
+    strictMode = validated.strictMode;
+    logger.info(
+      {
+        event_name: 'configuration.global.initialized',
+        notification_schema_strict: strictMode,
+        base_url: config.application.base_url,
+      },
+      'Global configuration initialized',
+    );
+    for (const warning of validated.warnings) logger.warn({ event_name: warning.event }, warning.message);
+  } catch (error) {
+    if (!(error instanceof ConfigValidationError)) throw error;
+    logger.error({ event_name: error.eventName, error: error.message }, 'Configuration validation failed');
+    fatal(`configuration error: ${error.message}`);
+  }
+  // Secrets in the dump are redacted by key (jwt_secret, password, token) like every log attribute.
+  logger.info({ event_name: 'startup.configuration.dumped', config }, 'Effective configuration');
   logger.info(
     {
       event_name: 'startup.configuration.loaded',
@@ -46,22 +81,39 @@ async function main(): Promise<void> {
       bind_port: config.application.port,
       backend_kind: config.notification_backend.kind,
       has_notification_schema: config.notification_schema !== undefined,
-      notification_schema_strict: validated.strictMode,
     },
-    'Configuration loaded',
+    'Configuration ready',
   );
+
+  const registry = new SchemaRegistry(config.notification_schema, strictMode);
+  const metrics = config.metrics.enabled
+    ? createPrometheusMetrics({
+        version: SERVER_VERSION,
+        backendKind: config.notification_backend.kind as 'in_memory' | 'jetstream',
+        eventTypes: registry.eventTypes,
+      })
+    : createDisabledMetrics();
+  const readPlugins = createReadPlugins(config, logger, metrics);
 
   let backend: NotificationBackend;
   try {
-    backend = await createBackend(config, systemClock, logger);
+    backend = metrics.instrumentBackend(await createBackend(config, systemClock, logger));
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
-    logger.error({ event_name: 'startup.backend.initialization.failed', error: reason }, 'Backend initialization failed');
-    fatal(`backend initialization failed: ${reason}`);
+    logger.error({ event_name: 'startup.backend.initialization.failed', error: reasonOf(error) }, 'Backend initialization failed');
+    fatal(`backend initialization failed: ${reasonOf(error)}`);
   }
 
-  const readPlugins = createReadPlugins(config, logger);
-  const registry = new SchemaRegistry(config.notification_schema, validated.strictMode);
+  let metricsServer: { close(): Promise<void> } | undefined;
+  if (config.metrics.enabled) {
+    const { host, port } = config.metrics;
+    try {
+      metricsServer = await startMetricsServer({ host, port: port as number, metrics, logger });
+    } catch (error) {
+      logger.error({ event_name: 'startup.metrics.server.bind.failed', error: reasonOf(error) }, 'Metrics server cannot listen');
+      fatal(`cannot listen for metrics on ${host}:${port}: ${reasonOf(error)}`);
+    }
+  }
+
   const app = await buildApp({
     registry,
     backend,
@@ -72,14 +124,14 @@ async function main(): Promise<void> {
     watchEndpoint: config.watch_endpoint,
     auth: config.auth,
     readPlugins,
+    metrics,
   });
 
   try {
     await app.listen({ host: config.application.host, port: config.application.port });
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
-    logger.error({ event_name: 'startup.server.bind.failed', error: reason }, 'Cannot listen');
-    fatal(`cannot listen on ${config.application.host}:${config.application.port}: ${reason}`);
+    logger.error({ event_name: 'startup.server.bind.failed', error: reasonOf(error) }, 'Cannot listen');
+    fatal(`cannot listen on ${config.application.host}:${config.application.port}: ${reasonOf(error)}`);
   }
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.application.port;
@@ -88,22 +140,21 @@ async function main(): Promise<void> {
     `aviso-server ${SERVER_VERSION} listening on ${config.application.host}:${port}`,
   );
 
-  installShutdown(app, backend, logger, readPlugins);
+  installShutdown({ app, backend, logger, plugins: readPlugins, metricsServer });
 }
 
 /** The ECPDS checker exists only when a section is configured and some stream opts in (§2.10.1). */
-function createReadPlugins(config: AppConfig, logger: Logger): Map<string, EcpdsPlugin> {
+function createReadPlugins(config: AppConfig, logger: Logger, metrics: AvisoMetrics): Map<string, EcpdsPlugin> {
   const plugins = new Map<string, EcpdsPlugin>();
   const anyStreamEnablesEcpds = Object.values(config.notification_schema ?? {}).some((schema) =>
     schema.auth?.plugins?.includes('ecpds'),
   );
   if (config.ecpds && anyStreamEnablesEcpds) {
     try {
-      plugins.set('ecpds', createEcpdsPlugin(config.ecpds, { clock: systemClock }));
+      plugins.set('ecpds', createEcpdsPlugin(config.ecpds, { clock: systemClock, telemetry: metrics.ecpds }));
     } catch (error) {
-      const reason = error instanceof Error ? error.message : String(error);
-      logger.error({ event_name: 'startup.ecpds.checker_init.failed', error: reason }, 'ECPDS checker could not be built');
-      fatal(`ECPDS checker could not be built: ${reason}`);
+      logger.error({ event_name: 'startup.ecpds.checker_init.failed', error: reasonOf(error) }, 'ECPDS checker could not be built');
+      fatal(`ECPDS checker could not be built: ${reasonOf(error)}`);
     }
   }
   logger.info(
@@ -118,38 +169,50 @@ function createReadPlugins(config: AppConfig, logger: Logger): Map<string, Ecpds
   return plugins;
 }
 
-function installShutdown(
-  app: FastifyInstance,
-  backend: NotificationBackend,
-  logger: Logger,
-  plugins: ReadonlyMap<string, EcpdsPlugin>,
-): void {
+interface Running {
+  readonly app: FastifyInstance;
+  readonly backend: NotificationBackend;
+  readonly logger: Logger;
+  readonly plugins: ReadonlyMap<string, EcpdsPlugin>;
+  readonly metricsServer: { close(): Promise<void> } | undefined;
+}
+
+/**
+ * operations.md §4.2: streams end with `server_shutdown`, the metrics server stops, the public
+ * server drains for up to 30 s, then the backend closes; the process exits 0 once it has.
+ */
+function installShutdown({ app, backend, logger, plugins, metricsServer }: Running): void {
   let shuttingDown = false;
   const shutdown = async (signal: NodeJS.Signals): Promise<void> => {
-    if (shuttingDown) {
-      // A second signal while draining means "now".
-      process.exit(1);
-    }
+    if (shuttingDown) process.exit(1); // a second signal while draining means "now"
     shuttingDown = true;
     logger.info({ event_name: `startup.signal.${signal.toLowerCase()}.received` }, `${signal} received`);
+    logger.info({ event_name: 'startup.shutdown.token.cancelled' }, 'Shutdown broadcast to all components');
+    app.streams.closeAll('server_shutdown');
     logger.info({ event_name: 'startup.shutdown.received' }, 'Stopping servers');
+    if (metricsServer) await withTimeout(metricsServer.close(), METRICS_SHUTDOWN_GRACE_MS);
     const force = setTimeout(() => app.server.closeAllConnections(), SHUTDOWN_GRACE_MS);
     force.unref();
     await app.close();
     clearTimeout(force);
-    logger.info({ event_name: 'startup.server.stopped' }, 'HTTP server stopped');
+    logger.info({ event_name: 'startup.server.stopped' }, 'HTTP servers stopped');
     logger.info({ event_name: 'startup.backend.shutdown.started' }, 'Shutting down backend');
     for (const plugin of plugins.values()) plugin.close();
     try {
       await backend.shutdown();
       logger.info({ event_name: 'startup.backend.shutdown.completed' }, 'Backend shut down');
+      logger.info({ event_name: 'startup.backend.shutdown.succeeded' }, 'Backend shutdown succeeded');
     } catch (error) {
-      logger.error({ event_name: 'startup.backend.shutdown.failed', err: error }, 'Backend shutdown failed');
+      logger.error({ event_name: 'startup.backend.shutdown.failed', error: reasonOf(error) }, 'Backend shutdown failed');
     }
     process.exit(0);
   };
   process.on('SIGTERM', (signal) => void shutdown(signal));
   process.on('SIGINT', (signal) => void shutdown(signal));
+}
+
+function withTimeout(promise: Promise<void>, ms: number): Promise<void> {
+  return Promise.race([promise, new Promise<void>((resolve) => setTimeout(resolve, ms).unref())]);
 }
 
 await main();

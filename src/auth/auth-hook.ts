@@ -2,6 +2,14 @@ import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../http/api-error.js';
 import type { AuthUser } from './auth-user.js';
 import type { Authenticator } from './authenticator.js';
+import type { AuthOutcome, AvisoMetrics } from '../metrics/aviso-metrics.js';
+
+/** `outcome` of `aviso_auth_requests_total` for each rejection status (operations.md §2.9). */
+const AUTH_OUTCOMES: Readonly<Record<number, AuthOutcome>> = {
+  401: 'unauthorized',
+  403: 'forbidden',
+  503: 'service_unavailable',
+};
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -42,7 +50,11 @@ export function isAdminPath(path: string): boolean {
  * Runs the middleware before the body is read, for every request under `/api/v1` (unknown admin
  * paths included, so they answer 401 rather than 404), and logs each rejection.
  */
-export function registerAuthHook(app: FastifyInstance, authenticator: Authenticator | undefined): void {
+export function registerAuthHook(
+  app: FastifyInstance,
+  authenticator: Authenticator | undefined,
+  metrics: AvisoMetrics,
+): void {
   app.decorateRequest('authUser', undefined);
   if (!authenticator) return;
   app.addHook('onRequest', async (request) => {
@@ -52,6 +64,7 @@ export function registerAuthHook(app: FastifyInstance, authenticator: Authentica
       request.authUser = await authenticator.authenticate(candidates.some(isAdminPath), request.headers.authorization);
     } catch (error) {
       if (error instanceof ApiError) {
+        metrics.authRequest(authenticator.mode, AUTH_OUTCOMES[error.statusCode] ?? 'unauthorized');
         request.log.warn(
           {
             event_name: 'auth.middleware.request.denied',
@@ -67,6 +80,7 @@ export function registerAuthHook(app: FastifyInstance, authenticator: Authentica
       throw error;
     }
     if (request.authUser) {
+      metrics.authRequest(authenticator.mode, 'success');
       request.log.debug(
         { event_name: 'auth.middleware.user.resolved', username: request.authUser.username, path },
         'User resolved',

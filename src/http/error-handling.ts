@@ -4,37 +4,52 @@ import { ApiError } from './api-error.js';
 import { internalError, methodNotAllowedError, notFoundError, payloadTooLargeError } from './error-bodies.js';
 import { sendSortedJson } from './json-reply.js';
 
+const PARSE_CODES = new Set(['INVALID_JSON', 'UNKNOWN_FIELD', 'INVALID_REQUEST_SHAPE']);
+const VALIDATION_CODES = new Set([
+  'UNKNOWN_EVENT_TYPE',
+  'INVALID_NOTIFICATION_REQUEST',
+  'INVALID_WATCH_REQUEST',
+  'INVALID_REPLAY_REQUEST',
+]);
+const PROCESSING_CODES = new Set(['NOTIFICATION_PROCESSING_FAILED', 'NOTIFICATION_STORAGE_FAILED']);
+
 /**
  * The one place error bodies are written (design.md "Errors"): `ApiError`s with the request id
  * added, fastify's own 4xx mapped to our shape, anything else a logged 500 without internals.
- * Also answers unknown paths with 404 and known paths with the wrong method with 405 (D3).
+ * Also answers unknown paths with 404 and known paths with the wrong method with 405 (D3), and
+ * logs each request failure once with its event name (operations.md §3.4.3).
  */
 export function registerErrorHandling(app: FastifyInstance, options: { maxBodyBytes: number }): void {
   const knownRoutes = FindMyWay();
-  const methodsByPath = new Map<string, Set<string>>();
+  const methods = new Set<string>();
   app.addHook('onRoute', (route) => {
-    const methods = Array.isArray(route.method) ? route.method : [route.method];
-    for (const method of methods) {
-      knownRoutes.on(method as HTTPMethod, route.url, () => undefined);
-      const set = methodsByPath.get(route.url) ?? new Set<string>();
-      set.add(method);
-      methodsByPath.set(route.url, set);
+    for (const method of Array.isArray(route.method) ? route.method : [route.method]) {
+      knownRoutes.on(method as HTTPMethod, route.url, () => undefined, { pattern: route.url });
+      methods.add(method);
     }
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const apiError = toApiError(error, options.maxBodyBytes);
-    if (apiError.statusCode >= 500 && !(error instanceof ApiError)) {
+    if (!(error instanceof ApiError) && apiError.statusCode >= 500) {
       request.log.error({ event_name: 'http.request.unhandled_error', err: error }, 'Unhandled error');
+    } else {
+      logRequestFailure(request, apiError);
     }
     return sendApiError(request, reply, apiError);
   });
 
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0] ?? '/';
-    const allowed = [...new Set([...methodsByPath.entries()].flatMap(([, methods]) => [...methods]))]
-      .filter((method) => method !== request.method && knownRoutes.find(method as HTTPMethod, path) !== null)
-      .sort();
+    const allowed: string[] = [];
+    for (const method of methods) {
+      if (method === request.method) continue;
+      const found = knownRoutes.find(method as HTTPMethod, path);
+      if (!found) continue;
+      allowed.push(method);
+      request.matchedPathPattern = (found.store as { pattern: string }).pattern;
+    }
+    allowed.sort();
     const error = allowed.length > 0 ? methodNotAllowedError(request.method, path, allowed) : notFoundError(request.method, path);
     return sendApiError(request, reply, error);
   });
@@ -43,6 +58,32 @@ export function registerErrorHandling(app: FastifyInstance, options: { maxBodyBy
 export function sendApiError(request: FastifyRequest, reply: FastifyReply, error: ApiError): FastifyReply {
   reply.headers(error.headers);
   return sendSortedJson(reply, error.statusCode, { ...error.body, request_id: request.id });
+}
+
+function logRequestFailure(request: FastifyRequest, error: ApiError): void {
+  const code = String(error.body.code ?? '');
+  const fields = {
+    outcome: 'error',
+    error_code: code,
+    error: error.body.error,
+    error_type: error.body.error,
+    error_message: error.body.message,
+  };
+  if (PARSE_CODES.has(code)) {
+    request.log.warn({ event_name: 'api.request.parse.failed', ...fields, details: error.body.details }, 'Request parsing failed');
+  } else if (VALIDATION_CODES.has(code)) {
+    request.log.warn(
+      { event_name: 'api.request.validation.failed', ...fields, error_chain: JSON.stringify([error.body.message, error.body.details].filter(Boolean)) },
+      'Request validation failed',
+    );
+  } else if (PROCESSING_CODES.has(code)) {
+    request.log.error({ event_name: 'api.request.processing.failed', ...fields, details: error.body.details }, 'Request processing failed');
+  } else if (code === 'SSE_STREAM_INITIALIZATION_FAILED') {
+    request.log.error(
+      { event_name: 'stream.sse.initialization.failed', ...fields, details: error.body.details, topic: error.body.topic },
+      'Stream setup failed',
+    );
+  }
 }
 
 function toApiError(error: FastifyError, maxBodyBytes: number): ApiError {

@@ -1,4 +1,9 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import { childLogger } from '../logging/logger.js';
+import type { AvisoMetrics, NotificationStatus } from '../metrics/aviso-metrics.js';
+import { displayTopic } from '../topic/percent-codec.js';
+import { ApiError } from './api-error.js';
 import type { NotificationBackend } from '../backend/backend.js';
 import type { StreamAccess } from '../auth/stream-access.js';
 import type { Clock } from '../clock.js';
@@ -15,52 +20,73 @@ export interface NotificationRouteDeps {
   readonly backend: NotificationBackend;
   readonly clock: Clock;
   readonly access: StreamAccess;
+  readonly metrics: AvisoMetrics;
 }
 
 /** `POST /api/v1/notification` (api.md §5): parse → gate → point → validate → topic → store → 200. */
 export function registerNotificationRoute(app: FastifyInstance, deps: NotificationRouteDeps): void {
-  const { registry, backend, clock, access } = deps;
+  const { metrics } = deps;
 
   app.post('/api/v1/notification', async (request, reply) => {
-    const body = parseNotificationRequest('notify', request.body as Buffer | undefined);
-    if (registry.rejectsEventType(body.event_type)) {
-      throw unknownEventTypeError(body.event_type, registry.eventTypes);
+    // `unknown` until the body parsed and strict mode accepted the event type (operations.md §3.3.4).
+    const labels = { eventType: 'unknown' };
+    try {
+      const response = await notify(deps, request, reply, labels);
+      metrics.notification(labels.eventType, 'success');
+      return response;
+    } catch (error) {
+      metrics.notification(labels.eventType, notificationStatus(error));
+      throw error;
     }
+  });
+}
 
-    const asValidationError = (error: unknown): unknown =>
-      error instanceof IdentifierError ? validationError('notify', error.message, error.details) : error;
-    try {
-      assertNoPointOnNotify(body.identifier);
-    } catch (error) {
-      throw asValidationError(error);
-    }
-    // The write check comes after the point check and before validation (operations.md §2.7).
-    access.checkWrite(registry.get(body.event_type), request.authUser);
-    let prepared: PreparedNotification;
-    try {
-      prepared = prepareNotification(registry, body);
-    } catch (error) {
-      throw asValidationError(error);
-    }
+/** Strict-mode and stream-level auth refusals are `rejected`; everything else that fails is `error`. */
+function notificationStatus(error: unknown): NotificationStatus {
+  const code = error instanceof ApiError ? error.body.code : undefined;
+  return code === 'UNKNOWN_EVENT_TYPE' || code === 'UNAUTHORIZED' || code === 'FORBIDDEN' ? 'rejected' : 'error';
+}
 
-    let sequence: number;
-    try {
-      ({ sequence } = await backend.publish(prepared));
-    } catch (error) {
-      request.log.error(
-        { event_name: 'api.request.processing.failed', error_code: 'NOTIFICATION_STORAGE_FAILED', err: error },
-        'Notification storage failed',
-      );
-      throw storageFailedError(error instanceof Error ? error.message : String(error));
-    }
-    request.log.info(
-      { event_name: 'api.notification.processed', event_type: body.event_type, sequence },
-      'Notification stored',
-    );
-    return sendOrderedJson(reply, 200, {
-      status: 'success',
-      request_id: request.id,
-      processed_at: formatUtcSeconds(clock.now()),
-    });
+async function notify(
+  deps: NotificationRouteDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  labels: { eventType: string },
+): Promise<FastifyReply> {
+  const { registry, backend, clock, access } = deps;
+  const body = parseNotificationRequest('notify', request.body as Buffer | undefined);
+  if (registry.rejectsEventType(body.event_type)) {
+    throw unknownEventTypeError(body.event_type, registry.eventTypes);
+  }
+  labels.eventType = registry.eventTypeLabel(body.event_type);
+  request.log = childLogger(request.log as Logger, { event_type: labels.eventType }) as FastifyBaseLogger;
+
+  const asValidationError = (error: unknown): unknown =>
+    error instanceof IdentifierError ? validationError('notify', error.message, error.details) : error;
+  try {
+    assertNoPointOnNotify(body.identifier);
+  } catch (error) {
+    throw asValidationError(error);
+  }
+  // The write check comes after the point check and before validation (operations.md §2.7).
+  access.checkWrite(registry.get(body.event_type), request.authUser);
+  let prepared: PreparedNotification;
+  try {
+    prepared = prepareNotification(registry, body);
+  } catch (error) {
+    throw asValidationError(error);
+  }
+
+  let sequence: number;
+  try {
+    ({ sequence } = await backend.publish(prepared));
+  } catch (error) {
+    throw storageFailedError(error instanceof Error ? error.message : String(error));
+  }
+  request.log.info({ event_name: 'api.notification.processed', topic: displayTopic(prepared.topic), sequence }, 'Notification stored');
+  return sendOrderedJson(reply, 200, {
+    status: 'success',
+    request_id: request.id,
+    processed_at: formatUtcSeconds(clock.now()),
   });
 }

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { AuthUser } from '../auth/auth-user.js';
 import type { ReadAuthorizationPlugin } from '../auth/read-plugin.js';
@@ -9,7 +9,11 @@ import { IdentifierError } from '../schema/identifier-error.js';
 import type { SchemaRegistry } from '../schema/schema-registry.js';
 import { checkSpatialShape, prepareWatch, type StreamEndpoint } from '../schema/watch-identifier.js';
 import { StartCursorError, resolveStartCursor, type StartCursorRequest } from '../streaming/start-cursor.js';
+import type { StreamTelemetry } from '../streaming/stream-session.js';
 import type { StreamSupervisor } from '../streaming/stream-supervisor.js';
+import { childLogger } from '../logging/logger.js';
+import type { AvisoMetrics, SseRoute } from '../metrics/aviso-metrics.js';
+import { recordResponseHead } from './request-telemetry.js';
 import { authError, streamInitializationFailedError, unknownEventTypeError, validationError } from './error-bodies.js';
 import { parseNotificationRequest } from './request-body.js';
 
@@ -21,6 +25,7 @@ export interface StreamRouteDeps {
   readonly readPlugins: ReadonlyMap<string, ReadAuthorizationPlugin>;
   /** `watch_endpoint.max_historical_notifications`, the cap when a schema sets none. */
   readonly defaultReplayCap: number;
+  readonly metrics: AvisoMetrics;
 }
 
 /** `POST /api/v1/watch` and `POST /api/v1/replay` (api.md §6–§7, streaming.md §2). */
@@ -33,25 +38,50 @@ export function registerStreamRoutes(app: FastifyInstance, deps: StreamRouteDeps
       }
       const schema = deps.registry.get(body.event_type);
       deps.access.checkRead(schema, request.authUser);
+      const eventType = deps.registry.eventTypeLabel(body.event_type);
+      request.log = childLogger(request.log as Logger, { event_type: eventType }) as FastifyBaseLogger;
       const { selection, cursor } = validateStreamRequest(deps.registry, endpoint, body);
       await runReadPlugins(deps, schema, request.authUser, selection, request.log as Logger);
+      const topic = selection.pattern.display;
+      const telemetry = streamTelemetry(deps.metrics, endpoint, eventType, request.authUser?.username);
       try {
         await deps.streams.open(reply, {
           endpoint,
           selection,
           cursor,
           quota: schema?.maxHistoricalNotifications ?? deps.defaultReplayCap,
+          telemetry,
         });
       } catch (error) {
-        const cause = error instanceof Error ? error.message : String(error);
-        request.log.error(
-          { event_name: 'stream.sse.initialization.failed', topic: selection.pattern.display, error: cause },
-          'Stream setup failed',
-        );
-        throw streamInitializationFailedError(cause, selection.pattern.display);
+        telemetry.released();
+        throw streamInitializationFailedError(error instanceof Error ? error.message : String(error), topic);
       }
+      recordResponseHead(request, reply, deps.metrics);
+      request.log.info({ event_name: `api.${endpoint}.stream.established`, topic }, 'Stream established');
     });
   }
+}
+
+/**
+ * Counted once everything before backend setup succeeded (operations.md §3.3.4): active +1 and
+ * total +1 now, active −1 and the duration observed when the stream is released (or setup fails).
+ */
+function streamTelemetry(metrics: AvisoMetrics, endpoint: StreamEndpoint, eventType: string, username: string | undefined): StreamTelemetry {
+  const route: SseRoute = endpoint === 'watch' ? '/api/v1/watch' : '/api/v1/replay';
+  const openedAt = process.hrtime.bigint();
+  metrics.streamOpened(route, eventType, username);
+  let released = false;
+  return {
+    frameSent(kind) {
+      if (kind === 'notification') metrics.notificationSent(route, eventType);
+      else if (kind === 'error') metrics.streamErrorSent(route, eventType);
+    },
+    released() {
+      if (released) return;
+      released = true;
+      metrics.streamClosed(route, eventType, username, Number(process.hrtime.bigint() - openedAt) / 1e9);
+    },
+  };
 }
 
 /** Step 6 of operations.md §2.7: plugins listed by the schema, once the request is valid. */

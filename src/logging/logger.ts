@@ -1,5 +1,6 @@
 import { pino, type DestinationStream, type Logger, type LevelWithSilent } from 'pino';
 import { formatUtcSeconds } from '../time-format.js';
+import { redactText, redactValue } from './redact.js';
 
 /**
  * pino configured for the OpenTelemetry-shaped JSON lines of operations.md §3.4.1: `timestamp`,
@@ -7,7 +8,6 @@ import { formatUtcSeconds } from '../time-format.js';
  */
 
 const SEVERITY: Readonly<Record<string, number>> = { trace: 1, debug: 5, info: 9, warn: 13, error: 17, fatal: 21 };
-const LEVELS = new Set(['trace', 'debug', 'info', 'warn', 'error']);
 
 /** Attribute renames of §3.4.1. */
 const RENAMES: Readonly<Record<string, string>> = {
@@ -17,16 +17,11 @@ const RENAMES: Readonly<Record<string, string>> = {
 };
 
 export interface LoggerOptions {
-  readonly level: string;
+  /** An effective level (see `log-level.ts`). */
+  readonly level: LevelWithSilent;
   readonly serviceVersion: string;
   readonly env?: Readonly<Record<string, string | undefined>>;
   readonly destination?: DestinationStream;
-}
-
-/** `logging.level` is lenient: anything unknown means `info` (operations.md §1.4.2). */
-export function normaliseLevel(level: string | undefined): LevelWithSilent {
-  const lower = (level ?? '').trim().toLowerCase();
-  return (LEVELS.has(lower) ? lower : 'info') as LevelWithSilent;
 }
 
 export function createLogger(options: LoggerOptions): Logger {
@@ -42,7 +37,7 @@ export function createLogger(options: LoggerOptions): Logger {
 
   return pino(
     {
-      level: normaliseLevel(options.level),
+      level: options.level,
       messageKey: 'body',
       base: { resource },
       timestamp: () => `,"timestamp":"${formatUtcSeconds(Date.now())}"`,
@@ -51,6 +46,13 @@ export function createLogger(options: LoggerOptions): Logger {
         log: (object) => ({ attributes: renameAttributes(object) }),
       },
       mixin: (_object, _level, logger) => CONTEXTS.get(logger) ?? {},
+      hooks: {
+        // The message is free text too: it may quote a URL or a header (§3.4.1 redaction).
+        logMethod(args, method) {
+          const redacted = args.map((arg) => (typeof arg === 'string' ? redactText(arg) : arg));
+          method.apply(this, redacted as Parameters<typeof method>);
+        },
+      },
     },
     options.destination,
   );
@@ -75,5 +77,5 @@ function renameAttributes(object: Record<string, unknown>): Record<string, unkno
     if (key === 'resource') continue;
     out[RENAMES[key] ?? key] = value instanceof Error ? value.message : value;
   }
-  return out;
+  return redactValue(out) as Record<string, unknown>;
 }

@@ -54,6 +54,14 @@ export class SchemaRegistry {
     return this.lowerCaseBases.has(asciiLowerCase(token));
   }
 
+  /**
+   * The `event_type` label of metrics and logs (operations.md §3.3.4): a configured name, else
+   * `generic`, so caller-chosen text never becomes a label value.
+   */
+  eventTypeLabel(eventType: string): string {
+    return this.byEventType.has(eventType) ? eventType : 'generic';
+  }
+
   /** Strict-mode gate (api.md §4): true when the request must be rejected with UNKNOWN_EVENT_TYPE. */
   rejectsEventType(eventType: string): boolean {
     return this.strictMode && !this.byEventType.has(eventType);

@@ -32,6 +32,13 @@ export interface StreamSettings {
   readonly maxBufferedEvents: number;
 }
 
+/** What a stream reports for metrics (operations.md §3.3.2), bound to its route and event type. */
+export interface StreamTelemetry {
+  frameSent(kind: Frame['kind']): void;
+  /** Called once, when the stream is over. */
+  released(): void;
+}
+
 export interface StreamRequest {
   readonly endpoint: 'watch' | 'replay';
   readonly requestId: string;
@@ -40,6 +47,7 @@ export interface StreamRequest {
   readonly cursor: StartCursorRequest;
   /** Q, the effective replay cap (§9.4). */
   readonly quota: number;
+  readonly telemetry: StreamTelemetry;
 }
 
 export interface StreamDependencies {
@@ -149,6 +157,7 @@ export class StreamSession {
     const frames = [...finalFrames, connectionClosing(this.identity, this.deps.clock.now(), reason)];
     // A stream that completes keeps what it already queued; an interrupted one drops it (§7).
     const keepQueued = reason === 'end_of_stream';
+    if (this.connection) for (const frame of frames) this.request.telemetry.frameSent(frame.kind);
     this.release();
     this.connection?.finish(frames.map(renderFrame).join(''), keepQueued);
   }
@@ -161,6 +170,7 @@ export class StreamSession {
     this.subscription?.close();
     this.backlog = [];
     this.deps.onReleased(this);
+    this.request.telemetry.released();
   }
 
   private get closed(): boolean {
@@ -171,7 +181,10 @@ export class StreamSession {
   private send(frame: Frame): boolean {
     const connection = this.connection;
     if (!connection || this.closed) return false;
-    if (connection.send(renderFrame(frame))) return true;
+    if (connection.send(renderFrame(frame))) {
+      this.request.telemetry.frameSent(frame.kind);
+      return true;
+    }
     if (connection.isOpen) this.close('slow_consumer');
     return false;
   }

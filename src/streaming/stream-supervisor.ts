@@ -7,7 +7,7 @@ import type { StoredIdentityReader } from '../schema/stored-identifier.js';
 import type { CloudEventRenderer } from './cloudevent.js';
 import type { CloseReason } from './frames.js';
 import type { StartCursorRequest } from './start-cursor.js';
-import { StreamSession, type StreamSettings } from './stream-session.js';
+import { StreamSession, type StreamSettings, type StreamTelemetry } from './stream-session.js';
 
 export interface StreamSupervisorDependencies {
   readonly backend: NotificationBackend;
@@ -23,6 +23,7 @@ export interface OpenStreamRequest {
   readonly selection: WatchSelection;
   readonly cursor: StartCursorRequest;
   readonly quota: number;
+  readonly telemetry: StreamTelemetry;
 }
 
 /**

@@ -117,7 +117,7 @@ export class NatsLink {
   private adopt(clients: NatsClients): void {
     this.current = clients;
     this.logger.info(
-      { event_name: 'backend.jetstream.connected', server_version: clients.nc.info?.version, token_set: this.settings.token !== undefined },
+      { event_name: 'backend.jetstream.connected', server_version: clients.nc.info?.version, nats_auth: this.settings.token !== undefined ? 'token' : 'none' },
       'Connected to NATS',
     );
     void this.watchStatus(clients.nc);

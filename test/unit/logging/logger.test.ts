@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { childLogger, createLogger, normaliseLevel } from '../../../src/logging/logger.js';
+import { configuredLevel } from '../../../src/logging/log-level.js';
+import { childLogger, createLogger } from '../../../src/logging/logger.js';
 
 function capture() {
   const lines: Record<string, unknown>[] = [];
@@ -39,7 +40,7 @@ describe('createLogger', () => {
   });
 
   it('treats an unknown level as info', () => {
-    expect(normaliseLevel('LOUD')).toBe('info');
-    expect(normaliseLevel('Debug')).toBe('debug');
+    expect(configuredLevel('LOUD')).toBe('info');
+    expect(configuredLevel('Debug')).toBe('debug');
   });
 });

@@ -1,0 +1,72 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AvisoMetrics } from '../metrics/aviso-metrics.js';
+import { methodLabel, routeLabel } from '../metrics/labels.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the 405 handler: the pattern of the path that exists with other methods. */
+    matchedPathPattern: string | undefined;
+  }
+}
+
+interface RequestTiming {
+  readonly startedAt: bigint;
+  readonly endInFlight: () => void;
+  completed: boolean;
+}
+
+const timings = new WeakMap<FastifyRequest, RequestTiming>();
+
+/** operations.md §3.5: infrastructure paths log their access line at debug, business routes at info. */
+export function isInfrastructurePath(path: string): boolean {
+  return (
+    path === '/health' ||
+    path === '/metrics' ||
+    path.startsWith('/static/') ||
+    path.startsWith('/swagger-ui/') ||
+    path.startsWith('/api-docs/')
+  );
+}
+
+/**
+ * HTTP request metrics and the access log line (operations.md §3.3.2, §3.5), recorded when the
+ * response head is produced: in `onSend` for ordinary replies, by `recordResponseHead` for streams,
+ * whose replies fastify never sends itself.
+ */
+export function registerRequestTelemetry(app: FastifyInstance, metrics: AvisoMetrics): void {
+  app.decorateRequest('matchedPathPattern', undefined);
+  app.addHook('onRequest', async (request) => {
+    timings.set(request, {
+      startedAt: process.hrtime.bigint(),
+      endInFlight: metrics.httpRequestStarted(methodLabel(request.method)),
+      completed: false,
+    });
+  });
+  app.addHook('onSend', async (request, reply) => {
+    recordResponseHead(request, reply, metrics);
+  });
+  // An aborted or failed request still leaves the in-flight gauge (§3.3.2: never leaks).
+  app.addHook('onResponse', async (request) => timings.get(request)?.endInFlight());
+  app.addHook('onRequestAbort', async (request) => timings.get(request)?.endInFlight());
+}
+
+export function recordResponseHead(request: FastifyRequest, reply: FastifyReply, metrics: AvisoMetrics): void {
+  const timing = timings.get(request);
+  if (!timing || timing.completed) return;
+  timing.completed = true;
+  timing.endInFlight();
+  const seconds = Number(process.hrtime.bigint() - timing.startedAt) / 1e9;
+  const route = routeLabel(request.routeOptions.url ?? request.matchedPathPattern);
+  const method = methodLabel(request.method);
+  metrics.httpRequestCompleted(route, method, reply.statusCode, seconds);
+  const path = request.url.split('?')[0] ?? '/';
+  const line = {
+    event_name: 'http.request.completed',
+    method: request.method,
+    route,
+    status_code: reply.statusCode,
+    duration_ms: Math.round(seconds * 1e6) / 1e3,
+  };
+  if (isInfrastructurePath(path)) request.log.debug(line, 'Request completed');
+  else request.log.info(line, 'Request completed');
+}

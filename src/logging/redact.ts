@@ -1,0 +1,29 @@
+/**
+ * Log redaction (operations.md §3.4.1): secret-looking keys lose their values, URLs lose their
+ * user info, and free text loses `password=…`, `token: …` and `Bearer …` values.
+ */
+
+const REDACTED = '[REDACTED]';
+const SECRET_KEY = /password|secret|token|authorization|api_key/i;
+const URL_USER_INFO = /([a-z][a-z0-9+.-]*:\/\/)[^/@\s]+@/gi;
+const FREE_TEXT_SECRETS = /\b(password|token)(\s*[=:]\s*)[^\s,;&"']+/gi;
+const BEARER = /\b(bearer)\s+[A-Za-z0-9._~+/=-]+/gi;
+
+export function redactText(text: string): string {
+  return text
+    .replace(URL_USER_INFO, `$1${REDACTED}@`)
+    .replace(FREE_TEXT_SECRETS, `$1$2${REDACTED}`)
+    .replace(BEARER, `$1 ${REDACTED}`);
+}
+
+/** A copy with every secret key's value and every string redacted, however deeply nested. */
+export function redactValue(value: unknown, depth = 0): unknown {
+  if (typeof value === 'string') return redactText(value);
+  if (depth > 16 || value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map((item) => redactValue(item, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
+    out[key] = SECRET_KEY.test(key) ? REDACTED : redactValue(item, depth + 1);
+  }
+  return out;
+}

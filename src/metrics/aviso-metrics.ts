@@ -1,0 +1,49 @@
+import type { NotificationBackend } from '../backend/backend.js';
+import type { EcpdsTelemetry } from '../auth/ecpds/ecpds-telemetry.js';
+
+/** `route` label of SSE metrics (operations.md §3.3.4). */
+export type SseRoute = '/api/v1/watch' | '/api/v1/replay';
+
+/** `status` label of `aviso_notifications_total`. */
+export type NotificationStatus = 'success' | 'error' | 'rejected';
+
+/** `outcome` label of `aviso_auth_requests_total`. */
+export type AuthOutcome = 'success' | 'unauthorized' | 'forbidden' | 'service_unavailable';
+
+export type AuthModeLabel = 'direct' | 'trusted_proxy';
+
+/**
+ * Everything the server records for Prometheus (operations.md §3.3). Callers pass labels already
+ * bounded (`labels.ts`): route patterns, bucketed methods and event types, never raw user input.
+ * With metrics disabled the implementation records nothing.
+ */
+export interface AvisoMetrics {
+  readonly enabled: boolean;
+
+  /** A request arrived (+1 in flight); the returned function ends it once (−1), however it ends. */
+  httpRequestStarted(method: string): () => void;
+  /** The response head was produced. */
+  httpRequestCompleted(route: string, method: string, statusCode: number, durationSeconds: number): void;
+
+  notification(eventType: string, status: NotificationStatus): void;
+
+  /** A stream was counted (after auth and validation, before backend setup, §3.3.4). */
+  streamOpened(route: SseRoute, eventType: string, username: string | undefined): void;
+  /** Its release: active −1, duration observed once. */
+  streamClosed(route: SseRoute, eventType: string, username: string | undefined, durationSeconds: number): void;
+  /** A notification frame (live or replayed) was sent. */
+  notificationSent(route: SseRoute, eventType: string): void;
+  /** An `error` frame was sent after the 200. */
+  streamErrorSent(route: SseRoute, eventType: string): void;
+
+  authRequest(mode: AuthModeLabel, outcome: AuthOutcome): void;
+
+  /** Wraps a backend so its operations are counted and timed (`aviso_backend_*`). */
+  instrumentBackend(backend: NotificationBackend): NotificationBackend;
+
+  /** The ECPDS plugin's telemetry (`aviso_ecpds_*`). */
+  readonly ecpds: EcpdsTelemetry;
+
+  /** Prometheus text exposition of every metric, process metrics included. */
+  render(): Promise<{ contentType: string; body: string }>;
+}
