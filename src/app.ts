@@ -8,6 +8,8 @@ import type { ReadAuthorizationPlugin } from './auth/read-plugin.js';
 import { StreamAccess } from './auth/stream-access.js';
 import type { AuthConfig, WatchEndpointConfig } from './config/model.js';
 import { registerAdminRoutes } from './http/admin-routes.js';
+import { registerApiDocs } from './http/api-docs.js';
+import { registerHomeRoutes } from './http/home-routes.js';
 import { registerErrorHandling } from './http/error-handling.js';
 import { registerHealthRoute } from './http/health-route.js';
 import { registerNotificationRoute } from './http/notification-route.js';
@@ -39,6 +41,8 @@ export interface AppDependencies {
   readonly readPlugins?: ReadonlyMap<string, ReadAuthorizationPlugin>;
   /** Prometheus metrics; absent means metrics are disabled and nothing is recorded. */
   readonly metrics?: AvisoMetrics;
+  /** `application.static_files_path`: `index.html` for `/` and the files under `/static/`. */
+  readonly staticFilesPath?: string;
 }
 
 declare module 'fastify' {
@@ -94,6 +98,12 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   // Streams end with their final frame before the server stops accepting (streaming.md §8.4).
   app.addHook('preClose', async () => streams.closeAll('server_shutdown'));
 
+  await registerApiDocs(app);
+  await registerHomeRoutes(app, {
+    staticFilesPath: deps.staticFilesPath ?? '/app/static',
+    registry: deps.registry,
+    logger: deps.logger,
+  });
   registerHealthRoute(app);
   registerSchemaRoutes(app, deps.registry);
   registerNotificationRoute(app, { ...deps, access, metrics });

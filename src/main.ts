@@ -125,6 +125,7 @@ async function main(): Promise<void> {
     auth: config.auth,
     readPlugins,
     metrics,
+    staticFilesPath: config.application.static_files_path,
   });
 
   try {

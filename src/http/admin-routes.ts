@@ -4,6 +4,7 @@ import { isJsonObject } from '../json/json-value.js';
 import { JsonSyntaxError, parseJsonBody } from '../json/lossless-parse.js';
 import type { SchemaRegistry } from '../schema/schema-registry.js';
 import { sendOrderedJson } from './json-reply.js';
+import { ROUTE_DOCS } from './route-docs.js';
 
 export interface AdminRouteDeps {
   readonly registry: SchemaRegistry;
@@ -20,6 +21,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminRouteDeps):
 
   app.delete<{ Params: { notification_id: string } }>(
     '/api/v1/admin/notification/:notification_id',
+    { schema: ROUTE_DOCS.deleteNotification },
     async (request, reply) => {
       const rawId = request.params.notification_id;
       const answer = (status: number, success: boolean, message: string): FastifyReply =>
@@ -47,7 +49,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminRouteDeps):
     },
   );
 
-  app.delete('/api/v1/admin/wipe/stream', async (request, reply) => {
+  app.delete('/api/v1/admin/wipe/stream', { schema: ROUTE_DOCS.wipeStream }, async (request, reply) => {
     const answer = (status: number, success: boolean, message: string): FastifyReply =>
       sendOrderedJson(reply, status, { success, message, request_id: request.id });
     const body = readWipeStreamBody(request);
@@ -65,7 +67,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminRouteDeps):
     return answer(200, true, `Successfully wiped stream: ${name}`);
   });
 
-  app.delete('/api/v1/admin/wipe/all', async (request, reply) => {
+  app.delete('/api/v1/admin/wipe/all', { schema: ROUTE_DOCS.wipeAll }, async (request, reply) => {
     const answer = (status: number, success: boolean, message: string): FastifyReply =>
       sendOrderedJson(reply, status, { success, message, request_id: request.id });
     request.log.warn({ event_name: 'admin.all.wipe.requested' }, 'Wipe of all data requested');

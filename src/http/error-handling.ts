@@ -42,7 +42,9 @@ export function registerErrorHandling(app: FastifyInstance, options: { maxBodyBy
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0] ?? '/';
     const allowed: string[] = [];
-    for (const method of methods) {
+    // A route for this very method handed the request over (e.g. a missing static file): 404.
+    const ownRoute = knownRoutes.find(request.method as HTTPMethod, path) !== null;
+    for (const method of ownRoute ? [] : methods) {
       if (method === request.method) continue;
       const found = knownRoutes.find(method as HTTPMethod, path);
       if (!found) continue;

@@ -14,6 +14,7 @@ import { formatUtcSeconds } from '../time-format.js';
 import { storageFailedError, unknownEventTypeError, validationError } from './error-bodies.js';
 import { sendOrderedJson } from './json-reply.js';
 import { parseNotificationRequest } from './request-body.js';
+import { ROUTE_DOCS } from './route-docs.js';
 
 export interface NotificationRouteDeps {
   readonly registry: SchemaRegistry;
@@ -27,7 +28,7 @@ export interface NotificationRouteDeps {
 export function registerNotificationRoute(app: FastifyInstance, deps: NotificationRouteDeps): void {
   const { metrics } = deps;
 
-  app.post('/api/v1/notification', async (request, reply) => {
+  app.post('/api/v1/notification', { schema: ROUTE_DOCS.notify }, async (request, reply) => {
     // `unknown` until the body parsed and strict mode accepted the event type (operations.md §3.3.4).
     const labels = { eventType: 'unknown' };
     try {
@@ -77,13 +78,14 @@ async function notify(
     throw asValidationError(error);
   }
 
+  request.log = childLogger(request.log as Logger, { topic: displayTopic(prepared.topic) }) as FastifyBaseLogger;
   let sequence: number;
   try {
     ({ sequence } = await backend.publish(prepared));
   } catch (error) {
     throw storageFailedError(error instanceof Error ? error.message : String(error));
   }
-  request.log.info({ event_name: 'api.notification.processed', topic: displayTopic(prepared.topic), sequence }, 'Notification stored');
+  request.log.info({ event_name: 'api.notification.processed', sequence }, 'Notification stored');
   return sendOrderedJson(reply, 200, {
     status: 'success',
     request_id: request.id,

@@ -16,6 +16,7 @@ import type { AvisoMetrics, SseRoute } from '../metrics/aviso-metrics.js';
 import { recordResponseHead } from './request-telemetry.js';
 import { authError, streamInitializationFailedError, unknownEventTypeError, validationError } from './error-bodies.js';
 import { parseNotificationRequest } from './request-body.js';
+import { ROUTE_DOCS } from './route-docs.js';
 
 export interface StreamRouteDeps {
   readonly registry: SchemaRegistry;
@@ -31,7 +32,7 @@ export interface StreamRouteDeps {
 /** `POST /api/v1/watch` and `POST /api/v1/replay` (api.md §6–§7, streaming.md §2). */
 export function registerStreamRoutes(app: FastifyInstance, deps: StreamRouteDeps): void {
   for (const endpoint of ['watch', 'replay'] as const) {
-    app.post(`/api/v1/${endpoint}`, async (request, reply) => {
+    app.post(`/api/v1/${endpoint}`, { schema: ROUTE_DOCS[endpoint] }, async (request, reply) => {
       const body = parseNotificationRequest(endpoint, request.body as Buffer | undefined);
       if (deps.registry.rejectsEventType(body.event_type)) {
         throw unknownEventTypeError(body.event_type, deps.registry.eventTypes);
@@ -41,8 +42,9 @@ export function registerStreamRoutes(app: FastifyInstance, deps: StreamRouteDeps
       const eventType = deps.registry.eventTypeLabel(body.event_type);
       request.log = childLogger(request.log as Logger, { event_type: eventType }) as FastifyBaseLogger;
       const { selection, cursor } = validateStreamRequest(deps.registry, endpoint, body);
-      await runReadPlugins(deps, schema, request.authUser, selection, request.log as Logger);
       const topic = selection.pattern.display;
+      request.log = childLogger(request.log as Logger, { topic }) as FastifyBaseLogger;
+      await runReadPlugins(deps, schema, request.authUser, selection, request.log as Logger);
       const telemetry = streamTelemetry(deps.metrics, endpoint, eventType, request.authUser?.username);
       try {
         await deps.streams.open(reply, {
@@ -57,7 +59,7 @@ export function registerStreamRoutes(app: FastifyInstance, deps: StreamRouteDeps
         throw streamInitializationFailedError(error instanceof Error ? error.message : String(error), topic);
       }
       recordResponseHead(request, reply, deps.metrics);
-      request.log.info({ event_name: `api.${endpoint}.stream.established`, topic }, 'Stream established');
+      request.log.info({ event_name: `api.${endpoint}.stream.established` }, 'Stream established');
     });
   }
 }

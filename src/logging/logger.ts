@@ -45,7 +45,8 @@ export function createLogger(options: LoggerOptions): Logger {
         level: (label) => ({ severityText: label.toUpperCase(), severityNumber: SEVERITY[label] ?? 9 }),
         log: (object) => ({ attributes: renameAttributes(object) }),
       },
-      mixin: (_object, _level, logger) => CONTEXTS.get(logger) ?? {},
+      // A copy: pino merges each event's fields into the object mixin returns.
+      mixin: (_object, _level, logger) => ({ ...CONTEXTS.get(logger) }),
       hooks: {
         // The message is free text too: it may quote a URL or a header (§3.4.1 redaction).
         logMethod(args, method) {

@@ -1,0 +1,139 @@
+import Type from 'typebox';
+
+/**
+ * TypeBox models of the HTTP API for the OpenAPI document (operations.md §4.4). Request bodies are
+ * parsed by `request-body.ts`, which produces the protocol's exact error texts; these models
+ * describe the same shapes for clients and tools.
+ */
+
+export const HealthResponse = Type.Object({ status: Type.Literal('ok') }, { $id: 'HealthResponse' });
+
+export const NotificationRequest = Type.Object(
+  {
+    event_type: Type.String({ description: 'A configured event type (or any name when strict mode is off).' }),
+    identifier: Type.Record(Type.String(), Type.Unknown(), {
+      description:
+        'Identifier values validated by the event type schema. watch/replay also accept constraint objects ({"gte": 5}), "*", and the spatial filters polygon/point.',
+    }),
+    from_id: Type.Optional(
+      Type.Union([Type.String({ pattern: '^\\+?[0-9]+$' }), Type.Null()], {
+        description: 'watch/replay: inclusive start sequence, a decimal string. Ignored by notify.',
+      }),
+    ),
+    from_date: Type.Optional(
+      Type.Union([Type.String(), Type.Null()], {
+        description: 'watch/replay: inclusive start time (RFC 3339, naive UTC, or unix seconds/milliseconds). Ignored by notify.',
+      }),
+    ),
+    payload: Type.Optional(Type.Unknown({ description: 'notify: any JSON value, stored unchanged. Ignored by watch/replay.' })),
+  },
+  { $id: 'NotificationRequest', additionalProperties: false },
+);
+
+export const NotificationResponse = Type.Object(
+  {
+    status: Type.Literal('success'),
+    request_id: Type.String({ format: 'uuid' }),
+    processed_at: Type.String({ description: 'UTC, whole seconds: YYYY-MM-DDTHH:MM:SSZ' }),
+  },
+  { $id: 'NotificationResponse' },
+);
+
+export const PayloadConfig = Type.Object({ required: Type.Boolean() }, { $id: 'PayloadConfig' });
+
+export const ApiEventSchema = Type.Object(
+  {
+    identifier: Type.Record(Type.String(), Type.Record(Type.String(), Type.Unknown()), {
+      description: 'Field name → handler type, required flag, handler parameters (null when unset) and description.',
+    }),
+    payload: Type.Union([Type.Ref('PayloadConfig'), Type.Null()]),
+  },
+  { $id: 'ApiEventSchema' },
+);
+
+export const SchemaListResponse = Type.Object(
+  {
+    event_types: Type.Array(Type.String()),
+    message: Type.Optional(Type.String()),
+    schema: Type.Record(Type.String(), Type.Ref('ApiEventSchema')),
+    status: Type.Literal('success'),
+    total_schemas: Type.Integer(),
+  },
+  { $id: 'SchemaListResponse' },
+);
+
+export const SchemaResponse = Type.Object(
+  { event_type: Type.String(), schema: Type.Ref('ApiEventSchema'), status: Type.Literal('success') },
+  { $id: 'SchemaResponse' },
+);
+
+export const SchemaNotFoundResponse = Type.Object(
+  {
+    available_types: Type.Optional(Type.Array(Type.String())),
+    message: Type.String(),
+    request_id: Type.String({ format: 'uuid' }),
+    status: Type.Literal('error'),
+  },
+  { $id: 'SchemaNotFoundResponse' },
+);
+
+export const ErrorResponse = Type.Object(
+  {
+    code: Type.String(),
+    details: Type.Optional(Type.String()),
+    error: Type.String(),
+    message: Type.String(),
+    request_id: Type.String({ format: 'uuid' }),
+    configured_event_types: Type.Optional(Type.Array(Type.String())),
+    topic: Type.Optional(Type.String()),
+  },
+  { $id: 'ErrorResponse', description: 'Every error: code, error, message and request_id, plus details where the API defines them.' },
+);
+
+export const WipeStreamRequest = Type.Object(
+  { stream_name: Type.String({ description: 'A topic base in any case, or an event type.' }) },
+  { $id: 'WipeStreamRequest' },
+);
+
+export const WipeResponse = Type.Object(
+  { success: Type.Boolean(), message: Type.String(), request_id: Type.String({ format: 'uuid' }) },
+  { $id: 'WipeResponse' },
+);
+
+export const DeleteNotificationResponse = Type.Object(
+  {
+    success: Type.Boolean(),
+    message: Type.String(),
+    notification_id: Type.String(),
+    request_id: Type.String({ format: 'uuid' }),
+  },
+  { $id: 'DeleteNotificationResponse' },
+);
+
+/** Component schemas, registered once so routes can refer to them by name. */
+export const API_COMPONENTS = [
+  HealthResponse,
+  NotificationRequest,
+  NotificationResponse,
+  PayloadConfig,
+  ApiEventSchema,
+  SchemaListResponse,
+  SchemaResponse,
+  SchemaNotFoundResponse,
+  ErrorResponse,
+  WipeStreamRequest,
+  WipeResponse,
+  DeleteNotificationResponse,
+];
+
+export const ref = (id: string) => Type.Ref(id);
+
+/** The `security` of notify/watch/replay (anonymous allowed) and of admin routes. */
+type SecurityRequirement = Readonly<Record<string, readonly string[]>>;
+export const OPTIONAL_AUTH: readonly SecurityRequirement[] = [{}, { bearer_jwt: [] }, { basic: [] }];
+export const REQUIRED_AUTH: readonly SecurityRequirement[] = [{ bearer_jwt: [] }, { basic: [] }];
+
+export const SSE_RESPONSE = {
+  description: 'text/event-stream of aviso frames (see the streaming documentation).',
+  content: { 'text/event-stream': { schema: { type: 'string' } } },
+};

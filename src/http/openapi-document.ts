@@ -1,0 +1,37 @@
+import { pino } from 'pino';
+import { buildApp } from '../app.js';
+import { MemoryBackend } from '../backend/memory/memory-backend.js';
+import { systemClock } from '../clock.js';
+import { SchemaRegistry } from '../schema/schema-registry.js';
+
+export const OPENAPI_DOCUMENT_PATH = 'schemas/openapi.json';
+
+/**
+ * The OpenAPI document as the server serves it at `/api-docs/openapi.json`, rendered from the
+ * routes of an app with no configured schemas (the document does not depend on configuration).
+ */
+export async function renderOpenApiDocument(): Promise<string> {
+  const app = await buildApp({
+    registry: new SchemaRegistry({}, false),
+    backend: new MemoryBackend({ maxHistoryPerTopic: 1, maxTopics: 1, clock: systemClock }),
+    clock: systemClock,
+    logger: pino({ level: 'silent' }),
+    maxBodyBytes: 262_144,
+    baseUrl: 'http://localhost',
+    watchEndpoint: {
+      sse_heartbeat_interval_sec: 30,
+      connection_max_duration_sec: 3600,
+      replay_batch_size: 100,
+      max_historical_notifications: 10_000,
+      replay_batch_delay_ms: 100,
+      concurrent_notification_processing: 15,
+      max_buffered_events: 10_000,
+    },
+    staticFilesPath: '/nonexistent',
+  });
+  try {
+    return `${JSON.stringify(app.swagger(), null, 2)}\n`;
+  } finally {
+    await app.close();
+  }
+}

@@ -1,0 +1,88 @@
+import Type from 'typebox';
+import { OPTIONAL_AUTH, REQUIRED_AUTH, SSE_RESPONSE, ref } from './api-schemas.js';
+
+/** The OpenAPI description of each route (operations.md §4.4), kept out of the handlers. */
+
+const error = (description: string) => ({ ...ref('ErrorResponse'), description });
+const authErrors = {
+  401: error('Authentication required or credentials invalid'),
+  403: error('Not allowed'),
+  503: error('Authentication service unavailable'),
+};
+
+export const ROUTE_DOCS = {
+  health: {
+    tags: ['health'],
+    summary: 'Liveness',
+    response: { 200: ref('HealthResponse') },
+  },
+  home: {
+    tags: ['general'],
+    summary: 'Landing page',
+    response: { 200: { description: 'HTML page', content: { 'text/html': { schema: { type: 'string' } } } } },
+  },
+  schemaList: {
+    tags: ['schema'],
+    summary: 'Every configured event type (public view)',
+    response: { 200: ref('SchemaListResponse') },
+  },
+  schemaOne: {
+    tags: ['schema'],
+    summary: 'One event type (public view)',
+    params: Type.Object({ event_type: Type.String() }),
+    response: { 200: ref('SchemaResponse'), 404: ref('SchemaNotFoundResponse') },
+  },
+  notify: {
+    tags: ['notification'],
+    summary: 'Publish one notification',
+    body: ref('NotificationRequest'),
+    security: OPTIONAL_AUTH,
+    response: {
+      200: ref('NotificationResponse'),
+      400: error('Invalid request'),
+      ...authErrors,
+      413: error('Body too large'),
+      500: error('Storage failed'),
+    },
+  },
+  watch: {
+    tags: ['streaming'],
+    summary: 'Live notifications, optionally preceded by history (from_id / from_date)',
+    body: ref('NotificationRequest'),
+    security: OPTIONAL_AUTH,
+    response: { 200: SSE_RESPONSE, 400: error('Invalid request'), ...authErrors, 500: error('Stream setup failed') },
+  },
+  replay: {
+    tags: ['streaming'],
+    summary: 'History from from_id or from_date, then the stream ends',
+    body: ref('NotificationRequest'),
+    security: OPTIONAL_AUTH,
+    response: { 200: SSE_RESPONSE, 400: error('Invalid request'), ...authErrors, 500: error('Stream setup failed') },
+  },
+  deleteNotification: {
+    tags: ['admin'],
+    summary: 'Delete one stored notification by <stream>@<sequence>',
+    params: Type.Object({ notification_id: Type.String() }),
+    security: REQUIRED_AUTH,
+    response: {
+      200: ref('DeleteNotificationResponse'),
+      400: ref('DeleteNotificationResponse'),
+      404: ref('DeleteNotificationResponse'),
+      500: ref('DeleteNotificationResponse'),
+      ...authErrors,
+    },
+  },
+  wipeStream: {
+    tags: ['admin'],
+    summary: 'Delete every notification of one stream',
+    body: ref('WipeStreamRequest'),
+    security: REQUIRED_AUTH,
+    response: { 200: ref('WipeResponse'), 400: ref('WipeResponse'), 500: ref('WipeResponse'), ...authErrors },
+  },
+  wipeAll: {
+    tags: ['admin'],
+    summary: 'Delete every stored notification',
+    security: REQUIRED_AUTH,
+    response: { 200: ref('WipeResponse'), 500: ref('WipeResponse'), ...authErrors },
+  },
+} as const;

@@ -1,0 +1,195 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serverConfig, TEST_SCHEMAS } from '../support/schemas.js';
+import { startServer, type RunningServer } from '../support/server-process.js';
+
+/**
+ * The homepage and the Swagger UI rendered by a real browser: Debian's `chromium`, driven by
+ * `playwright-core` (which downloads no browser of its own). Without `/usr/bin/chromium` these
+ * tests fail, they are never skipped: install it with `apt-get install chromium` or run
+ * `bash .ci/run`, which installs it when missing.
+ */
+
+const CHROMIUM = '/usr/bin/chromium';
+const ROOT = resolve(import.meta.dirname, '../..');
+const STATIC_DIR = join(ROOT, 'static');
+const PACKAGE_VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+const EVENT_TYPES = Object.keys(TEST_SCHEMAS).sort();
+/** Operations in the OpenAPI document (operations.md §4.4): 10 paths, one method each. */
+const DOCUMENTED_OPERATIONS = 10;
+
+/** What went wrong while a page loaded: console errors, uncaught exceptions, failed requests. */
+interface PageProblems {
+  readonly consoleErrors: string[];
+  readonly pageErrors: string[];
+  readonly failedRequests: string[];
+  readonly badResponses: string[];
+  readonly foreignRequests: string[];
+}
+
+function watchPage(page: Page, origin: string): PageProblems {
+  const problems: PageProblems = { consoleErrors: [], pageErrors: [], failedRequests: [], badResponses: [], foreignRequests: [] };
+  page.on('console', (message) => {
+    if (message.type() === 'error') problems.consoleErrors.push(`${message.text()} (${message.location().url})`);
+  });
+  page.on('pageerror', (error) => problems.pageErrors.push(error.message));
+  page.on('requestfailed', (request) => problems.failedRequests.push(`${request.url()}: ${request.failure()?.errorText ?? '?'}`));
+  page.on('response', (response) => {
+    if (response.status() >= 400) problems.badResponses.push(`${response.status()} ${response.url()}`);
+  });
+  page.on('request', (request) => {
+    const url = request.url();
+    if (!url.startsWith(origin) && !url.startsWith('data:')) problems.foreignRequests.push(url);
+  });
+  return problems;
+}
+
+function expectNoProblems(problems: PageProblems): void {
+  expect(problems).toEqual({ consoleErrors: [], pageErrors: [], failedRequests: [], badResponses: [], foreignRequests: [] });
+}
+
+let server: RunningServer;
+let browser: Browser;
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(
+      `${CHROMIUM} is missing: these tests need Debian's chromium. Install it with ` +
+        '`apt-get update && apt-get install -y chromium`, or run `bash .ci/run`, which installs it.',
+    );
+  }
+  server = await startServer({
+    config: serverConfig({
+      application: { host: '127.0.0.1', port: 0, base_url: 'http://localhost:8000', static_files_path: STATIC_DIR },
+    }),
+  });
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+describe('the homepage in headless Chromium', () => {
+  it('renders without console errors or failed requests, with the title, the version and the event-type links', async () => {
+    const page = await browser.newPage();
+    try {
+      const problems = watchPage(page, server.url);
+      const response = await page.goto(`${server.url}/`, { waitUntil: 'load' });
+      expect(response?.status()).toBe(200);
+      // The logo is an <img>: it must have loaded (naturalWidth is 0 for a broken image).
+      // Browser-side code is given as text: the project compiles without the DOM library.
+      await page.waitForFunction('Array.from(document.images).every((image) => image.complete)');
+      const brokenImages = await page.evaluate<string[]>(
+        'Array.from(document.images).filter((image) => image.naturalWidth === 0).map((image) => image.src)',
+      );
+      expect(brokenImages).toEqual([]);
+
+      expect(await page.title()).toBe('Aviso notification server');
+      expect(await page.locator('h1').innerText()).toContain('Aviso');
+      expect(await page.locator('body').innerText()).toContain(PACKAGE_VERSION);
+
+      // `href` as the browser resolved it against the page.
+      const links = await page.evaluate<{ text: string; href: string }[]>(
+        `Array.from(document.querySelectorAll('a[href*="api/v1/schema/"]')).map((a) => ({ text: a.textContent.trim(), href: a.href }))`,
+      );
+      expect(links.map((link) => link.text).sort()).toEqual(EVENT_TYPES);
+      for (const link of links) expect(link.href).toBe(`${server.url}/api/v1/schema/${link.text}`);
+
+      const apiDocs = await page.evaluate<string>(`document.querySelector('a[href="swagger-ui/"]').href`);
+      expect(apiDocs).toBe(`${server.url}/swagger-ui/`);
+
+      expectNoProblems(problems);
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('follows an event-type link to its schema', async () => {
+    const page = await browser.newPage();
+    try {
+      await page.goto(`${server.url}/`);
+      const [response] = await Promise.all([page.waitForResponse((r) => r.url().endsWith('/api/v1/schema/mars')), page.click('a[href="api/v1/schema/mars"]')]);
+      expect(response.status()).toBe(200);
+      expect((await response.json()) as Record<string, unknown>).toMatchObject({ event_type: 'mars', status: 'success' });
+    } finally {
+      await page.close();
+    }
+  });
+});
+
+describe('the Swagger UI in headless Chromium', () => {
+  let problems: PageProblems;
+
+  beforeAll(async () => {
+    const page = await browser.newPage();
+    try {
+      problems = watchPage(page, server.url);
+      const documentLoaded = page.waitForResponse((r) => r.url().startsWith(server.url) && /json$/.test(new URL(r.url()).pathname));
+      const response = await page.goto(`${server.url}/swagger-ui/`, { waitUntil: 'load' });
+      expect(response?.status()).toBe(200);
+      expect((await documentLoaded).status()).toBe(200);
+      await page.waitForFunction(`document.querySelectorAll('.opblock').length >= ${DOCUMENTED_OPERATIONS}`, undefined, {
+        timeout: 15_000,
+      });
+      rendered = {
+        title: await page.locator('.info .title').innerText(),
+        paths: await page.evaluate<string[]>(
+          `Array.from(document.querySelectorAll('.opblock-summary-path')).map((e) => e.getAttribute('data-path') || e.textContent.trim())`,
+        ),
+      };
+    } finally {
+      await page.close();
+    }
+  }, 60_000);
+
+  let rendered: { title: string; paths: string[] };
+
+  it('loads the OpenAPI document from this server and renders every operation', () => {
+    expect(rendered.paths).toHaveLength(DOCUMENTED_OPERATIONS);
+    expect(rendered.title).toContain('Aviso Notification Service API');
+    expect([...rendered.paths].sort()).toEqual(
+      [
+        '/',
+        '/health',
+        '/api/v1/schema',
+        '/api/v1/schema/{event_type}',
+        '/api/v1/notification',
+        '/api/v1/watch',
+        '/api/v1/replay',
+        '/api/v1/admin/wipe/stream',
+        '/api/v1/admin/wipe/all',
+        '/api/v1/admin/notification/{notification_id}',
+      ].sort(),
+    );
+  });
+
+  it('loads everything from this server, with no failed request and no uncaught error', () => {
+    expect({ ...problems, consoleErrors: [] }).toEqual({
+      consoleErrors: [],
+      pageErrors: [],
+      failedRequests: [],
+      badResponses: [],
+      foreignRequests: [],
+    });
+  });
+
+  it('logs no console error (its Content-Security-Policy must allow what the UI does)', () => {
+    expect(problems.consoleErrors).toEqual([]);
+  });
+});
