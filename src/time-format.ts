@@ -1,7 +1,16 @@
 /** `YYYY-MM-DDTHH:MM:SSZ`, sub-second part truncated (api.md §2.4, streaming.md §4). */
 export function formatUtcSeconds(epochMs: number): string {
-  return `${new Date(Math.floor(epochMs / 1000) * 1000).toISOString().slice(0, 19)}Z`;
+  const second = Math.floor(epochMs / 1000);
+  // Every log line and frame asks; within one second the text is the same.
+  if (second !== lastSecond) {
+    lastSecond = second;
+    lastSecondText = `${new Date(second * 1000).toISOString().slice(0, 19)}Z`;
+  }
+  return lastSecondText;
 }
+
+let lastSecond = Number.NaN;
+let lastSecondText = '';
 
 /**
  * CloudEvent `time` (streaming.md §4): fraction printed only as needed, with 3, 6 or 9 digits.

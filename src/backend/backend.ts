@@ -52,6 +52,23 @@ export interface FetchRequest {
   readonly upperBound: number;
 }
 
+/** One replay request's fixed range (streaming.md §10): everything from `start` up to H. */
+export interface ReplayRequest {
+  readonly pattern: TopicPattern;
+  readonly start: StartCursor;
+  readonly upperBound: number;
+}
+
+/**
+ * Reads one replay's history batch by batch. A backend may keep server-side state between
+ * batches (JetStream keeps one consumer per replay); `close` releases it and is idempotent.
+ */
+export interface ReplayCursor {
+  /** The next batch, with the same guarantees as `fetchBatch`. */
+  next(limit: number): Promise<Batch>;
+  close(): void;
+}
+
 export interface Batch {
   /** Ascending sequence, all ≤ upperBound, all matching the pattern exactly. */
   readonly messages: readonly StoredNotification[];
@@ -93,6 +110,8 @@ export interface NotificationBackend {
   /** H for a replay-only request (no live subscription). */
   captureHistoryBound(pattern: TopicPattern): Promise<number>;
   fetchBatch(request: FetchRequest): Promise<Batch>;
+  /** A cursor over one replay's range; equivalent to paging with `fetchBatch`, but cheaper. */
+  openReplay(request: ReplayRequest): Promise<ReplayCursor>;
   /** `streamKey` is already alias-resolved; compared case-insensitively with the topic base. */
   deleteMessage(streamKey: string, sequence: number): Promise<DeleteOutcome>;
   wipeStream(streamName: string): Promise<void>;
@@ -100,4 +119,17 @@ export interface NotificationBackend {
   stats(): Promise<BackendStats>;
   /** Ends every live subscription and releases connections; called after HTTP has stopped. */
   shutdown(): Promise<void>;
+}
+
+/** A cursor that pages with `fetchBatch`, for backends with nothing to keep between batches. */
+export function pagingCursor(fetch: (request: FetchRequest) => Promise<Batch>, request: ReplayRequest): ReplayCursor {
+  let start = request.start;
+  return {
+    async next(limit) {
+      const batch = await fetch({ pattern: request.pattern, start, limit, upperBound: request.upperBound });
+      start = { kind: 'sequence', sequence: batch.nextSequence };
+      return batch;
+    },
+    close: () => undefined,
+  };
 }

@@ -2,7 +2,7 @@ import { polygon as turfPolygon } from '@turf/helpers';
 import { METADATA_KEYS, type StoredNotification } from '../backend/backend.js';
 import { isJsonObject, JsonNumber, type JsonValue } from '../json/json-value.js';
 import { JsonSyntaxError, parseJsonBody } from '../json/lossless-parse.js';
-import { boundingBoxOf, parsedCoordinate, readJsonCoordinatePair } from '../schema/handlers/coordinates.js';
+import { boundingBoxOf, parsedCoordinate } from '../schema/handlers/coordinates.js';
 import type { BoundingBox, LatLon } from '../schema/handlers/field-handler.js';
 import { createPolygonHandler } from '../schema/handlers/polygon-handler.js';
 import { IdentifierError } from '../schema/identifier-error.js';
@@ -100,7 +100,7 @@ export function readBoundingBox(text: string | undefined): BoundingBox | undefin
   if (parts.length !== 4) return undefined;
   const values: number[] = [];
   for (const part of parts) {
-    const value = parsedCoordinate(trimRust(part));
+    const value = PLAIN_DECIMAL.test(part) ? Number(part) : parsedCoordinate(trimRust(part));
     if (value === undefined) return undefined;
     values.push(value);
   }
@@ -108,18 +108,49 @@ export function readBoundingBox(text: string | undefined): BoundingBox | undefin
   return [Math.min(lat1, lat2), Math.min(lon1, lon2), Math.max(lat1, lat2), Math.max(lon1, lon2)];
 }
 
+/**
+ * The decimal spelling notify writes (canonical floats, the producer's plain text), which `Number`
+ * reads exactly like the Rust parser; anything else goes through the full parser.
+ */
+const PLAIN_DECIMAL = /^-?\d+(?:\.\d+)?$/;
+
 // The field name only appears in error messages, which are discarded here.
 const polygonText = createPolygonHandler('spatial_geometry');
 
 /** Polygon text `(lat,lon,…)` validated as PolygonHandler does; anything it refuses is no polygon. */
 function readPolygonText(text: string | undefined): PlanarPolygon | undefined {
   if (text === undefined) return undefined;
+  const ring = plainRing(text);
+  if (ring) return toPlanarPolygon(ring);
   try {
     return toPlanarPolygon(polygonText.parse(text).ring);
   } catch (error) {
     if (error instanceof IdentifierError) return undefined;
     throw error;
   }
+}
+
+/**
+ * The common case read fast: `(lat,lon,…)` of plain decimals, closed, at least 4 pairs, in range.
+ * Anything else returns `undefined` and is left to the full PolygonHandler rules.
+ */
+function plainRing(text: string): LatLon[] | undefined {
+  const inner = text.startsWith('(') && text.endsWith(')') ? text.slice(1, -1) : text;
+  const tokens = inner.split(',');
+  if (tokens.length < 8 || tokens.length % 2 !== 0) return undefined;
+  const ring: LatLon[] = [];
+  for (let i = 0; i < tokens.length; i += 2) {
+    const latText = tokens[i] as string;
+    const lonText = tokens[i + 1] as string;
+    if (!PLAIN_DECIMAL.test(latText) || !PLAIN_DECIMAL.test(lonText)) return undefined;
+    const lat = Number(latText);
+    const lon = Number(lonText);
+    if (lat < -90 || lat > 90 || lon < -180 || lon > 180) return undefined;
+    ring.push([lat, lon]);
+  }
+  const first = ring[0] as LatLon;
+  const last = ring[ring.length - 1] as LatLon;
+  return first[0] === last[0] && first[1] === last[1] ? ring : undefined;
 }
 
 /**
@@ -164,13 +195,20 @@ function readGeoJsonPolygon(geometry: { [key: string]: JsonValue }): PlanarPolyg
 /** `[[lat,lon],…]` as notify writes it; a cloud with any unreadable point is no cloud at all. */
 export function readPointCloud(text: string | undefined): readonly PlanarPosition[] | undefined {
   if (text === undefined) return undefined;
-  const document = parseJson(text);
+  // The native parser: coordinates need no lossless numbers, and clouds have up to 10,000 points.
+  let document: unknown;
+  try {
+    document = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
   if (!Array.isArray(document) || document.length === 0) return undefined;
   const positions: PlanarPosition[] = [];
-  for (const item of document) {
-    const result = readJsonCoordinatePair(item);
-    if ('reason' in result) return undefined;
-    const [lat, lon] = result.point;
+  for (const item of document as unknown[]) {
+    if (!Array.isArray(item) || item.length !== 2) return undefined;
+    const [lat, lon] = item as unknown[];
+    if (typeof lat !== 'number' || typeof lon !== 'number') return undefined;
+    if (!(lat >= -90 && lat <= 90 && lon >= -180 && lon <= 180)) return undefined;
     positions.push([lon, lat]);
   }
   return positions;

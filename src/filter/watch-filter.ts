@@ -30,10 +30,10 @@ export function compileWatchFilter(selection: WatchSelection, identities: Stored
   const { pattern, fieldFilters } = selection;
   const spatial = selection.spatial ? compileSpatialFilter(selection.spatial) : undefined;
   return (notification) => {
-    if (!pattern.matches(notification.topic)) return false;
+    const identity = identities.read(notification);
+    if (!identity || !pattern.matchesTokens(identity.tokens)) return false;
     if (fieldFilters.length > 0) {
-      const identifier = identities.read(notification)?.identifier;
-      if (!identifier) return false;
+      const { identifier } = identity;
       for (const filter of fieldFilters) {
         const value = identifier[filter.field];
         if (typeof value !== 'string') return false;

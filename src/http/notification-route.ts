@@ -1,6 +1,6 @@
-import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import { childLogger } from '../logging/logger.js';
+import { addLogContext } from '../logging/logger.js';
 import type { AvisoMetrics, NotificationStatus } from '../metrics/aviso-metrics.js';
 import { displayTopic } from '../topic/percent-codec.js';
 import { ApiError } from './api-error.js';
@@ -60,7 +60,7 @@ async function notify(
     throw unknownEventTypeError(body.event_type, registry.eventTypes);
   }
   labels.eventType = registry.eventTypeLabel(body.event_type);
-  request.log = childLogger(request.log as Logger, { event_type: labels.eventType }) as FastifyBaseLogger;
+  addLogContext(request.log as Logger, { event_type: labels.eventType });
 
   const asValidationError = (error: unknown): unknown =>
     error instanceof IdentifierError ? validationError('notify', error.message, error.details) : error;
@@ -78,7 +78,7 @@ async function notify(
     throw asValidationError(error);
   }
 
-  request.log = childLogger(request.log as Logger, { topic: displayTopic(prepared.topic) }) as FastifyBaseLogger;
+  addLogContext(request.log as Logger, { topic: displayTopic(prepared.topic) });
   let sequence: number;
   try {
     ({ sequence } = await backend.publish(prepared));

@@ -1,4 +1,4 @@
-import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { AuthUser } from '../auth/auth-user.js';
 import type { ReadAuthorizationPlugin } from '../auth/read-plugin.js';
@@ -11,7 +11,7 @@ import { checkSpatialShape, prepareWatch, type StreamEndpoint } from '../schema/
 import { StartCursorError, resolveStartCursor, type StartCursorRequest } from '../streaming/start-cursor.js';
 import type { StreamTelemetry } from '../streaming/stream-session.js';
 import type { StreamSupervisor } from '../streaming/stream-supervisor.js';
-import { childLogger } from '../logging/logger.js';
+import { addLogContext } from '../logging/logger.js';
 import type { AvisoMetrics, SseRoute } from '../metrics/aviso-metrics.js';
 import { recordResponseHead } from './request-telemetry.js';
 import { authError, streamInitializationFailedError, unknownEventTypeError, validationError } from './error-bodies.js';
@@ -40,10 +40,10 @@ export function registerStreamRoutes(app: FastifyInstance, deps: StreamRouteDeps
       const schema = deps.registry.get(body.event_type);
       deps.access.checkRead(schema, request.authUser);
       const eventType = deps.registry.eventTypeLabel(body.event_type);
-      request.log = childLogger(request.log as Logger, { event_type: eventType }) as FastifyBaseLogger;
+      addLogContext(request.log as Logger, { event_type: eventType });
       const { selection, cursor } = validateStreamRequest(deps.registry, endpoint, body);
       const topic = selection.pattern.display;
-      request.log = childLogger(request.log as Logger, { topic }) as FastifyBaseLogger;
+      addLogContext(request.log as Logger, { topic });
       await runReadPlugins(deps, schema, request.authUser, selection, request.log as Logger);
       const telemetry = streamTelemetry(deps.metrics, endpoint, eventType, request.authUser?.username);
       try {

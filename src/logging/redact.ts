@@ -9,7 +9,11 @@ const URL_USER_INFO = /([a-z][a-z0-9+.-]*:\/\/)[^/@\s]+@/gi;
 const FREE_TEXT_SECRETS = /\b(password|token)(\s*[=:]\s*)[^\s,;&"']+/gi;
 const BEARER = /\b(bearer)\s+[A-Za-z0-9._~+/=-]+/gi;
 
+/** Anything one of the replacements below could touch; most strings fail this one test. */
+const MAYBE_SECRET = /:\/\/[^/@\s]+@|password|token|bearer/i;
+
 export function redactText(text: string): string {
+  if (!MAYBE_SECRET.test(text)) return text;
   return text
     .replace(URL_USER_INFO, `$1${REDACTED}@`)
     .replace(FREE_TEXT_SECRETS, `$1$2${REDACTED}`)

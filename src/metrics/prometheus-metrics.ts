@@ -16,6 +16,8 @@ import type {
   LiveSubscription,
   NotificationBackend,
   NotificationToStore,
+  ReplayCursor,
+  ReplayRequest,
 } from '../backend/backend.js';
 import type { TopicPattern } from '../topic/topic-pattern.js';
 import type { AuthModeLabel, AuthOutcome, AvisoMetrics, NotificationStatus, SseRoute } from './aviso-metrics.js';
@@ -428,6 +430,15 @@ class InstrumentedBackend implements NotificationBackend {
 
   fetchBatch(request: FetchRequest): Promise<Batch> {
     return this.timed('get_batch', () => this.inner.fetchBatch(request));
+  }
+
+  /** Each batch a replay cursor reads counts as one `get_batch`, like `fetchBatch`. */
+  async openReplay(request: ReplayRequest): Promise<ReplayCursor> {
+    const cursor = await this.inner.openReplay(request);
+    return {
+      next: (limit) => this.timed('get_batch', () => cursor.next(limit)),
+      close: () => cursor.close(),
+    };
   }
 
   /** `not_found` is a successful call: the backend answered. */

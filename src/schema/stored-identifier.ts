@@ -1,6 +1,4 @@
 import { METADATA_KEYS, type StoredNotification } from '../backend/backend.js';
-import { isJsonObject, type JsonObject } from '../json/json-value.js';
-import { JsonSyntaxError, parseJsonBody } from '../json/lossless-parse.js';
 import { TopicDecodeError, decodeTopic } from '../topic/percent-codec.js';
 import { WILDCARD } from '../topic/topic-pattern.js';
 import type { EventSchema } from './event-schema.js';
@@ -11,8 +9,12 @@ export interface StoredIdentity {
   /** The schema key, or for schema-less event types the decoded topic base (O7). */
   readonly eventType: string;
   readonly schema: EventSchema | undefined;
+  /** The decoded topic tokens, base first. */
+  readonly tokens: readonly string[];
   /** Canonical values (D7), spatial fields included; `point_cloud` is not part of it. */
-  readonly identifier: Readonly<JsonObject>;
+  readonly identifier: Readonly<Record<string, unknown>>;
+  /** Written by aviso-ts (it carries the D7 header), so its payload text is already canonical JSON. */
+  readonly writtenByAviso: boolean;
 }
 
 /**
@@ -47,27 +49,31 @@ export class StoredIdentityReader {
     const schema = this.registry.forBase(base);
     const eventType = schema?.eventType ?? base;
     const fromHeader = identifierHeader(notification);
-    if (fromHeader) return { eventType, schema, identifier: fromHeader };
+    if (fromHeader) return { eventType, schema, tokens, identifier: fromHeader, writtenByAviso: true };
 
-    const identifier: JsonObject = {};
+    const identifier: Record<string, unknown> = {};
     schema?.keyOrder.forEach((key, index) => {
       const token = tokens[index + 1];
       if (token !== undefined && token !== '' && token !== WILDCARD) identifier[key] = token;
     });
     const geometry = notification.metadata?.[METADATA_KEYS.spatialGeometry];
     if (geometry !== undefined && identifier.polygon === undefined) identifier.polygon = geometry;
-    return { eventType, schema, identifier };
+    return { eventType, schema, tokens, identifier, writtenByAviso: false };
   }
 }
 
-function identifierHeader(notification: StoredNotification): JsonObject | undefined {
+/**
+ * The D7 header, read with the native parser: it holds canonical strings and polygon arrays of
+ * coordinates, nothing whose number spelling or integer precision matters, and this runs for
+ * every notification a watcher sees.
+ */
+function identifierHeader(notification: StoredNotification): Record<string, unknown> | undefined {
   const text = notification.metadata?.[METADATA_KEYS.identifier];
   if (text === undefined) return undefined;
   try {
-    const value = parseJsonBody(text);
-    return isJsonObject(value) ? value : undefined;
-  } catch (error) {
-    if (error instanceof JsonSyntaxError) return undefined;
-    throw error;
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
   }
 }

@@ -1,9 +1,10 @@
 import { METADATA_KEYS, type StoredNotification } from '../backend/backend.js';
 import { canonicalJson } from '../json/canonical-json.js';
-import type { JsonObject, JsonValue } from '../json/json-value.js';
+import type { JsonValue } from '../json/json-value.js';
 import { JsonSyntaxError, parseJsonBody } from '../json/lossless-parse.js';
 import type { StoredIdentityReader } from '../schema/stored-identifier.js';
 import { formatCloudEventTime } from '../time-format.js';
+import { frameText } from './frames.js';
 
 export class CloudEventRenderError extends Error {
   constructor(message: string) {
@@ -14,6 +15,8 @@ export class CloudEventRenderError extends Error {
 
 type Rendered = { readonly json: string } | { readonly error: string };
 
+type FrameEvent = 'live-notification' | 'replay';
+
 /**
  * Renders a stored notification as the CloudEvent JSON of streaming.md §6, keys sorted. The
  * result depends only on the notification and the configuration, so it is computed once per
@@ -21,6 +24,7 @@ type Rendered = { readonly json: string } | { readonly error: string };
  */
 export class CloudEventRenderer {
   private readonly cache = new WeakMap<StoredNotification, Rendered>();
+  private readonly frames = new WeakMap<StoredNotification, Partial<Record<FrameEvent, Buffer>>>();
 
   constructor(
     private readonly identities: StoredIdentityReader,
@@ -32,7 +36,7 @@ export class CloudEventRenderer {
     let rendered = this.cache.get(notification);
     if (!rendered) {
       try {
-        rendered = { json: canonicalJson(this.build(notification)) };
+        rendered = { json: this.build(notification) };
       } catch (error) {
         if (!(error instanceof CloudEventRenderError)) throw error;
         rendered = { error: error.message };
@@ -43,31 +47,73 @@ export class CloudEventRenderer {
     return rendered.json;
   }
 
-  private build(notification: StoredNotification): Record<string, unknown> {
+  /**
+   * The whole SSE frame of a notification, encoded once: a fan-out writes the same bytes to every
+   * watcher instead of building and encoding the text per connection. Throws like `render`.
+   */
+  frameBytes(notification: StoredNotification, event: FrameEvent): Buffer {
+    let frames = this.frames.get(notification);
+    const cached = frames?.[event];
+    if (cached) return cached;
+    const bytes = Buffer.from(frameText(event, this.render(notification)), 'utf8');
+    if (!frames) {
+      frames = {};
+      this.frames.set(notification, frames);
+    }
+    frames[event] = bytes;
+    return bytes;
+  }
+
+  /**
+   * The attributes in their sorted order, written directly: this runs once per notification on
+   * the delivery path. A payload aviso-ts stored is already canonical JSON and is spliced in as is.
+   */
+  private build(notification: StoredNotification): string {
     const identity = this.identities.read(notification);
     if (!identity) throw new CloudEventRenderError(`topic '${notification.topic}' is not validly percent-encoded`);
     const { eventType } = identity;
-    let dataschema: string;
-    try {
-      dataschema = new URL(`${this.baseUrl}/schema/${eventType}`).href;
-    } catch {
-      throw new CloudEventRenderError(`application.base_url '${this.baseUrl}' does not form a valid dataschema URL`);
+    const identifier = canonicalJson(deliveredIdentifier(notification, identity.identifier));
+    const payload =
+      identity.writtenByAviso && notification.payload !== ''
+        ? notification.payload
+        : canonicalJson(payloadValue(notification.payload));
+    return (
+      `{"data":{"identifier":${identifier},"payload":${payload}},` +
+      `"datacontenttype":"application/json",` +
+      `"dataschema":${JSON.stringify(this.dataschema(eventType, identity.schema !== undefined))},` +
+      `"id":${JSON.stringify(`${eventType}@${notification.sequence}`)},` +
+      `"source":${JSON.stringify(this.baseUrl)},` +
+      `"specversion":"1.0",` +
+      `"time":"${formatCloudEventTime(notification.timestampNs)}",` +
+      `"type":${JSON.stringify(`int.ecmwf.aviso.${eventType}`)}}`
+    );
+  }
+
+  private readonly dataschemas = new Map<string, string>();
+
+  /**
+   * `<base_url>/schema/<event_type>` normalised as a URL (§6), remembered for configured event types
+   * only: schema-less names are chosen by callers and must not grow the cache.
+   */
+  private dataschema(eventType: string, configured: boolean): string {
+    let href = this.dataschemas.get(eventType);
+    if (href === undefined) {
+      try {
+        href = new URL(`${this.baseUrl}/schema/${eventType}`).href;
+      } catch {
+        throw new CloudEventRenderError(`application.base_url '${this.baseUrl}' does not form a valid dataschema URL`);
+      }
+      if (configured) this.dataschemas.set(eventType, href);
     }
-    return {
-      data: { identifier: deliveredIdentifier(notification, identity.identifier), payload: payloadValue(notification.payload) },
-      datacontenttype: 'application/json',
-      dataschema,
-      id: `${eventType}@${notification.sequence}`,
-      source: this.baseUrl,
-      specversion: '1.0',
-      time: formatCloudEventTime(notification.timestampNs),
-      type: `int.ecmwf.aviso.${eventType}`,
-    };
+    return href;
   }
 }
 
 /** §6.1 step 3: spatial values travel in their own headers and are re-attached here. */
-function deliveredIdentifier(notification: StoredNotification, identifier: Readonly<JsonObject>): JsonObject {
+function deliveredIdentifier(
+  notification: StoredNotification,
+  identifier: Readonly<Record<string, unknown>>,
+): Record<string, unknown> {
   const cloud = notification.metadata?.[METADATA_KEYS.spatialPointCloud];
   if (cloud === undefined) return { ...identifier };
   try {

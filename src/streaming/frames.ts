@@ -17,15 +17,19 @@ const CLOSE_MESSAGES: Readonly<Record<CloseReason, string>> = {
 
 export type Frame =
   | { readonly kind: 'control'; readonly event: 'live-notification' | 'replay-control'; readonly data: object }
-  /** `json` is the CloudEvent, rendered once per notification and shared by every stream. */
-  | { readonly kind: 'notification'; readonly event: 'live-notification' | 'replay'; readonly json: string }
+  /** The whole frame, encoded once per notification and event name and shared by every stream. */
+  | { readonly kind: 'notification'; readonly event: 'live-notification' | 'replay'; readonly bytes: Buffer }
   | { readonly kind: 'heartbeat'; readonly event: 'heartbeat'; readonly data: object }
   | { readonly kind: 'error'; readonly event: 'error'; readonly data: object }
   | { readonly kind: 'close'; readonly event: 'connection-closing'; readonly reason: CloseReason; readonly data: object };
 
-export function renderFrame(frame: Frame): string {
-  const json = frame.kind === 'notification' ? frame.json : canonicalJson(frame.data);
-  return `event: ${frame.event}\ndata: ${json}\n\n`;
+export function renderFrame(frame: Frame): string | Buffer {
+  if (frame.kind === 'notification') return frame.bytes;
+  return frameText(frame.event, canonicalJson(frame.data));
+}
+
+export function frameText(event: string, json: string): string {
+  return `event: ${event}\ndata: ${json}\n\n`;
 }
 
 /** What every control frame of one stream shares. */
@@ -95,8 +99,8 @@ export function heartbeat(stream: StreamIdentity, nowMs: number): Frame {
   return { kind: 'heartbeat', event: 'heartbeat', data: { timestamp: formatUtcSeconds(nowMs), topic: stream.topic } };
 }
 
-export function notificationFrame(event: 'live-notification' | 'replay', cloudEventJson: string): Frame {
-  return { kind: 'notification', event, json: cloudEventJson };
+export function notificationFrame(event: 'live-notification' | 'replay', bytes: Buffer): Frame {
+  return { kind: 'notification', event, bytes };
 }
 
 /** A backend failure that ends the stream (§5.7, first shape). */

@@ -1,5 +1,7 @@
 import type { ServerResponse } from 'node:http';
 
+const SOCKET_BUFFER_BYTES = 256 * 1024;
+
 /** Headers of a successful stream (streaming.md §3.1). */
 export function sseHeaders(requestId: string): Record<string, string> {
   return {
@@ -19,7 +21,7 @@ export function sseHeaders(requestId: string): Record<string, string> {
  * buffering without limit. Knows nothing about frames' meaning.
  */
 export class SseConnection {
-  private readonly queue: string[] = [];
+  private readonly queue: (string | Buffer)[] = [];
   private waitingForDrain = false;
   private finished = false;
   private readonly roomWaiters: (() => void)[] = [];
@@ -58,7 +60,7 @@ export class SseConnection {
   }
 
   /** Queues one rendered frame; false when the stream is over or the queue is full. */
-  send(text: string): boolean {
+  send(text: string | Buffer): boolean {
     if (this.finished) return false;
     if (this.queue.length >= this.maxQueuedFrames) return false;
     this.queue.push(text);
@@ -87,9 +89,12 @@ export class SseConnection {
   finish(lastFrames: string, keepQueued: boolean): void {
     if (this.finished) return;
     this.finished = true;
-    const pending = keepQueued ? this.queue.join('') : '';
-    this.queue.length = 0;
-    if (!this.response.destroyed && !this.response.writableEnded) this.response.end(pending + lastFrames);
+    const queued = this.queue.splice(0);
+    const pending = keepQueued ? queued : [];
+    if (!this.response.destroyed && !this.response.writableEnded) {
+      for (const chunk of pending) this.response.write(chunk);
+      this.response.end(lastFrames);
+    }
     this.release();
   }
 
@@ -108,8 +113,12 @@ export class SseConnection {
   private pump(): void {
     if (this.waitingForDrain) return;
     while (this.queue.length > 0 && !this.finished) {
-      const text = this.queue.shift() as string;
-      if (!this.response.write(text)) {
+      const text = this.queue.shift() as string | Buffer;
+      this.response.write(text);
+      // Node's own buffer may hold up to SOCKET_BUFFER_BYTES before we wait for `drain`: far more
+      // than its 16 KiB default mark, so a replay batch is handed over without a round trip per
+      // batch to the client, yet still bounded per stream.
+      if (this.response.writableLength > SOCKET_BUFFER_BYTES) {
         this.waitingForDrain = true;
         this.response.once('drain', () => {
           this.waitingForDrain = false;

@@ -1,6 +1,13 @@
 import type { ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import type { LiveSink, LiveSubscription, NotificationBackend, StartCursor, StoredNotification } from '../backend/backend.js';
+import type {
+  LiveSink,
+  LiveSubscription,
+  NotificationBackend,
+  ReplayCursor,
+  StartCursor,
+  StoredNotification,
+} from '../backend/backend.js';
 import type { Clock, TimerHandle } from '../clock.js';
 import type { NotificationPredicate, WatchSelection } from '../filter/watch-filter.js';
 import { displayTopic } from '../topic/percent-codec.js';
@@ -155,11 +162,12 @@ export class StreamSession {
   close(reason: CloseReason, finalFrames: readonly Frame[] = []): void {
     if (this.phase === 'closed') return;
     const frames = [...finalFrames, connectionClosing(this.identity, this.deps.clock.now(), reason)];
+    const lastFrames = frames.map((frame) => renderFrame(frame).toString()).join('');
     // A stream that completes keeps what it already queued; an interrupted one drops it (§7).
     const keepQueued = reason === 'end_of_stream';
     if (this.connection) for (const frame of frames) this.request.telemetry.frameSent(frame.kind);
     this.release();
-    this.connection?.finish(frames.map(renderFrame).join(''), keepQueued);
+    this.connection?.finish(lastFrames, keepQueued);
   }
 
   private release(): void {
@@ -234,9 +242,9 @@ export class StreamSession {
 
   /** Renders and queues one notification; a rendering failure is a non-fatal error frame (§6.3). */
   private sendNotification(event: 'live-notification' | 'replay', notification: StoredNotification): boolean {
-    let json: string;
+    let bytes: Buffer;
     try {
-      json = this.deps.renderer.render(notification);
+      bytes = this.deps.renderer.frameBytes(notification, event);
     } catch (error) {
       if (!(error instanceof CloudEventRenderError)) throw error;
       return this.send(
@@ -247,42 +255,59 @@ export class StreamSession {
         }),
       );
     }
-    return this.send(notificationFrame(event, json));
+    return this.send(notificationFrame(event, bytes));
   }
 
   /** The replay algorithm of streaming.md §9.2, with the lookahead of §9.5 and the bound H of §10. */
   private async runReplay(cursor: Exclude<StartCursorRequest, { kind: 'live' }>): Promise<void> {
     this.phase = 'replay';
-    const { backend, renderer, settings } = this.deps;
-    const { predicate, quota, selection } = this.request;
+    const start: StartCursor = cursor.kind === 'sequence' ? { kind: 'sequence', sequence: cursor.sequence } : cursor;
+    let history: ReplayCursor;
+    try {
+      history = await this.deps.backend.openReplay({
+        pattern: this.request.selection.pattern,
+        start,
+        upperBound: this.historyBound,
+      });
+    } catch (error) {
+      this.failReplay(error);
+      return;
+    }
+    try {
+      if (!(await this.replayHistory(history))) return;
+    } finally {
+      history.close();
+    }
+    if (this.request.endpoint === 'replay') {
+      this.close('end_of_stream', [replayCompleted(this.identity, this.deps.clock.now())]);
+      return;
+    }
+    if (!this.send(replayCompleted(this.identity, this.deps.clock.now()))) return;
+    this.enterLive();
+  }
+
+  /** The batches of §9.2 with the quota and lookahead of §9.5; true when history was exhausted. */
+  private async replayHistory(history: ReplayCursor): Promise<boolean> {
+    const { renderer, settings } = this.deps;
+    const { predicate, quota } = this.request;
     const connection = this.connection as SseConnection;
     const replayQueueLimit = Math.max(1, Math.floor(settings.maxBufferedEvents / 2));
-    let start: StartCursor = cursor.kind === 'sequence' ? { kind: 'sequence', sequence: cursor.sequence } : cursor;
     let delivered = 0;
-
     for (;;) {
       let batch;
       try {
-        batch = await backend.fetchBatch({
-          pattern: selection.pattern,
-          start,
-          limit: settings.replayBatchSize,
-          upperBound: this.historyBound,
-        });
+        batch = await history.next(settings.replayBatchSize);
       } catch (error) {
-        if (this.closed) return;
-        const message = error instanceof Error ? error.message : String(error);
-        this.deps.logger.error({ event_name: 'stream.replay.fetch.failed', error: message }, 'Replay batch failed');
-        this.close('end_of_stream', [streamProcessingFailed(this.identity, message)]);
-        return;
+        this.failReplay(error);
+        return false;
       }
-      if (this.closed) return;
+      if (this.closed) return false;
 
       for (const notification of batch.messages) {
         if (!predicate(notification)) continue;
-        let json: string;
+        let bytes: Buffer;
         try {
-          json = renderer.render(notification);
+          bytes = renderer.frameBytes(notification, 'replay');
         } catch (error) {
           if (!(error instanceof CloudEventRenderError)) throw error;
           this.sendNotification('replay', notification); // emits the non-fatal error frame
@@ -291,28 +316,28 @@ export class StreamSession {
         if (delivered === quota) {
           // The lookahead found one more deliverable notification: truncation is proven (§9.5).
           this.close('end_of_stream', [replayLimitReached(this.identity, this.deps.clock.now(), quota)]);
-          return;
+          return false;
         }
         // Replay leaves half the queue free, so heartbeats never push a merely busy stream over (D9).
         await connection.below(replayQueueLimit);
-        if (this.closed || !this.send(notificationFrame('replay', json))) return;
+        if (this.closed || !this.send(notificationFrame('replay', bytes))) return false;
         delivered++;
       }
-      if (batch.exhausted) break;
-      start = { kind: 'sequence', sequence: batch.nextSequence };
+      if (batch.exhausted) return true;
       // The next batch is fetched only once this one reached the socket (§12).
       await connection.drained();
-      if (this.closed) return;
+      if (this.closed) return false;
       if (settings.replayBatchDelayMs > 0) await this.sleep(settings.replayBatchDelayMs);
-      if (this.closed) return;
+      if (this.closed) return false;
     }
+  }
 
-    if (this.request.endpoint === 'replay') {
-      this.close('end_of_stream', [replayCompleted(this.identity, this.deps.clock.now())]);
-      return;
-    }
-    if (!this.send(replayCompleted(this.identity, this.deps.clock.now()))) return;
-    this.enterLive();
+  /** A backend failure during replay: the `error` frame, then `end_of_stream` (§9.6). */
+  private failReplay(error: unknown): void {
+    if (this.closed) return;
+    const message = error instanceof Error ? error.message : String(error);
+    this.deps.logger.error({ event_name: 'stream.replay.fetch.failed', error: message }, 'Replay batch failed');
+    this.close('end_of_stream', [streamProcessingFailed(this.identity, message)]);
   }
 
   /** Waits between replay batches; ends early when the stream does. */

@@ -28,9 +28,17 @@ function utf8Percent(char: string): string {
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
+/** Tokens whose only escapes are the four reserved characters: the common case, decoded directly. */
+const RESERVED_ESCAPES_ONLY = /^(?:[^%]|%2[EeAa5]|%3[Ee])*$/;
+const RESERVED_ESCAPE = /%(2[EeAa5]|3[Ee])/g;
+const DECODED: Readonly<Record<string, string>> = { '2E': '.', '2A': '*', '25': '%', '3E': '>' };
+
 /** Strict single-pass decoding: every `%` needs two hex digits and the bytes must be UTF-8. */
 export function decodeToken(token: string): string {
   if (!token.includes('%')) return token;
+  if (RESERVED_ESCAPES_ONLY.test(token)) {
+    return token.replace(RESERVED_ESCAPE, (_escape, hex: string) => DECODED[hex.toUpperCase()] as string);
+  }
   const bytes: number[] = [];
   const raw = Buffer.from(token, 'utf8');
   for (let i = 0; i < raw.length; i++) {

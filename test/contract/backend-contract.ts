@@ -5,6 +5,7 @@ import type {
   LiveSubscription,
   Metadata,
   NotificationBackend,
+  ReplayCursor,
   StartCursor,
   StoredNotification,
 } from '../../src/backend/backend.js';
@@ -269,6 +270,53 @@ export function describeBackendContract(label: string, factory: BackendFactory):
           [latestA.sequence, '"third"'],
           [onlyB.sequence, '"b"'],
         ]);
+      });
+    });
+
+    describe('openReplay', () => {
+      async function readAll(cursor: ReplayCursor, limit: number): Promise<StoredNotification[]> {
+        const messages: StoredNotification[] = [];
+        for (let call = 0; call < 10_000; call++) {
+          const batch = await cursor.next(limit);
+          expect(batch.messages.length).toBeLessThanOrEqual(limit);
+          messages.push(...batch.messages);
+          if (batch.exhausted) return messages;
+        }
+        throw new Error('the replay cursor made no progress');
+      }
+
+      it('reads the same history as paging with fetchBatch, in order, within the bound', async () => {
+        const { backend, bases } = await setup(1);
+        const [base] = bases as [string];
+        for (let i = 0; i < 11; i++) {
+          await publish(backend, [base, 'm', String(i)]);
+          if (i % 2 === 0) await publish(backend, [base, 'x', String(i)]);
+        }
+        const pattern = new TopicPattern([base, 'm', '*']);
+        const upperBound = await backend.captureHistoryBound(pattern);
+        await publish(backend, [base, 'm', 'late']);
+        const cursor = await backend.openReplay({ pattern, start: FROM_START, upperBound });
+        const read = await readAll(cursor, 3);
+        cursor.close();
+        cursor.close();
+        expect(sequences(read)).toEqual(sequences(await all(backend, pattern, upperBound)));
+        expect(read).toHaveLength(11);
+        expectStrictlyAscending(sequences(read));
+      });
+
+      it('starts at an inclusive sequence and ends exhausted past the bound', async () => {
+        const { backend, bases } = await setup(1);
+        const [base] = bases as [string];
+        const published: number[] = [];
+        for (let i = 0; i < 5; i++) published.push((await publish(backend, [base, String(i)])).sequence);
+        const pattern = new TopicPattern([base, '*']);
+        const upperBound = await backend.captureHistoryBound(pattern);
+        const from = published[2] as number;
+        const cursor = await backend.openReplay({ pattern, start: { kind: 'sequence', sequence: from }, upperBound });
+        expect(sequences(await readAll(cursor, 2))).toEqual(published.slice(2));
+        const empty = await backend.openReplay({ pattern, start: { kind: 'sequence', sequence: upperBound + 1 }, upperBound });
+        const batch = await empty.next(10);
+        expect(batch).toMatchObject({ messages: [], exhausted: true });
       });
     });
 

@@ -7,7 +7,10 @@ import type {
   LiveSubscription,
   NotificationBackend,
   NotificationToStore,
+  ReplayCursor,
+  ReplayRequest,
 } from '../../src/backend/backend.js';
+import { pagingCursor } from '../../src/backend/backend.js';
 import type { TopicPattern } from '../../src/topic/topic-pattern.js';
 
 /**
@@ -46,6 +49,11 @@ export class FaultyBackend implements NotificationBackend {
     this.fetchCalls++;
     if (this.failFetchCalls.has(this.fetchCalls)) throw new Error(`injected failure of fetch ${this.fetchCalls}`);
     return this.inner.fetchBatch(request);
+  }
+
+  /** Pages through `fetchBatch`, so injected batch failures apply to replays too. */
+  async openReplay(request: ReplayRequest): Promise<ReplayCursor> {
+    return pagingCursor((fetch) => this.fetchBatch(fetch), request);
   }
 
   deleteMessage(streamKey: string, sequence: number): Promise<DeleteOutcome> {

@@ -9,6 +9,8 @@ import type {
   LiveSubscription,
   NotificationBackend,
   NotificationToStore,
+  ReplayCursor,
+  ReplayRequest,
 } from '../backend.js';
 import type { JetStreamConfig } from '../../config/model.js';
 import { decodeToken } from '../../topic/percent-codec.js';
@@ -17,7 +19,7 @@ import { LiveFeed } from './live-feed.js';
 import { toHeaders } from './message-mapping.js';
 import { NatsLink, type NatsClients } from './nats-link.js';
 import { errorText, isConnectionLost, isMessageNotFound, isNoResponders, isStreamNotFound } from './nats-errors.js';
-import { fetchJetStreamBatch } from './replay-fetch.js';
+import { JetStreamReplayCursor, fetchJetStreamBatch } from './replay-fetch.js';
 import { StreamCatalog, streamName, type ConfiguredBase } from './stream-catalog.js';
 
 /** How long notify waits for JetStream to acknowledge a publish. */
@@ -120,7 +122,13 @@ export class JetStreamBackend implements NotificationBackend {
   }
 
   async fetchBatch(request: FetchRequest): Promise<Batch> {
-    return this.withStream(request.pattern.base, (clients, name) => fetchJetStreamBatch(clients, name, request));
+    return this.withStream(request.pattern.base, (_clients, name) => fetchJetStreamBatch(() => this.link.clients(), name, request));
+  }
+
+  async openReplay(request: ReplayRequest): Promise<ReplayCursor> {
+    return this.withStream(request.pattern.base, (_clients, name) =>
+      JetStreamReplayCursor.open(() => this.link.clients(), name, request),
+    );
   }
 
   async deleteMessage(streamKey: string, sequence: number): Promise<DeleteOutcome> {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createInbox, type Msg } from '@nats-io/transport-node';
 import { AckPolicy, DeliverPolicy, ReplayPolicy, type ConsumerConfig } from '@nats-io/jetstream';
-import type { Batch, FetchRequest, StoredNotification } from '../backend.js';
+import type { Batch, FetchRequest, ReplayCursor, ReplayRequest, StartCursor, StoredNotification } from '../backend.js';
 import { encodeToken } from '../../topic/percent-codec.js';
 import { toStoredNotification } from './message-mapping.js';
 import type { NatsClients } from './nats-link.js';
@@ -12,39 +12,51 @@ const INACTIVE_THRESHOLD_NS = 30_000_000_000;
 const PULL_TIMEOUT_MS = 10_000;
 
 /**
- * One replay batch (backends.md §7.10): a short-lived consumer from the cursor on the coarse subject
- * and one `no_wait` pull, which returns what is stored now and never waits for new messages. The
+ * One replay's reads (backends.md §7.10): one named consumer from the start cursor on the coarse
+ * subject, kept for the whole replay (creating a filtered consumer costs tens of milliseconds on a
+ * large stream, so one per batch made replays crawl), read with `no_wait` pulls that return what is
+ * stored now and never wait for new messages, and stopped at the first sequence above H. The
  * consumer's reported pending count is not used: NATS 2.9 can report it stale right after writes.
  */
-export async function fetchJetStreamBatch(clients: NatsClients, streamName: string, request: FetchRequest): Promise<Batch> {
-  const { pattern, start, limit, upperBound } = request;
-  const firstSequence = start.kind === 'sequence' ? Math.max(start.sequence, 1) : 1;
-  const empty: Batch = { messages: [], nextSequence: Math.max(firstSequence, upperBound + 1), exhausted: true };
-  if (upperBound === 0 || (start.kind === 'sequence' && start.sequence > upperBound)) return empty;
-  if (start.kind === 'date' && (await startsAfterLastMessage(clients, streamName, start.atNs))) return empty;
+export class JetStreamReplayCursor implements ReplayCursor {
+  private consumer: string | undefined;
+  private nextSequence: number;
+  private done = false;
 
-  // A one-token pattern is a bare-base topic, which `<b>.>` would not match (D19).
-  const filter = pattern.tokens.length === 1 ? encodeToken(pattern.base) : pattern.coarseSubject;
-  const name = `replay_consumer_${Date.now()}_${randomBytes(16).toString('hex')}`;
-  const config: Partial<ConsumerConfig> = {
-    name,
-    description: `Replay consumer for pattern: ${filter}`,
-    filter_subject: filter,
-    ack_policy: AckPolicy.None,
-    replay_policy: ReplayPolicy.Instant,
-    inactive_threshold: INACTIVE_THRESHOLD_NS,
-    mem_storage: true,
-    ...(start.kind === 'date'
-      ? { deliver_policy: DeliverPolicy.StartTime, opt_start_time: rfc3339Nanos(start.atNs) }
-      : start.sequence > 0
-        ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: start.sequence }
-        : { deliver_policy: DeliverPolicy.All }),
-  };
-  await clients.jsm.consumers.add(streamName, config);
-  try {
-    const pulled = await pullNoWait(clients, streamName, name, limit);
+  private constructor(
+    private readonly clients: () => NatsClients,
+    private readonly streamName: string,
+    private readonly request: ReplayRequest,
+  ) {
+    this.nextSequence = request.start.kind === 'sequence' ? Math.max(request.start.sequence, 1) : 1;
+  }
+
+  static async open(clients: () => NatsClients, streamName: string, request: ReplayRequest): Promise<JetStreamReplayCursor> {
+    const cursor = new JetStreamReplayCursor(clients, streamName, request);
+    const { start, upperBound } = request;
+    const nothing =
+      upperBound === 0 ||
+      (start.kind === 'sequence' && start.sequence > upperBound) ||
+      (start.kind === 'date' && (await startsAfterLastMessage(clients(), streamName, start.atNs)));
+    if (nothing) cursor.done = true;
+    else await cursor.createConsumer(start);
+    return cursor;
+  }
+
+  async next(limit: number): Promise<Batch> {
+    const { pattern, upperBound } = this.request;
+    if (this.done) return { messages: [], nextSequence: Math.max(this.nextSequence, upperBound + 1), exhausted: true };
+    let pulled: StoredNotification[];
+    try {
+      pulled = await this.pull(limit);
+    } catch (error) {
+      // An idle consumer may have been removed by the server (inactive threshold): go on from here.
+      if (!isConsumerMissing(error)) throw error;
+      await this.createConsumer({ kind: 'sequence', sequence: this.nextSequence });
+      pulled = await this.pull(limit);
+    }
     const messages: StoredNotification[] = [];
-    let lastExamined = firstSequence - 1;
+    let lastExamined = this.nextSequence - 1;
     let beyondBound = false;
     for (const message of pulled) {
       if (message.sequence > upperBound) {
@@ -56,10 +68,70 @@ export async function fetchJetStreamBatch(clients: NatsClients, streamName: stri
     }
     // Fewer than asked for means the consumer had nothing more stored.
     const exhausted = beyondBound || pulled.length < limit || lastExamined >= upperBound;
-    return { messages, nextSequence: Math.max(lastExamined + 1, firstSequence), exhausted };
-  } finally {
-    void clients.jsm.consumers.delete(streamName, name).catch(() => undefined);
+    this.nextSequence = lastExamined + 1;
+    if (exhausted) this.close();
+    return { messages, nextSequence: this.nextSequence, exhausted };
   }
+
+  close(): void {
+    this.done = true;
+    const consumer = this.consumer;
+    this.consumer = undefined;
+    if (consumer) void this.clients().jsm.consumers.delete(this.streamName, consumer).catch(() => undefined);
+  }
+
+  private async createConsumer(start: StartCursor): Promise<void> {
+    const { pattern } = this.request;
+    // A one-token pattern is a bare-base topic, which `<b>.>` would not match (D19).
+    const filter = pattern.tokens.length === 1 ? encodeToken(pattern.base) : pattern.coarseSubject;
+    const name = `replay_consumer_${Date.now()}_${randomBytes(16).toString('hex')}`;
+    const config: Partial<ConsumerConfig> = {
+      name,
+      description: `Replay consumer for pattern: ${filter}`,
+      filter_subject: filter,
+      ack_policy: AckPolicy.None,
+      replay_policy: ReplayPolicy.Instant,
+      inactive_threshold: INACTIVE_THRESHOLD_NS,
+      mem_storage: true,
+      ...(start.kind === 'date'
+        ? { deliver_policy: DeliverPolicy.StartTime, opt_start_time: rfc3339Nanos(start.atNs) }
+        : start.sequence > 0
+          ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: start.sequence }
+          : { deliver_policy: DeliverPolicy.All }),
+    };
+    await this.clients().jsm.consumers.add(this.streamName, config);
+    this.consumer = name;
+  }
+
+  private pull(limit: number): Promise<StoredNotification[]> {
+    return pullNoWait(this.clients(), this.streamName, this.consumer as string, limit);
+  }
+}
+
+/** One batch on its own: a cursor opened, read once and closed (the contract's `fetchBatch`). */
+export async function fetchJetStreamBatch(clients: () => NatsClients, streamName: string, request: FetchRequest): Promise<Batch> {
+  const cursor = await JetStreamReplayCursor.open(clients, streamName, request);
+  try {
+    return await cursor.next(request.limit);
+  } finally {
+    cursor.close();
+  }
+}
+
+class PullFailed extends Error {
+  constructor(
+    consumer: string,
+    readonly status: number,
+    description: string,
+  ) {
+    super(`pull from replay consumer ${consumer} failed: ${status} ${description}`.trim());
+    this.name = 'PullFailed';
+  }
+}
+
+/** The server no longer knows the consumer: nobody answers the pull (503), or it was deleted (409). */
+function isConsumerMissing(error: unknown): boolean {
+  return error instanceof PullFailed && (error.status === 503 || error.status === 409);
 }
 
 /** Pulls up to `batch` stored messages and returns as soon as the server says there are no more. */
@@ -73,8 +145,10 @@ async function pullNoWait(clients: NatsClients, streamName: string, consumer: st
   const messages: StoredNotification[] = [];
   try {
     for await (const message of subscription) {
-      // A status message (404 no messages, 408 request ended) closes the batch early.
-      if (isStatus(message)) break;
+      const status = statusOf(message);
+      // 404 (no messages) and 408 (request ended) close the batch early; anything else is a failure.
+      if (status === 404 || status === 408) break;
+      if (status !== undefined) throw new PullFailed(consumer, status, message.headers?.description ?? '');
       messages.push(fromPulledMessage(message));
       if (messages.length >= batch) break;
     }
@@ -84,8 +158,10 @@ async function pullNoWait(clients: NatsClients, streamName: string, consumer: st
   return messages;
 }
 
-function isStatus(message: Msg): boolean {
-  return message.data.length === 0 && message.headers !== undefined && message.headers.code > 0;
+/** The status code of a JetStream status message (no body, a status line in the headers). */
+function statusOf(message: Msg): number | undefined {
+  const code = message.data.length === 0 ? message.headers?.code : undefined;
+  return code !== undefined && code > 0 ? code : undefined;
 }
 
 function fromPulledMessage(message: Msg): StoredNotification {

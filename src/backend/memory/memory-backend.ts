@@ -7,8 +7,11 @@ import type {
   LiveSubscription,
   NotificationBackend,
   NotificationToStore,
+  ReplayCursor,
+  ReplayRequest,
   StoredNotification,
 } from '../backend.js';
+import { pagingCursor } from '../backend.js';
 import type { Clock } from '../../clock.js';
 import { decodeTopic, encodeToken } from '../../topic/percent-codec.js';
 import type { TopicPattern } from '../../topic/topic-pattern.js';
@@ -151,6 +154,10 @@ export class MemoryBackend implements NotificationBackend {
     const last = messages.at(-1);
     const nextSequence = exhausted ? Math.max(lastExamined, upperBound) + 1 : (last as StoredNotification).sequence + 1;
     return { messages, nextSequence, exhausted };
+  }
+
+  async openReplay(request: ReplayRequest): Promise<ReplayCursor> {
+    return pagingCursor((fetch) => this.fetchBatch(fetch), request);
   }
 
   async deleteMessage(streamKey: string, sequence: number): Promise<DeleteOutcome> {

@@ -2,43 +2,50 @@ import type { StoredNotification } from '../backend.js';
 
 /**
  * Every stored notification in ascending sequence order, so a replay batch is a binary search
- * plus a forward scan instead of a sort over all topics. Removals leave holes that are compacted
- * once they outnumber the live entries.
+ * plus a forward scan instead of a sort over all topics. A removed notification leaves a
+ * tombstone: its sequence and time stay in the index arrays, so lookups never scan over holes;
+ * tombstones are compacted away once they outnumber the live entries.
  */
 export class SequenceLog {
+  private sequences: number[] = [];
+  private timestamps: bigint[] = [];
   private entries: (StoredNotification | undefined)[] = [];
-  private holes = 0;
+  private tombstones = 0;
 
   append(notification: StoredNotification): void {
+    this.sequences.push(notification.sequence);
+    this.timestamps.push(notification.timestampNs);
     this.entries.push(notification);
   }
 
   get(sequence: number): StoredNotification | undefined {
-    const probe = this.nextLive(this.indexOfSequence(sequence));
-    return probe?.entry.sequence === sequence ? probe.entry : undefined;
+    const index = this.indexOfSequence(sequence);
+    return this.sequences[index] === sequence ? this.entries[index] : undefined;
   }
 
   remove(sequence: number): void {
-    const probe = this.nextLive(this.indexOfSequence(sequence));
-    if (probe?.entry.sequence !== sequence) return;
-    this.entries[probe.index] = undefined;
-    this.holes++;
-    if (this.holes > 1024 && this.holes * 2 > this.entries.length) this.compact();
+    const index = this.indexOfSequence(sequence);
+    if (this.sequences[index] !== sequence || this.entries[index] === undefined) return;
+    this.entries[index] = undefined;
+    this.tombstones++;
+    if (this.tombstones > 1024 && this.tombstones * 2 > this.entries.length) this.compact();
   }
 
   clear(): void {
+    this.sequences = [];
+    this.timestamps = [];
     this.entries = [];
-    this.holes = 0;
+    this.tombstones = 0;
   }
 
-  /** Position before which every live entry has a smaller sequence (it may point at a hole). */
+  /** Index of the first entry whose sequence is ≥ `sequence`. */
   indexOfSequence(sequence: number): number {
-    return this.lowerBound((entry) => entry.sequence >= sequence);
+    return lowerBound(this.sequences, (value) => value >= sequence);
   }
 
-  /** Index of the first entry stored at or after `atNs` (timestamps never decrease). */
+  /** Index of the first entry stored at or after `atNs` (storage times never decrease). */
   indexOfTimestamp(atNs: bigint): number {
-    return this.lowerBound((entry) => entry.timestampNs >= atNs);
+    return lowerBound(this.timestamps, (value) => value >= atNs);
   }
 
   *from(index: number): Generator<StoredNotification> {
@@ -48,32 +55,23 @@ export class SequenceLog {
     }
   }
 
-  /** Binary search over a monotone predicate; holes take the verdict of the next live entry. */
-  private lowerBound(isAtOrAfter: (entry: StoredNotification) => boolean): number {
-    let lo = 0;
-    let hi = this.entries.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      const probe = this.nextLive(mid);
-      if (probe === undefined || isAtOrAfter(probe.entry)) {
-        hi = mid;
-      } else {
-        lo = probe.index + 1;
-      }
-    }
-    return lo;
-  }
-
-  private nextLive(index: number): { entry: StoredNotification; index: number } | undefined {
-    for (let i = index; i < this.entries.length; i++) {
-      const entry = this.entries[i];
-      if (entry) return { entry, index: i };
-    }
-    return undefined;
-  }
-
   private compact(): void {
-    this.entries = this.entries.filter((entry) => entry !== undefined);
-    this.holes = 0;
+    const live = this.entries.filter((entry): entry is StoredNotification => entry !== undefined);
+    this.entries = live;
+    this.sequences = live.map((entry) => entry.sequence);
+    this.timestamps = live.map((entry) => entry.timestampNs);
+    this.tombstones = 0;
   }
+}
+
+/** First index whose value satisfies a monotone predicate (`values.length` when none does). */
+function lowerBound<T>(values: readonly T[], isAtOrAfter: (value: T) => boolean): number {
+  let lo = 0;
+  let hi = values.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (isAtOrAfter(values[mid] as T)) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
 }

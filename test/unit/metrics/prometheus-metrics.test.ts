@@ -627,6 +627,7 @@ function failingBackend(failure: Error): NotificationBackend {
     subscribe: reject,
     captureHistoryBound: reject,
     fetchBatch: reject,
+    openReplay: async () => ({ next: reject, close: () => undefined }),
     deleteMessage: reject,
     wipeStream: reject,
     wipeAll: reject,

@@ -1,0 +1,36 @@
+import autocannon from 'autocannon';
+import type { AutocannonOptions, AutocannonResult } from './autocannon-run.js';
+import { reply, runWorker, workerOptions } from './worker-side.js';
+
+/**
+ * The HTTP load generator in its own process: autocannon's API, a warm-up run, then the measured
+ * run, whose numbers go back to the bench.
+ */
+function run(options: AutocannonOptions, durationSeconds: number): Promise<autocannon.Result> {
+  return autocannon({
+    url: options.url,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: options.body,
+    connections: options.connections,
+    duration: durationSeconds,
+  });
+}
+
+runWorker(async () => {
+  const options = workerOptions<AutocannonOptions>();
+  if (options.warmupSeconds > 0) await run(options, options.warmupSeconds);
+  const result = await run(options, options.durationSeconds);
+  const message: AutocannonResult = {
+    type: 'result',
+    requestsPerSecond: result['2xx'] / result.duration,
+    ok: result['2xx'],
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    latencyP50Ms: result.latency.p50,
+    latencyP99Ms: result.latency.p99,
+    durationSeconds: result.duration,
+  };
+  reply(message);
+});

@@ -1,0 +1,63 @@
+/** Messages between the bench and the SSE client fleet process (`support/sse-fleet.ts`). */
+
+export interface FleetOpenCommand {
+  readonly type: 'open';
+  /** `http://host:port` */
+  readonly origin: string;
+  readonly path: string;
+  /** Request bodies and how many streams to open with each, in order. */
+  readonly groups: readonly { readonly body: string; readonly count: number }[];
+  /** Streams being set up at once. */
+  readonly concurrency: number;
+  /** Notifications every stream must receive (payload `i` from 0 to n − 1); 0 for idle streams. */
+  readonly expectedNotifications: number;
+}
+
+export type FleetCommand =
+  | FleetOpenCommand
+  | { readonly type: 'progress' }
+  | { readonly type: 'report' }
+  | { readonly type: 'close' };
+
+export interface FleetProgress {
+  readonly type: 'progress';
+  /** Distinct notifications received so far, summed over streams. */
+  readonly received: number;
+}
+
+export interface FleetOpened {
+  readonly type: 'opened';
+  /** Streams that received their opening frame. */
+  readonly opened: number;
+  readonly failed: number;
+  readonly failures: readonly string[];
+  readonly elapsedMs: number;
+}
+
+export interface FleetReport {
+  readonly type: 'report';
+  readonly streams: number;
+  readonly expectedPerStream: number;
+  /** Distinct notifications received, summed over streams. */
+  readonly received: number;
+  readonly duplicates: number;
+  /** Notifications whose payload index was outside 0…expected − 1, or unreadable. */
+  readonly unexpected: number;
+  /** Sum over streams of expected − distinct received. */
+  readonly lost: number;
+  readonly streamsWithLoss: number;
+  readonly latencyMs: { readonly p50: number; readonly p99: number; readonly max: number; readonly mean: number };
+  readonly firstReceiveMs: number;
+  readonly lastReceiveMs: number;
+  /** `connection-closing` reasons seen, and streams that ended without one. */
+  readonly closeReasons: Readonly<Record<string, number>>;
+  readonly errorFrames: number;
+}
+
+export interface FleetComplete {
+  readonly type: 'complete';
+}
+
+export interface FleetClosed {
+  readonly type: 'closed';
+}

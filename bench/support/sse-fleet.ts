@@ -1,0 +1,245 @@
+import { Agent, request, type ClientRequest } from 'node:http';
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import type { FleetCommand, FleetOpenCommand, FleetOpened, FleetProgress, FleetReport } from './fleet-protocol.js';
+import { percentileOfSorted, epochMs } from './stats.js';
+import { onCommand, reply, runWorker } from './worker-side.js';
+
+/**
+ * The SSE client fleet: one process holding many streams (node:http with a keep-alive agent,
+ * eventsource-parser), recording for every notification its latency (receive time − the send time in
+ * its payload, both epoch ms from `performance`) and which stream got which notification.
+ *
+ * A notification is a `live-notification` or `replay` frame whose data is a CloudEvent
+ * (`{"data":…`, keys sorted) carrying `"payload":{"i":<n>,"sent_ms":<t>}`, where a negative `i`
+ * marks a warm-up notification that is not counted; the first frame of a stream is its opening
+ * frame, whatever it is.
+ */
+
+interface Stream {
+  opened: boolean;
+  ended: boolean;
+  closeReason: string | undefined;
+  distinct: number;
+  seen: Uint8Array;
+  request: ClientRequest | undefined;
+  /** Called once, with the opening frame. */
+  onOpened: () => void;
+}
+
+const PAYLOAD_MARK = '"payload":{"i":';
+const SENT_MARK = ',"sent_ms":';
+
+let streams: Stream[] = [];
+let expected = 0;
+let latencies = new Float64Array(0);
+let latencyCount = 0;
+let duplicates = 0;
+let unexpected = 0;
+let errorFrames = 0;
+let completeStreams = 0;
+let completeSent = false;
+let firstReceiveMs = Number.NaN;
+let lastReceiveMs = Number.NaN;
+const agent = new Agent({ keepAlive: true, maxSockets: Infinity });
+
+function onNotification(stream: Stream, data: string, receivedMs: number): void {
+  const at = data.indexOf(PAYLOAD_MARK);
+  const sentAt = at < 0 ? -1 : data.indexOf(SENT_MARK, at);
+  if (sentAt < 0) {
+    unexpected++;
+    return;
+  }
+  const index = Number(data.slice(at + PAYLOAD_MARK.length, sentAt));
+  const sentMs = Number.parseFloat(data.slice(sentAt + SENT_MARK.length));
+  if (index < 0 && Number.isInteger(index)) return; // a warm-up notification
+  if (!Number.isInteger(index) || index >= expected) {
+    unexpected++;
+    return;
+  }
+  if (stream.seen[index] === 1) {
+    duplicates++;
+    return;
+  }
+  stream.seen[index] = 1;
+  stream.distinct++;
+  if (latencyCount < latencies.length) latencies[latencyCount++] = receivedMs - sentMs;
+  if (Number.isNaN(firstReceiveMs)) firstReceiveMs = receivedMs;
+  lastReceiveMs = receivedMs;
+  if (stream.distinct === expected && ++completeStreams === streams.length && !completeSent) {
+    completeSent = true;
+    reply({ type: 'complete' });
+  }
+}
+
+function onFrame(stream: Stream, message: EventSourceMessage): void {
+  const receivedMs = epochMs();
+  if (!stream.opened) {
+    stream.opened = true;
+    stream.onOpened();
+    return;
+  }
+  switch (message.event) {
+    case 'live-notification':
+    case 'replay':
+      if (message.data.startsWith('{"data":')) onNotification(stream, message.data, receivedMs);
+      return;
+    case 'connection-closing': {
+      const reason = /"reason":"([^"]*)"/.exec(message.data)?.[1] ?? 'unreadable';
+      stream.closeReason = reason;
+      return;
+    }
+    case 'error':
+      errorFrames++;
+      return;
+    default:
+      return; // heartbeat, replay-control
+  }
+}
+
+function openStream(origin: URL, path: string, body: string): Promise<{ ok: true } | { ok: false; reason: string }> {
+  return new Promise((resolve) => {
+    let settled = false;
+    const settle = (outcome: { ok: true } | { ok: false; reason: string }): void => {
+      if (settled) return;
+      settled = true;
+      resolve(outcome);
+    };
+    const stream: Stream = {
+      opened: false,
+      ended: false,
+      closeReason: undefined,
+      distinct: 0,
+      seen: new Uint8Array(expected),
+      request: undefined,
+      onOpened: () => settle({ ok: true }),
+    };
+    streams.push(stream);
+    const req = request(
+      {
+        agent,
+        host: origin.hostname,
+        port: origin.port,
+        path,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        if (res.statusCode !== 200) {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => (text += chunk));
+          res.on('end', () => settle({ ok: false, reason: `status ${res.statusCode}: ${text.slice(0, 300)}` }));
+          stream.ended = true;
+          return;
+        }
+        const parser = createParser({ onEvent: (message) => onFrame(stream, message) });
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => parser.feed(chunk));
+        res.on('close', () => {
+          stream.ended = true;
+          settle({ ok: false, reason: 'stream ended before its opening frame' });
+        });
+      },
+    );
+    stream.request = req;
+    req.on('error', (error) => {
+      stream.ended = true;
+      settle({ ok: false, reason: error.message });
+    });
+    req.end(body);
+  });
+}
+
+async function open(command: FleetOpenCommand): Promise<void> {
+  const started = epochMs();
+  expected = command.expectedNotifications;
+  const total = command.groups.reduce((sum, group) => sum + group.count, 0);
+  latencies = new Float64Array(total * expected);
+  const bodies: string[] = [];
+  for (const group of command.groups) for (let i = 0; i < group.count; i++) bodies.push(group.body);
+  const origin = new URL(command.origin);
+  let opened = 0;
+  const failures: string[] = [];
+  let next = 0;
+  // `concurrency` slots, each opening the next stream once its previous one got its opening frame.
+  const slot = async (): Promise<void> => {
+    while (next < bodies.length) {
+      const body = bodies[next++] as string;
+      const outcome = await openStream(origin, command.path, body);
+      if (outcome.ok) opened++;
+      else failures.push(outcome.reason);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(command.concurrency, bodies.length) }, slot));
+  reply<FleetOpened>({
+    type: 'opened',
+    opened,
+    failed: failures.length,
+    failures: failures.slice(0, 5),
+    elapsedMs: epochMs() - started,
+  });
+}
+
+function report(): void {
+  const sorted = latencies.subarray(0, latencyCount).sort();
+  let sum = 0;
+  for (const value of sorted) sum += value;
+  let received = 0;
+  let lost = 0;
+  let streamsWithLoss = 0;
+  const closeReasons: Record<string, number> = {};
+  for (const stream of streams) {
+    received += stream.distinct;
+    lost += expected - stream.distinct;
+    if (stream.distinct < expected) streamsWithLoss++;
+    const reason = stream.closeReason ?? (stream.ended ? 'ended without connection-closing' : undefined);
+    if (reason !== undefined) closeReasons[reason] = (closeReasons[reason] ?? 0) + 1;
+  }
+  reply<FleetReport>({
+    type: 'report',
+    streams: streams.length,
+    expectedPerStream: expected,
+    received,
+    duplicates,
+    unexpected,
+    lost,
+    streamsWithLoss,
+    latencyMs: {
+      p50: percentileOfSorted(sorted, 50),
+      p99: percentileOfSorted(sorted, 99),
+      max: percentileOfSorted(sorted, 100),
+      mean: sorted.length > 0 ? sum / sorted.length : Number.NaN,
+    },
+    firstReceiveMs,
+    lastReceiveMs,
+    closeReasons,
+    errorFrames,
+  });
+}
+
+function close(): void {
+  for (const stream of streams) stream.request?.destroy();
+  agent.destroy();
+  streams = [];
+  reply({ type: 'closed' });
+}
+
+runWorker(async () => {
+  onCommand<FleetCommand>(async (command) => {
+    switch (command.type) {
+      case 'open':
+        await open(command);
+        return;
+      case 'progress':
+        reply<FleetProgress>({ type: 'progress', received: streams.reduce((sum, stream) => sum + stream.distinct, 0) });
+        return;
+      case 'report':
+        report();
+        return;
+      case 'close':
+        close();
+        return;
+    }
+  });
+  reply({ type: 'ready' });
+});
