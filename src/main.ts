@@ -9,7 +9,7 @@ import { ConfigLoadError, loadConfig } from './config/load.js';
 import type { AppConfig } from './config/model.js';
 import { ConfigValidationError, validateConfig } from './config/validate.js';
 import { effectiveLevel } from './logging/log-level.js';
-import { createLogger } from './logging/logger.js';
+import { createLogger, endLogger } from './logging/logger.js';
 import type { AvisoMetrics } from './metrics/aviso-metrics.js';
 import { startMetricsServer } from './metrics/metrics-server.js';
 import { createDisabledMetrics, createPrometheusMetrics } from './metrics/prometheus-metrics.js';
@@ -19,6 +19,7 @@ import { SERVER_VERSION } from './version.js';
 /** In-flight requests get this long to finish on shutdown before sockets are closed (operations.md §4.2). */
 const SHUTDOWN_GRACE_MS = 30_000;
 const METRICS_SHUTDOWN_GRACE_MS = 5_000;
+const LOG_FLUSH_GRACE_MS = 2_000;
 
 /** One plain line on stderr, the contract for failures before anything listens (D17). */
 function fatal(reason: string): never {
@@ -206,6 +207,7 @@ function installShutdown({ app, backend, logger, plugins, metricsServer }: Runni
     } catch (error) {
       logger.error({ event_name: 'startup.backend.shutdown.failed', error: reasonOf(error) }, 'Backend shutdown failed');
     }
+    await endLogger(logger, LOG_FLUSH_GRACE_MS);
     process.exit(0);
   };
   process.on('SIGTERM', (signal) => void shutdown(signal));

@@ -24,6 +24,9 @@ export interface LoggerOptions {
   readonly destination?: DestinationStream;
 }
 
+/** The stdout writer of each logger `createLogger` made without a destination of its own. */
+const STDOUT_WRITERS = new WeakMap<Logger, ReturnType<typeof pino.destination>>();
+
 export function createLogger(options: LoggerOptions): Logger {
   const env = options.env ?? process.env;
   const resource: Record<string, string> = {
@@ -35,7 +38,9 @@ export function createLogger(options: LoggerOptions): Logger {
   if (namespace) resource['k8s.namespace.name'] = namespace;
   if (pod) resource['k8s.pod.name'] = pod;
 
-  return pino(
+  // Asynchronous writes (the libuv thread pool), as pino does by default, kept so `endLogger` can wait for them.
+  const stdout = options.destination ? undefined : pino.destination({ dest: 1, sync: false });
+  const logger = pino(
     {
       level: options.level,
       messageKey: 'body',
@@ -55,8 +60,30 @@ export function createLogger(options: LoggerOptions): Logger {
         },
       },
     },
-    options.destination,
+    options.destination ?? stdout,
   );
+  if (stdout) STDOUT_WRITERS.set(logger, stdout);
+  return logger;
+}
+
+/**
+ * Writes out every line logged so far, then closes stdout logging; resolves when done or after
+ * `graceMs` (nobody reading stdout). For the last step before `process.exit`: pino's own exit hook
+ * writes what is buffered synchronously but does not wait for a write already in flight, which
+ * then lands after the later lines, or not at all.
+ */
+export function endLogger(logger: Logger, graceMs: number): Promise<void> {
+  const stdout = STDOUT_WRITERS.get(logger);
+  if (!stdout) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, graceMs);
+    timer.unref();
+    stdout.once('close', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    stdout.end();
+  });
 }
 
 /**

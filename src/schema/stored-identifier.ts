@@ -15,6 +15,8 @@ export interface StoredIdentity {
   readonly identifier: Readonly<Record<string, unknown>>;
   /** Written by aviso-ts (it carries the D7 header), so its payload text is already canonical JSON. */
   readonly writtenByAviso: boolean;
+  /** The D7 header as stored: canonical JSON of `identifier`, set when written by aviso-ts. */
+  readonly identifierJson: string | undefined;
 }
 
 /**
@@ -48,8 +50,11 @@ export class StoredIdentityReader {
     const base = tokens[0] as string;
     const schema = this.registry.forBase(base);
     const eventType = schema?.eventType ?? base;
-    const fromHeader = identifierHeader(notification);
-    if (fromHeader) return { eventType, schema, tokens, identifier: fromHeader, writtenByAviso: true };
+    const headerText = notification.metadata?.[METADATA_KEYS.identifier];
+    const fromHeader = headerText === undefined ? undefined : identifierHeader(headerText);
+    if (fromHeader) {
+      return { eventType, schema, tokens, identifier: fromHeader, writtenByAviso: true, identifierJson: headerText };
+    }
 
     const identifier: Record<string, unknown> = {};
     schema?.keyOrder.forEach((key, index) => {
@@ -58,7 +63,7 @@ export class StoredIdentityReader {
     });
     const geometry = notification.metadata?.[METADATA_KEYS.spatialGeometry];
     if (geometry !== undefined && identifier.polygon === undefined) identifier.polygon = geometry;
-    return { eventType, schema, tokens, identifier, writtenByAviso: false };
+    return { eventType, schema, tokens, identifier, writtenByAviso: false, identifierJson: undefined };
   }
 }
 
@@ -67,9 +72,7 @@ export class StoredIdentityReader {
  * coordinates, nothing whose number spelling or integer precision matters, and this runs for
  * every notification a watcher sees.
  */
-function identifierHeader(notification: StoredNotification): Record<string, unknown> | undefined {
-  const text = notification.metadata?.[METADATA_KEYS.identifier];
-  if (text === undefined) return undefined;
+function identifierHeader(text: string): Record<string, unknown> | undefined {
   try {
     const value: unknown = JSON.parse(text);
     return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;

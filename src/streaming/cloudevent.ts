@@ -2,7 +2,7 @@ import { METADATA_KEYS, type StoredNotification } from '../backend/backend.js';
 import { canonicalJson } from '../json/canonical-json.js';
 import type { JsonValue } from '../json/json-value.js';
 import { JsonSyntaxError, parseJsonBody } from '../json/lossless-parse.js';
-import type { StoredIdentityReader } from '../schema/stored-identifier.js';
+import type { StoredIdentity, StoredIdentityReader } from '../schema/stored-identifier.js';
 import { formatCloudEventTime } from '../time-format.js';
 import { frameText } from './frames.js';
 
@@ -72,7 +72,7 @@ export class CloudEventRenderer {
     const identity = this.identities.read(notification);
     if (!identity) throw new CloudEventRenderError(`topic '${notification.topic}' is not validly percent-encoded`);
     const { eventType } = identity;
-    const identifier = canonicalJson(deliveredIdentifier(notification, identity.identifier));
+    const identifier = deliveredIdentifierJson(notification, identity);
     const payload =
       identity.writtenByAviso && notification.payload !== ''
         ? notification.payload
@@ -107,6 +107,16 @@ export class CloudEventRenderer {
     }
     return href;
   }
+}
+
+/**
+ * The identifier's canonical JSON. Without a point cloud to re-attach, the D7 header aviso-ts wrote
+ * is that text already (notify stores `canonicalJson` of the same values), so it is used verbatim.
+ */
+function deliveredIdentifierJson(notification: StoredNotification, identity: StoredIdentity): string {
+  const hasPointCloud = notification.metadata?.[METADATA_KEYS.spatialPointCloud] !== undefined;
+  if (identity.identifierJson !== undefined && !hasPointCloud) return identity.identifierJson;
+  return canonicalJson(deliveredIdentifier(notification, identity.identifier));
 }
 
 /** §6.1 step 3: spatial values travel in their own headers and are re-attached here. */

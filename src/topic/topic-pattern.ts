@@ -1,4 +1,4 @@
-import { TopicDecodeError, decodeTopic, encodeToken, encodeTopic } from './percent-codec.js';
+import { TopicDecodeError, decodeToken, encodeToken, encodeTopic } from './percent-codec.js';
 
 /** The wildcard token of watch/replay patterns (schema-and-validation.md §7.2, S3). */
 export const WILDCARD = '*';
@@ -46,14 +46,32 @@ export class TopicPattern {
 
   /** Exact match (§8.2): same token count, every pattern token `*` or equal to the decoded token. */
   matches(wireTopic: string): boolean {
-    let candidate: string[];
-    try {
-      candidate = decodeTopic(wireTopic);
-    } catch (error) {
-      if (error instanceof TopicDecodeError) return false;
-      throw error;
+    // Token by token without splitting, so a mismatch stops early; a token without `%` is its own
+    // decoded form, so only escaped tokens are decoded (and an undecodable one never matches).
+    const tokens = this.tokens;
+    let start = 0;
+    for (let i = 0; i < tokens.length; i++) {
+      const dot = wireTopic.indexOf('.', start);
+      const last = i === tokens.length - 1;
+      if (last ? dot !== -1 : dot === -1) return false;
+      const end = last ? wireTopic.length : dot;
+      const percent = wireTopic.indexOf('%', start);
+      const expected = tokens[i] as string;
+      if (percent === -1 || percent >= end) {
+        if (expected !== WILDCARD && (end - start !== expected.length || !wireTopic.startsWith(expected, start))) return false;
+      } else {
+        let decoded: string;
+        try {
+          decoded = decodeToken(wireTopic.slice(start, end));
+        } catch (error) {
+          if (error instanceof TopicDecodeError) return false;
+          throw error;
+        }
+        if (expected !== WILDCARD && decoded !== expected) return false;
+      }
+      start = end + 1;
     }
-    return this.matchesTokens(candidate);
+    return true;
   }
 
   matchesTokens(candidate: readonly string[]): boolean {

@@ -1,10 +1,13 @@
 import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { pino } from 'pino';
-import { beforeAll } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { NotificationBackend } from '../../src/backend/backend.js';
 import { JetStreamBackend } from '../../src/backend/jetstream/jetstream-backend.js';
+import { streamName } from '../../src/backend/jetstream/stream-catalog.js';
 import type { JetStreamConfig } from '../../src/config/model.js';
+import { encodeTopic } from '../../src/topic/percent-codec.js';
+import { TopicPattern } from '../../src/topic/topic-pattern.js';
 import { SHARED_NATS_URL, requireSharedNats } from '../support/nats-server.js';
 import { describeBackendContract, uniqueBaseGenerator } from './backend-contract.js';
 
@@ -65,4 +68,50 @@ describeBackendContract('JetStreamBackend', {
       await nc.close();
     }
   },
+});
+
+describe('JetStreamBackend replay cursor', () => {
+  it('goes on from where it stood when the server removed its consumer mid-replay', async () => {
+    const base = nextBase();
+    usedBases.add(base);
+    // NATS 2.9 leaves a pull for a missing consumer unanswered: the cursor finds out when the pull
+    // times out, after `timeout_seconds`.
+    const backend = await JetStreamBackend.connect({
+      settings: { ...settings, timeout_seconds: 1 },
+      configured: [{ eventType: base, base, bareTopics: true, storagePolicy: { allow_duplicates: true } }],
+      logger: pino({ level: 'silent' }),
+    });
+    created.push(backend);
+    const published: number[] = [];
+    for (let i = 0; i < 30; i++) {
+      published.push((await backend.publish({ topic: encodeTopic([base, 'm', String(i)]), payload: 'null' })).sequence);
+    }
+    const pattern = new TopicPattern([base, 'm', '*']);
+    const upperBound = await backend.captureHistoryBound(pattern);
+    const cursor = await backend.openReplay({ pattern, start: { kind: 'sequence', sequence: 0 }, upperBound });
+    const read: number[] = [];
+    const first = await cursor.next(4);
+    read.push(...first.messages.map((m) => m.sequence));
+
+    const nc = await connect({ servers: SHARED_NATS_URL });
+    try {
+      const jsm = await jetstreamManager(nc);
+      const stream = streamName(base);
+      const consumers: string[] = [];
+      for await (const info of jsm.consumers.list(stream)) consumers.push(info.name);
+      expect(consumers).toHaveLength(1);
+      await jsm.consumers.delete(stream, consumers[0] as string);
+    } finally {
+      await nc.close();
+    }
+
+    for (let call = 0; call < 100; call++) {
+      const batch = await cursor.next(4);
+      expect(batch.messages.length).toBeLessThanOrEqual(4);
+      read.push(...batch.messages.map((m) => m.sequence));
+      if (batch.exhausted) break;
+    }
+    cursor.close();
+    expect(read).toEqual(published);
+  });
 });

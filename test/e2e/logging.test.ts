@@ -540,7 +540,9 @@ describe('level selection (§3.4.2)', () => {
 });
 
 /** The 500 events need a backend that can fail: JetStream with its NATS server killed. */
-describe('backend failure events (operations.md §3.4.3)', () => {
+// Each request here waits out the JetStream timeouts of a vanished server (two 5 s publish attempts),
+// so the tests get a budget with room for a loaded machine.
+describe('backend failure events (operations.md §3.4.3)', { timeout: 45_000 }, () => {
   let nats: NatsServerProcess;
   let server: RunningServer;
   beforeAll(async () => {

@@ -122,12 +122,14 @@ export class JetStreamBackend implements NotificationBackend {
   }
 
   async fetchBatch(request: FetchRequest): Promise<Batch> {
-    return this.withStream(request.pattern.base, (_clients, name) => fetchJetStreamBatch(() => this.link.clients(), name, request));
+    return this.withStream(request.pattern.base, (_clients, name) =>
+      fetchJetStreamBatch(() => this.link.clients(), name, request, this.settings.timeout_seconds * 1000),
+    );
   }
 
   async openReplay(request: ReplayRequest): Promise<ReplayCursor> {
     return this.withStream(request.pattern.base, (_clients, name) =>
-      JetStreamReplayCursor.open(() => this.link.clients(), name, request),
+      JetStreamReplayCursor.open(() => this.link.clients(), name, request, this.settings.timeout_seconds * 1000),
     );
   }
 

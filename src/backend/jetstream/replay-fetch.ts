@@ -1,15 +1,29 @@
 import { randomBytes } from 'node:crypto';
-import { createInbox, type Msg } from '@nats-io/transport-node';
-import { AckPolicy, DeliverPolicy, ReplayPolicy, type ConsumerConfig } from '@nats-io/jetstream';
+import { TimeoutError, createInbox, type Msg } from '@nats-io/transport-node';
+import {
+  AckPolicy,
+  DeliverPolicy,
+  JetStreamApiCodes,
+  JetStreamApiError,
+  ReplayPolicy,
+  type ConsumerConfig,
+} from '@nats-io/jetstream';
 import type { Batch, FetchRequest, ReplayCursor, ReplayRequest, StartCursor, StoredNotification } from '../backend.js';
 import { encodeToken } from '../../topic/percent-codec.js';
 import { toStoredNotification } from './message-mapping.js';
 import type { NatsClients } from './nats-link.js';
 
 /** A replay consumer left behind by a crash disappears after this long (backends.md §7.12). */
-const INACTIVE_THRESHOLD_NS = 30_000_000_000;
-/** Bound on one no-wait pull; the server answers at once, this only guards a lost reply. */
-const PULL_TIMEOUT_MS = 10_000;
+const INACTIVE_THRESHOLD_MS = 30_000;
+/**
+ * A replay idle for this long (its client reading slowly) may have lost its consumer to the
+ * inactive threshold; it checks before pulling, since NATS 2.9 ignores a pull for a missing consumer.
+ */
+const IDLE_CHECK_AFTER_MS = INACTIVE_THRESHOLD_MS / 2;
+/** Read-ahead per pull: up to this many messages… */
+const READ_AHEAD_MESSAGES = 1_000;
+/** …and, estimated from the sizes seen so far, about this many payload bytes held per replay. */
+const READ_AHEAD_BYTES = 1_048_576;
 
 /**
  * One replay's reads (backends.md §7.10): one named consumer from the start cursor on the coarse
@@ -22,17 +36,39 @@ export class JetStreamReplayCursor implements ReplayCursor {
   private consumer: string | undefined;
   private nextSequence: number;
   private done = false;
+  /**
+   * Messages pulled but not yet handed out. Batches are pulled larger than `limit` (each pull is a
+   * round trip to the server) and handed out `limit` at a time, so batching and backpressure stay
+   * as the caller asks.
+   */
+  private ahead: StoredNotification[] = [];
+  private aheadIndex = 0;
+  /** The last pull returned less than it asked for: nothing more was stored then. */
+  private storeDrained = false;
+  /** Where the consumer stands: one past the last sequence pulled. */
+  private consumerSequence: number;
+  private pulledMessages = 0;
+  private pulledBytes = 0;
+  private lastPullAt = 0;
 
   private constructor(
     private readonly clients: () => NatsClients,
     private readonly streamName: string,
     private readonly request: ReplayRequest,
+    /** How long a pull may go unanswered: the JetStream API timeout (`timeout_seconds`). */
+    private readonly pullTimeoutMs: number,
   ) {
     this.nextSequence = request.start.kind === 'sequence' ? Math.max(request.start.sequence, 1) : 1;
+    this.consumerSequence = this.nextSequence;
   }
 
-  static async open(clients: () => NatsClients, streamName: string, request: ReplayRequest): Promise<JetStreamReplayCursor> {
-    const cursor = new JetStreamReplayCursor(clients, streamName, request);
+  static async open(
+    clients: () => NatsClients,
+    streamName: string,
+    request: ReplayRequest,
+    pullTimeoutMs: number,
+  ): Promise<JetStreamReplayCursor> {
+    const cursor = new JetStreamReplayCursor(clients, streamName, request, pullTimeoutMs);
     const { start, upperBound } = request;
     const nothing =
       upperBound === 0 ||
@@ -46,19 +82,13 @@ export class JetStreamReplayCursor implements ReplayCursor {
   async next(limit: number): Promise<Batch> {
     const { pattern, upperBound } = this.request;
     if (this.done) return { messages: [], nextSequence: Math.max(this.nextSequence, upperBound + 1), exhausted: true };
-    let pulled: StoredNotification[];
-    try {
-      pulled = await this.pull(limit);
-    } catch (error) {
-      // An idle consumer may have been removed by the server (inactive threshold): go on from here.
-      if (!isConsumerMissing(error)) throw error;
-      await this.createConsumer({ kind: 'sequence', sequence: this.nextSequence });
-      pulled = await this.pull(limit);
-    }
+    if (this.ahead.length - this.aheadIndex < limit && !this.storeDrained) await this.readAhead(limit);
     const messages: StoredNotification[] = [];
     let lastExamined = this.nextSequence - 1;
     let beyondBound = false;
-    for (const message of pulled) {
+    const end = Math.min(this.ahead.length, this.aheadIndex + limit);
+    for (; this.aheadIndex < end; this.aheadIndex++) {
+      const message = this.ahead[this.aheadIndex] as StoredNotification;
       if (message.sequence > upperBound) {
         beyondBound = true;
         break;
@@ -66,15 +96,43 @@ export class JetStreamReplayCursor implements ReplayCursor {
       lastExamined = message.sequence;
       if (pattern.matches(message.topic)) messages.push(message);
     }
-    // Fewer than asked for means the consumer had nothing more stored.
-    const exhausted = beyondBound || pulled.length < limit || lastExamined >= upperBound;
+    const emptied = this.aheadIndex >= this.ahead.length;
+    const exhausted = beyondBound || (emptied && this.storeDrained) || lastExamined >= upperBound;
     this.nextSequence = lastExamined + 1;
     if (exhausted) this.close();
     return { messages, nextSequence: this.nextSequence, exhausted };
   }
 
+  /** Tops up the read-ahead with one pull, sized by the bytes the messages so far needed. */
+  private async readAhead(limit: number): Promise<void> {
+    const averageBytes = this.pulledMessages === 0 ? undefined : this.pulledBytes / this.pulledMessages;
+    const wanted =
+      averageBytes === undefined
+        ? limit
+        : Math.max(limit, Math.min(READ_AHEAD_MESSAGES, Math.floor(READ_AHEAD_BYTES / Math.max(averageBytes, 1))));
+    if (Date.now() - this.lastPullAt >= IDLE_CHECK_AFTER_MS) await this.recreateConsumerIfMissing();
+    let pulled: StoredNotification[];
+    try {
+      pulled = await this.pull(wanted);
+    } catch (error) {
+      // The server may have removed the consumer (inactive threshold, an operator): go on from here.
+      if (!isConsumerMissing(error) && !(error instanceof TimeoutError)) throw error;
+      if (!(await this.recreateConsumerIfMissing())) throw error;
+      pulled = await this.pull(wanted);
+    }
+    this.storeDrained = pulled.length < wanted;
+    for (const message of pulled) this.pulledBytes += message.payload.length;
+    this.pulledMessages += pulled.length;
+    const last = pulled[pulled.length - 1];
+    if (last) this.consumerSequence = last.sequence + 1;
+    this.ahead = this.ahead.slice(this.aheadIndex).concat(pulled);
+    this.aheadIndex = 0;
+  }
+
   close(): void {
     this.done = true;
+    this.ahead = [];
+    this.aheadIndex = 0;
     const consumer = this.consumer;
     this.consumer = undefined;
     if (consumer) void this.clients().jsm.consumers.delete(this.streamName, consumer).catch(() => undefined);
@@ -91,7 +149,7 @@ export class JetStreamReplayCursor implements ReplayCursor {
       filter_subject: filter,
       ack_policy: AckPolicy.None,
       replay_policy: ReplayPolicy.Instant,
-      inactive_threshold: INACTIVE_THRESHOLD_NS,
+      inactive_threshold: INACTIVE_THRESHOLD_MS * 1_000_000,
       mem_storage: true,
       ...(start.kind === 'date'
         ? { deliver_policy: DeliverPolicy.StartTime, opt_start_time: rfc3339Nanos(start.atNs) }
@@ -101,16 +159,35 @@ export class JetStreamReplayCursor implements ReplayCursor {
     };
     await this.clients().jsm.consumers.add(this.streamName, config);
     this.consumer = name;
+    this.lastPullAt = Date.now();
+  }
+
+  /** True when the consumer was gone and a new one now starts where the old one stood. */
+  private async recreateConsumerIfMissing(): Promise<boolean> {
+    try {
+      await this.clients().jsm.consumers.info(this.streamName, this.consumer as string);
+      return false;
+    } catch (error) {
+      if (!(error instanceof JetStreamApiError && error.code === JetStreamApiCodes.ConsumerNotFound)) throw error;
+    }
+    await this.createConsumer({ kind: 'sequence', sequence: this.consumerSequence });
+    return true;
   }
 
   private pull(limit: number): Promise<StoredNotification[]> {
-    return pullNoWait(this.clients(), this.streamName, this.consumer as string, limit);
+    this.lastPullAt = Date.now();
+    return pullNoWait(this.clients(), this.streamName, this.consumer as string, limit, this.pullTimeoutMs);
   }
 }
 
 /** One batch on its own: a cursor opened, read once and closed (the contract's `fetchBatch`). */
-export async function fetchJetStreamBatch(clients: () => NatsClients, streamName: string, request: FetchRequest): Promise<Batch> {
-  const cursor = await JetStreamReplayCursor.open(clients, streamName, request);
+export async function fetchJetStreamBatch(
+  clients: () => NatsClients,
+  streamName: string,
+  request: FetchRequest,
+  pullTimeoutMs: number,
+): Promise<Batch> {
+  const cursor = await JetStreamReplayCursor.open(clients, streamName, request, pullTimeoutMs);
   try {
     return await cursor.next(request.limit);
   } finally {
@@ -135,10 +212,16 @@ function isConsumerMissing(error: unknown): boolean {
 }
 
 /** Pulls up to `batch` stored messages and returns as soon as the server says there are no more. */
-async function pullNoWait(clients: NatsClients, streamName: string, consumer: string, batch: number): Promise<StoredNotification[]> {
+async function pullNoWait(
+  clients: NatsClients,
+  streamName: string,
+  consumer: string,
+  batch: number,
+  timeoutMs: number,
+): Promise<StoredNotification[]> {
   const { nc } = clients;
   const inbox = createInbox();
-  const subscription = nc.subscribe(inbox, { timeout: PULL_TIMEOUT_MS });
+  const subscription = nc.subscribe(inbox, { timeout: timeoutMs });
   nc.publish(`$JS.API.CONSUMER.MSG.NEXT.${streamName}.${consumer}`, JSON.stringify({ batch, no_wait: true }), {
     reply: inbox,
   });

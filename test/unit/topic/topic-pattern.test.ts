@@ -1,5 +1,6 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { encodeTopic } from '../../../src/topic/percent-codec.js';
+import { TopicDecodeError, decodeTopic, encodeTopic } from '../../../src/topic/percent-codec.js';
 import { TopicPattern } from '../../../src/topic/topic-pattern.js';
 
 const pattern = (display: string) => new TopicPattern(display.split('.'));
@@ -37,6 +38,27 @@ describe('TopicPattern.matches', () => {
 
   it('never matches a topic that fails to decode', () => {
     expect(pattern('mars.*').matches('mars.%ZZ')).toBe(false);
+  });
+
+  it('agrees with decoding the whole topic and comparing tokens', () => {
+    // Wire topics from a small alphabet so that equal tokens, escapes and broken escapes are common.
+    const wireToken = fc.stringMatching(/^(?:[ab*]|%2[Ee5A]|%3E|%41|%[Zz]|%)*$/, { maxLength: 6 });
+    const wireTopic = fc.array(wireToken, { minLength: 1, maxLength: 4 }).map((tokens) => tokens.join('.'));
+    const patternTokens = fc.array(fc.constantFrom('*', 'a', 'b', 'a.b', 'A', '%', ''), { minLength: 1, maxLength: 4 });
+    fc.assert(
+      fc.property(patternTokens, wireTopic, (tokens, wire) => {
+        const byDecoding = (() => {
+          try {
+            return new TopicPattern(tokens).matchesTokens(decodeTopic(wire));
+          } catch (error) {
+            if (error instanceof TopicDecodeError) return false;
+            throw error;
+          }
+        })();
+        expect(new TopicPattern(tokens).matches(wire)).toBe(byDecoding);
+      }),
+      { numRuns: 5000 },
+    );
   });
 
   it('shows wildcards in the display form and encodes them on the wire', () => {
