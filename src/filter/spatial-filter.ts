@@ -2,7 +2,7 @@ import { booleanIntersects } from '@turf/boolean-intersects';
 import { booleanPointInPolygon } from '@turf/boolean-point-in-polygon';
 import type { StoredNotification } from '../backend/backend.js';
 import type { BoundingBox, LatLon, PolygonValue } from '../schema/handlers/field-handler.js';
-import { candidateGeometryOf, toPlanarPolygon, type PlanarPosition } from './candidate-geometry.js';
+import { candidateGeometryOf, toPlanarPolygon, type PlanarPolygon, type PlanarPosition } from './candidate-geometry.js';
 
 /**
  * Stage 4 of watch/replay selection (schema-and-validation.md §8.5, §9). Geometry is planar in
@@ -42,8 +42,21 @@ function polygonIntersects(request: PolygonValue): SpatialPredicate {
     if (box === undefined || !boxesIntersect(box, request.bbox)) return false;
     const polygon = geometry.polygon;
     // Any shared point counts: overlap, containment either way, a shared edge or vertex (S4).
-    return polygon !== undefined && booleanIntersects(polygon, requestPolygon);
+    return polygon !== undefined && polygonsShareAPoint(polygon, requestPolygon);
   };
+}
+
+/**
+ * A vertex of either polygon inside (or on) the other is a shared point, and a point-in-polygon
+ * test is several times cheaper than turf's general intersection; overlapping areas, the common
+ * case for a watcher's region, are answered by it. Otherwise turf decides (crossing edges only).
+ */
+function polygonsShareAPoint(candidate: PlanarPolygon, request: PlanarPolygon): boolean {
+  const candidateStart = candidate.geometry.coordinates[0]?.[0];
+  if (candidateStart !== undefined && booleanPointInPolygon(candidateStart, request)) return true;
+  const requestStart = request.geometry.coordinates[0]?.[0];
+  if (requestStart !== undefined && booleanPointInPolygon(requestStart, candidate)) return true;
+  return booleanIntersects(candidate, request);
 }
 
 function pointInPolygon(point: LatLon): SpatialPredicate {

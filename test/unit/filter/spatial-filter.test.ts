@@ -1,7 +1,9 @@
+import { booleanIntersects } from '@turf/boolean-intersects';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { METADATA_KEYS, type StoredNotification } from '../../../src/backend/backend.js';
 import type { LatLon } from '../../../src/schema/handlers/field-handler.js';
+import { toPlanarPolygon } from '../../../src/filter/candidate-geometry.js';
 import { compileSpatialFilter, type SpatialPredicate } from '../../../src/filter/spatial-filter.js';
 import { notification, polygon, rectangleText, storedCloud, storedPolygon } from './spatial-fixtures.js';
 
@@ -386,6 +388,36 @@ describe('rectangles (property)', () => {
           lat >= request.lat[0] && lat <= request.lat[1] && lon >= request.lon[0] && lon <= request.lon[1];
         expect(cloudIn(text(request))(storedCloud(points))).toBe(points.some(inside));
       }),
+    );
+  });
+});
+
+describe('polygon_intersects agrees with turf on star-shaped polygons (property)', () => {
+  // Star-shaped rings (a radius per angle step) are simple but often concave, so edges can cross
+  // with no vertex of either polygon inside the other: the case the vertex shortcut cannot answer.
+  const star = fc.record({
+    lat: fc.integer({ min: -4, max: 4 }),
+    lon: fc.integer({ min: -4, max: 4 }),
+    radii: fc.array(fc.integer({ min: 1, max: 6 }), { minLength: 3, maxLength: 9 }),
+  });
+  const ringOf = (s: { lat: number; lon: number; radii: number[] }): LatLon[] => {
+    const ring = s.radii.map((radius, k): LatLon => {
+      const angle = (2 * Math.PI * k) / s.radii.length;
+      return [s.lat + radius * Math.sin(angle), s.lon + radius * Math.cos(angle)];
+    });
+    return [...ring, ring[0] as LatLon];
+  };
+  const textOf = (ring: readonly LatLon[]): string => `(${ring.map(([lat, lon]) => `${lat},${lon}`).join(',')})`;
+
+  it('matches exactly when turf booleanIntersects says the polygons share a point', () => {
+    fc.assert(
+      fc.property(star, star, (stored, request) => {
+        const storedRing = ringOf(stored);
+        const requestRing = ringOf(request);
+        const expected = booleanIntersects(toPlanarPolygon(storedRing), toPlanarPolygon(requestRing));
+        expect(intersects(textOf(requestRing))(storedPolygon(textOf(storedRing)))).toBe(expected);
+      }),
+      { numRuns: 500 },
     );
   });
 });
