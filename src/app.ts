@@ -10,13 +10,15 @@ import type { AuthConfig, WatchEndpointConfig } from './config/model.js';
 import { registerAdminRoutes } from './http/admin-routes.js';
 import { registerApiDocs } from './http/api-docs.js';
 import { registerHomeRoutes } from './http/home-routes.js';
-import { registerErrorHandling } from './http/error-handling.js';
+import { frameworkErrorHandler, registerErrorHandling } from './http/error-handling.js';
+import { registerRawBodyReading } from './http/raw-body.js';
 import { registerHealthRoute } from './http/health-route.js';
 import { registerNotificationRoute } from './http/notification-route.js';
 import { generateRequestId, registerRequestIdHeader } from './http/request-id.js';
 import { registerSchemaRoutes } from './http/schema-routes.js';
 import { registerRequestTelemetry } from './http/request-telemetry.js';
 import { registerStreamRoutes } from './http/stream-routes.js';
+import { applyConnectionLimit, DEFAULT_SERVER_LIMITS, serverLimitOptions, type ServerLimits } from './http/server-limits.js';
 import type { AvisoMetrics } from './metrics/aviso-metrics.js';
 import { createDisabledMetrics } from './metrics/prometheus-metrics.js';
 import { childLogger } from './logging/logger.js';
@@ -43,6 +45,8 @@ export interface AppDependencies {
   readonly metrics?: AvisoMetrics;
   /** `application.static_files_path`: `index.html` for `/` and the files under `/static/`. */
   readonly staticFilesPath?: string;
+  /** `application` connection limits (header size, timeouts, connections); defaults when absent. */
+  readonly limits?: ServerLimits;
 }
 
 declare module 'fastify' {
@@ -54,6 +58,7 @@ declare module 'fastify' {
 
 /** Builds the public HTTP application; no listening, no globals (design.md). */
 export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
+  const limits = deps.limits ?? DEFAULT_SERVER_LIMITS;
   const app: FastifyInstance = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     // Fastify's per-request lines are off (operations.md §3.5); handlers log their own events.
@@ -62,9 +67,16 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     genReqId: generateRequestId,
     requestIdHeader: false,
     bodyLimit: deps.maxBodyBytes,
-    // SSE responses live for hours; only idle keep-alive sockets should time out.
-    requestTimeout: 0,
+    // During shutdown a request that reaches a busy keep-alive socket is served (node answers it
+    // with `Connection: close`) instead of fastify's bare 503, which had neither X-Request-ID nor
+    // the error shape of api.md: an in-flight notify is stored and acknowledged before the backend
+    // closes (operations.md §4.2). New connections are refused once the server stops listening.
+    return503OnClosing: false,
+    // Head/request receipt timeouts, header size and the client-error answer (docs/security.md).
+    ...serverLimitOptions(limits, deps.logger),
+    frameworkErrors: frameworkErrorHandler,
   });
+  applyConnectionLimit(app.server, limits);
 
   const metrics = deps.metrics ?? createDisabledMetrics();
   registerRequestIdHeader(app);
@@ -75,8 +87,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   const access = new StreamAccess(authenticator);
 
   // notify/watch/replay read the raw body whatever the Content-Type says (api.md §2.2).
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+  registerRawBodyReading(app);
 
   const identities = new StoredIdentityReader(deps.registry);
   const watch = deps.watchEndpoint;

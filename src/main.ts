@@ -20,6 +20,8 @@ import { SERVER_VERSION } from './version.js';
 const SHUTDOWN_GRACE_MS = 30_000;
 const METRICS_SHUTDOWN_GRACE_MS = 5_000;
 const LOG_FLUSH_GRACE_MS = 2_000;
+/** A NATS drain that hangs (a server gone mid-drain) must not keep the process from exiting. */
+const BACKEND_SHUTDOWN_GRACE_MS = 5_000;
 
 /** One plain line on stderr, the contract for failures before anything listens (D17). */
 function fatal(reason: string): never {
@@ -127,6 +129,7 @@ async function main(): Promise<void> {
     readPlugins,
     metrics,
     staticFilesPath: config.application.static_files_path,
+    limits: config.application,
   });
 
   try {
@@ -201,7 +204,7 @@ function installShutdown({ app, backend, logger, plugins, metricsServer }: Runni
     logger.info({ event_name: 'startup.backend.shutdown.started' }, 'Shutting down backend');
     for (const plugin of plugins.values()) plugin.close();
     try {
-      await backend.shutdown();
+      await rejectAfter(backend.shutdown(), BACKEND_SHUTDOWN_GRACE_MS, 'the backend did not shut down within 5 s');
       logger.info({ event_name: 'startup.backend.shutdown.completed' }, 'Backend shut down');
       logger.info({ event_name: 'startup.backend.shutdown.succeeded' }, 'Backend shutdown succeeded');
     } catch (error) {
@@ -216,6 +219,10 @@ function installShutdown({ app, backend, logger, plugins, metricsServer }: Runni
 
 function withTimeout(promise: Promise<void>, ms: number): Promise<void> {
   return Promise.race([promise, new Promise<void>((resolve) => setTimeout(resolve, ms).unref())]);
+}
+
+function rejectAfter(promise: Promise<void>, ms: number, message: string): Promise<void> {
+  return Promise.race([promise, new Promise<void>((_, reject) => setTimeout(() => reject(new Error(message)), ms).unref())]);
 }
 
 await main();

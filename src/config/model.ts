@@ -52,6 +52,37 @@ export const ApplicationSchema = Type.Object(
       default: 262144,
       description: 'Largest accepted request body in bytes; a larger body is answered `413 PAYLOAD_TOO_LARGE` (D15).',
     }),
+    max_header_bytes: Type.Integer({
+      minimum: 1024,
+      maximum: 1048576,
+      default: 16384,
+      description:
+        'Largest accepted request head (request line and all headers together) in bytes; a larger one is answered `431` and the connection is closed.',
+    }),
+    headers_timeout_ms: Type.Integer({
+      minimum: 1,
+      default: 30000,
+      description:
+        'Time a client has to send the complete request head, in milliseconds; a slower one (slow-loris) is answered `408 REQUEST_TIMEOUT` and disconnected. Checked at least every 1 s: the effective bound is up to one check interval longer.',
+    }),
+    request_timeout_ms: Type.Integer({
+      minimum: 1,
+      default: 60000,
+      description:
+        'Time a client has to send the complete request (head and body), in milliseconds; must be ≥ `headers_timeout_ms`. It bounds receiving the request only: a watch/replay stream may then stay open for its whole lifetime.',
+    }),
+    keep_alive_timeout_ms: Type.Integer({
+      minimum: 1,
+      default: 72000,
+      description: 'How long an idle keep-alive connection is kept open between requests, in milliseconds.',
+    }),
+    max_connections: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        description:
+          'Most simultaneous client connections (watch/replay streams included); further connections are closed at once by the server. Unset means no limit other than the process file-descriptor limit.',
+      }),
+    ),
   },
   { description: 'The public HTTP server.' },
 );
@@ -179,7 +210,7 @@ export const InMemorySchema = Type.Object(
 
 export const JetStreamSchema = Type.Object(
   {
-    nats_url: Type.String({ default: 'nats://localhost:4222', description: 'NATS server URL. Must not be blank.' }),
+    nats_url: Type.String({ default: 'nats://localhost:4222', description: 'NATS server URL, or several separated by commas (the servers of a cluster). Must not be blank.' }),
     token: Type.Optional(
       Type.String({
         description:

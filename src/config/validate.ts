@@ -70,6 +70,7 @@ const LOOPBACK_HOSTS: ReadonlySet<string> = new Set(['127.0.0.1', '[::1]', 'loca
 
 export function validateConfig(config: AppConfig): ValidatedConfig {
   const warnings: ConfigWarning[] = [];
+  checkApplicationLimits(config);
   checkBackend(config);
   checkSchemas(config, warnings);
   checkGlobalAuth(config);
@@ -414,6 +415,19 @@ function checkStreamAuth(config: AppConfig): void {
       const [first] = roleMaps;
       if (first !== undefined) fail(`${at(eventType, `auth.${first}`)}: is set but global auth is disabled (auth.enabled is false)`);
     }
+  }
+}
+
+/**
+ * The connection limits of `application`: Node refuses a head timeout longer than the whole-request
+ * timeout, so say which field is wrong before anything is built.
+ */
+function checkApplicationLimits(config: AppConfig): void {
+  const { headers_timeout_ms: headers, request_timeout_ms: request } = config.application;
+  if (headers > request) {
+    failWith(VALIDATION_EVENTS.configuration)(
+      `application.headers_timeout_ms: must not exceed application.request_timeout_ms (${headers} > ${request})`,
+    );
   }
 }
 

@@ -103,7 +103,7 @@ export function parseNotificationId(raw: string): { stream: string; sequence: nu
  * Problems are answered in the admin shape (api.md §10).
  */
 function readWipeStreamBody(request: FastifyRequest): { streamName: string } | { problem: string } {
-  const mediaType = (request.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+  const mediaType = (request.rawContentType ?? request.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
   if (mediaType !== 'application/json' && !/^[a-z0-9.+-]+\/[a-z0-9.+-]*\+json$/.test(mediaType)) {
     return { problem: 'Content type error: expected application/json' };
   }

@@ -59,6 +59,16 @@ export function payloadTooLargeError(limitBytes: number): ApiError {
   });
 }
 
+/** A URL fastify's router refuses before routing: a malformed percent escape. */
+export function malformedUrlError(): ApiError {
+  return new ApiError(400, { code: 'BAD_REQUEST', error: 'bad_request', message: 'Malformed URL: invalid percent-encoding' });
+}
+
+/** A path parameter longer than the router accepts (no event type or notification id is that long). */
+export function uriTooLongError(): ApiError {
+  return new ApiError(414, { code: 'URI_TOO_LONG', error: 'uri_too_long', message: 'A path segment of the URL is too long' });
+}
+
 /** Anything that escaped the handlers: a bug, reported without internals. */
 export function internalError(): ApiError {
   return new ApiError(500, { code: 'INTERNAL_ERROR', error: 'internal_error', message: 'Internal server error' });

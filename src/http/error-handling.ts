@@ -1,7 +1,15 @@
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import { ApiError } from './api-error.js';
-import { internalError, methodNotAllowedError, notFoundError, payloadTooLargeError } from './error-bodies.js';
+import {
+  internalError,
+  malformedUrlError,
+  methodNotAllowedError,
+  notFoundError,
+  payloadTooLargeError,
+  uriTooLongError,
+} from './error-bodies.js';
 import { sendSortedJson } from './json-reply.js';
 
 const PARSE_CODES = new Set(['INVALID_JSON', 'UNKNOWN_FIELD', 'INVALID_REQUEST_SHAPE']);
@@ -31,6 +39,7 @@ export function registerErrorHandling(app: FastifyInstance, options: { maxBodyBy
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const apiError = toApiError(error, options.maxBodyBytes);
+    if (apiError.statusCode === 413) lingerBeforeClose(request.raw.socket);
     if (!(error instanceof ApiError) && apiError.statusCode >= 500) {
       request.log.error({ event_name: 'http.request.unhandled_error', err: error }, 'Unhandled error');
     } else {
@@ -55,6 +64,41 @@ export function registerErrorHandling(app: FastifyInstance, options: { maxBodyBy
     const error = allowed.length > 0 ? methodNotAllowedError(request.method, path, allowed) : notFoundError(request.method, path);
     return sendApiError(request, reply, error);
   });
+}
+
+/**
+ * fastify's `frameworkErrors`: URLs its router refuses before any hook runs (a malformed percent
+ * escape, an over-long path parameter). Without it they get fastify's own body and no request id.
+ */
+export function frameworkErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  reply.header('x-request-id', request.id);
+  const apiError =
+    error.code === 'FST_ERR_BAD_URL' ? malformedUrlError() : error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? uriTooLongError() : internalError();
+  request.log.info({ event_name: 'http.request.url.rejected', error_code: apiError.body.code }, String(apiError.body.message));
+  void sendApiError(request, reply, apiError);
+}
+
+/** How long an over-limit upload is still read (and discarded) after its 413 was sent. */
+export const LINGER_MS = 2000;
+
+/**
+ * A 413 is sent before the body is read, with `Connection: close`. Closing a socket that still has
+ * unread input makes the kernel send a reset, and a reset makes the client's kernel drop the 413
+ * it has not read yet: a client that writes its whole body before reading (most do) would see
+ * only "connection reset". So, as nginx and Apache do, the answer is followed by a half-close and
+ * the rest of the upload is read and discarded for up to LINGER_MS before the socket is closed.
+ */
+export function lingerBeforeClose(socket: Socket | null | undefined): void {
+  if (!socket || socket.destroyed) return;
+  socket.destroySoon = () => {
+    if (socket.destroyed) return;
+    const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+    timer.unref();
+    socket.once('close', () => clearTimeout(timer));
+    socket.once('end', () => socket.destroy());
+    socket.end();
+    socket.resume();
+  };
 }
 
 export function sendApiError(request: FastifyRequest, reply: FastifyReply, error: ApiError): FastifyReply {

@@ -45,9 +45,8 @@ export function toPlain(value: JsonValue): unknown {
   if (value instanceof JsonNumber) return value.toNumber();
   if (Array.isArray(value)) return value.map(toPlain);
   if (isJsonObject(value)) {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = toPlain(v);
-    return out;
+    // `fromEntries` defines own properties, so a `__proto__` key stays a key.
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, toPlain(v)]));
   }
   return value;
 }

@@ -123,7 +123,8 @@ function topicToken(value: JsonValue): string {
 function prepareGeneric(registry: SchemaRegistry, request: NotifyInput): PreparedNotification {
   const { event_type: eventType, identifier } = request;
   assertUsableGenericEventType(registry, eventType);
-  const canonical: Record<string, string> = {};
+  // Keys are the caller's: a plain object would turn `__proto__` into a prototype write (a 500).
+  const canonical = Object.create(null) as Record<string, string>;
   const keys = Object.keys(identifier).sort(compareCodePoints);
   for (const key of keys) {
     const value = identifier[key] as JsonValue;

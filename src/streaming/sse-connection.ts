@@ -1,6 +1,13 @@
 import type { ServerResponse } from 'node:http';
 
 const SOCKET_BUFFER_BYTES = 256 * 1024;
+/**
+ * How long an ended stream may take to hand its last bytes to a client that stopped reading. After
+ * that the socket is destroyed: a client that keeps its TCP window shut would otherwise hold the
+ * socket and everything buffered for it forever (after a `slow_consumer` close), and hold up
+ * graceful shutdown until the 30 s grace ran out.
+ */
+export const FINAL_FLUSH_TIMEOUT_MS = 10_000;
 
 /** Headers of a successful stream (streaming.md §3.1). */
 export function sseHeaders(requestId: string): Record<string, string> {
@@ -30,6 +37,7 @@ export class SseConnection {
   constructor(
     private readonly response: ServerResponse,
     private readonly maxQueuedFrames: number,
+    private readonly finalFlushTimeoutMs: number = FINAL_FLUSH_TIMEOUT_MS,
   ) {
     // `close` before we ended the response means the client went away (or the socket died).
     response.once('close', () => {
@@ -94,8 +102,20 @@ export class SseConnection {
     if (!this.response.destroyed && !this.response.writableEnded) {
       for (const chunk of pending) this.response.write(chunk);
       this.response.end(lastFrames);
+      this.destroyUnlessFlushed();
     }
     this.release();
+  }
+
+  /** Gives the client `finalFlushTimeoutMs` to read what the ended response still holds. */
+  private destroyUnlessFlushed(): void {
+    const { response } = this;
+    if (response.writableFinished) return;
+    const timer = setTimeout(() => response.destroy(), this.finalFlushTimeoutMs);
+    timer.unref();
+    const settled = (): void => clearTimeout(timer);
+    response.once('finish', settled);
+    response.once('close', settled);
   }
 
   private abort(): void {

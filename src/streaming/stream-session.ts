@@ -193,8 +193,22 @@ export class StreamSession {
       this.request.telemetry.frameSent(frame.kind);
       return true;
     }
-    if (connection.isOpen) this.close('slow_consumer');
+    if (connection.isOpen) this.closeSlowConsumer();
     return false;
+  }
+
+  /** D9: the stream's buffer overflowed; operators see it in the log, the client in the close frame. */
+  private closeSlowConsumer(): void {
+    this.deps.logger.warn(
+      {
+        event_name: 'stream.slow_consumer.closed',
+        topic: this.identity.topic,
+        endpoint: this.request.endpoint,
+        max_buffered_events: this.deps.settings.maxBufferedEvents,
+      },
+      'Stream closed: the client did not keep up',
+    );
+    this.close('slow_consumer');
   }
 
   /** Runs inside the publisher's call: it must neither block nor throw (D9). */
@@ -215,7 +229,7 @@ export class StreamSession {
       return;
     }
     if (this.backlog.length >= this.deps.settings.maxBufferedEvents) {
-      this.close('slow_consumer');
+      this.closeSlowConsumer();
       return;
     }
     this.backlog.push(notification);

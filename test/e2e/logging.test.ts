@@ -563,9 +563,10 @@ describe('backend failure events (operations.md §3.4.3)', { timeout: 45_000 }, 
     const response = await postJson(`${server.url}/api/v1/notification`, MARS_EXAMPLE);
     expect(response.status).toBe(500);
     const requestId = response.headers.get('x-request-id');
-    const line = server.logs.find(
-      (l) => eventName(l) === 'api.request.processing.failed' && l.attributes?.request_id === requestId,
-    );
+    const matches = (l: LogLine) => eventName(l) === 'api.request.processing.failed' && l.attributes?.request_id === requestId;
+    // The answer can come back before the log line does (the backend fails fast while NATS is away).
+    await waitFor(() => server.logs.some(matches));
+    const line = server.logs.find(matches);
     expect(line?.severityText).toBe('ERROR');
     expect(line?.attributes).toMatchObject({ error_code: 'NOTIFICATION_STORAGE_FAILED', event_type: 'mars' });
   });
@@ -574,9 +575,10 @@ describe('backend failure events (operations.md §3.4.3)', { timeout: 45_000 }, 
     const client = await SseClient.open(`${server.url}/api/v1/watch`, { event_type: 'mars', identifier: { class: 'od' } });
     expect(client.status).toBe(500);
     const requestId = client.headers.get('x-request-id');
-    const line = server.logs.find(
-      (l) => eventName(l) === 'stream.sse.initialization.failed' && l.attributes?.request_id === requestId,
-    );
+    const matches = (l: LogLine) => eventName(l) === 'stream.sse.initialization.failed' && l.attributes?.request_id === requestId;
+    // The answer can come back before the log line does (the backend fails fast while NATS is away).
+    await waitFor(() => server.logs.some(matches));
+    const line = server.logs.find(matches);
     expect(line?.severityText).toBe('ERROR');
     expect(line?.attributes).toMatchObject({ error_code: 'SSE_STREAM_INITIALIZATION_FAILED', topic: 'mars.od.*.*.*.*.*.*' });
   });

@@ -24,6 +24,11 @@ import { StreamCatalog, streamName, type ConfiguredBase } from './stream-catalog
 
 /** How long notify waits for JetStream to acknowledge a publish. */
 const PUBLISH_ACK_TIMEOUT_MS = 5_000;
+/**
+ * Upper bound on one publish with its retries and its re-ensure, so notify always answers in
+ * bounded time, even while a cluster elects a new leader or a restarted server gets JetStream ready.
+ */
+const PUBLISH_DEADLINE_MS = 10_000;
 
 export interface JetStreamBackendOptions {
   readonly settings: JetStreamConfig;
@@ -79,17 +84,18 @@ export class JetStreamBackend implements NotificationBackend {
 
   async publish(notification: NotificationToStore): Promise<{ sequence: number }> {
     const base = topicBase(notification.topic);
+    const deadline = Date.now() + PUBLISH_DEADLINE_MS;
     // The same id on every attempt: JetStream stores a retried publish once (D22).
     const msgID = randomUUID();
     const headers = toHeaders(notification.metadata);
     let reEnsured = false;
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.catalog.ensure(base);
+        await beforeDeadline(this.catalog.ensure(base), deadline, `ensuring stream ${streamName(base)}`);
         const { js } = this.link.clients();
         const ack = await js.publish(notification.topic, notification.payload, {
           msgID,
-          timeout: PUBLISH_ACK_TIMEOUT_MS,
+          timeout: Math.max(1, Math.min(PUBLISH_ACK_TIMEOUT_MS, deadline - Date.now())),
           ...(headers ? { headers } : {}),
         });
         return { sequence: ack.seq };
@@ -100,8 +106,12 @@ export class JetStreamBackend implements NotificationBackend {
           this.catalog.forget(base);
           continue;
         }
-        if (isConnectionLost(error) && attempt < this.settings.publish_retry_attempts) {
-          await delay(this.settings.publish_retry_base_delay_ms * 2 ** (attempt - 1));
+        // Nothing was stored when the connection was away or nobody answered (JetStream not ready
+        // after a restart, a cluster between stream leaders), so these are retried with backoff.
+        const wait = this.settings.publish_retry_base_delay_ms * 2 ** (attempt - 1);
+        const transient = isConnectionLost(error) || isNoResponders(error);
+        if (transient && attempt < this.settings.publish_retry_attempts && Date.now() + wait < deadline) {
+          await delay(wait);
           continue;
         }
         throw error;
@@ -110,6 +120,9 @@ export class JetStreamBackend implements NotificationBackend {
   }
 
   async subscribe(pattern: TopicPattern, sink: LiveSink): Promise<LiveSubscription> {
+    // A shared feed outlives a disconnection, but a new watch then is refused like any other
+    // request that needs NATS (500), rather than accepted with nothing behind it.
+    this.link.clients();
     for (;;) {
       const feed = await this.feedFor(pattern.base);
       // A feed whose last watcher left while we waited is already stopping: start a new one.
@@ -208,8 +221,8 @@ export class JetStreamBackend implements NotificationBackend {
     const name = streamName(base);
     let pending = this.feeds.get(name);
     if (!pending) {
-      pending = this.withStream(base, (clients, stream) =>
-        LiveFeed.start(clients, stream, this.logger, (stopped) => {
+      pending = this.withStream(base, (_clients, stream) =>
+        LiveFeed.start(this.link, stream, this.logger, (stopped) => {
           if (this.feeds.get(name) === pending) this.feeds.delete(name);
           this.logger.debug({ event_name: 'backend.jetstream.live.stopped', stream: stopped.streamName }, 'Live feed stopped');
         }),
@@ -235,6 +248,19 @@ export class JetStreamBackend implements NotificationBackend {
 function topicBase(topic: string): string {
   const dot = topic.indexOf('.');
   return decodeToken(dot < 0 ? topic : topic.slice(0, dot));
+}
+
+/** `operation`, or a rejection once the deadline passed (the operation itself carries on). */
+async function beforeDeadline<T>(operation: Promise<T>, deadline: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out ${what}`)), Math.max(0, deadline - Date.now()));
+  });
+  try {
+    return await Promise.race([operation, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 function delay(ms: number): Promise<void> {

@@ -35,8 +35,15 @@ export class NatsConnectError extends Error {
  */
 export class NatsLink {
   private current: NatsClients | undefined;
+  /**
+   * The client lost its server and is reconnecting. Requests made now would wait for their full
+   * timeout (and a publish could even be sent once the connection is back, after notify answered
+   * 500), so operations fail at once instead.
+   */
+  private disconnected = false;
   private closing = false;
   private readonly lostListeners = new Set<(error: Error) => void>();
+  private readonly reconnectListeners = new Set<() => void>();
 
   private constructor(
     private readonly settings: NatsLinkSettings,
@@ -67,15 +74,22 @@ export class NatsLink {
     return this.current?.nc.info?.version ?? '0.0.0';
   }
 
-  /** The live clients, or `NatsUnavailableError` while there is no connection. */
+  /** The live clients, or `NatsUnavailableError` while there is no connection to a server. */
   clients(): NatsClients {
     if (!this.current) throw new NatsUnavailableError();
+    if (this.disconnected) throw new NatsUnavailableError('NATS connection is not available: reconnecting');
     return this.current;
   }
 
   /** Called when the connection closed for good (the client stopped reconnecting). */
   onLost(listener: (error: Error) => void): void {
     this.lostListeners.add(listener);
+  }
+
+  /** Called each time the client got its connection back (to the same or another server). */
+  onReconnected(listener: () => void): () => void {
+    this.reconnectListeners.add(listener);
+    return () => this.reconnectListeners.delete(listener);
   }
 
   async close(): Promise<void> {
@@ -95,7 +109,7 @@ export class NatsLink {
   private async connectOnce(): Promise<NatsClients> {
     const { settings } = this;
     const options: ConnectionOptions = {
-      servers: settings.url,
+      servers: natsServers(settings.url),
       name: 'aviso-ts',
       timeout: settings.connectTimeoutMs,
       reconnect: settings.autoReconnect,
@@ -116,6 +130,7 @@ export class NatsLink {
 
   private adopt(clients: NatsClients): void {
     this.current = clients;
+    this.disconnected = false;
     this.logger.info(
       { event_name: 'backend.jetstream.connected', server_version: clients.nc.info?.version, nats_auth: this.settings.token !== undefined ? 'token' : 'none' },
       'Connected to NATS',
@@ -126,6 +141,13 @@ export class NatsLink {
 
   private async watchStatus(nc: NatsConnection): Promise<void> {
     for await (const status of nc.status()) {
+      if (this.current?.nc === nc) {
+        if (status.type === 'disconnect') this.disconnected = true;
+        else if (status.type === 'reconnect') {
+          this.disconnected = false;
+          for (const listener of this.reconnectListeners) listener();
+        }
+      }
       if (status.type === 'disconnect' || status.type === 'error') {
         this.logger.warn({ event_name: `backend.jetstream.${status.type}` }, `NATS ${status.type}`);
       } else if (status.type === 'reconnect') {
@@ -159,6 +181,20 @@ export class NatsLink {
       }
     }
   }
+}
+
+/**
+ * `nats_url` may list several servers separated by commas (`nats://a:4222,nats://b:4222`), so a
+ * cluster stays reachable when the first one is down at startup. The client also learns the
+ * cluster's other members from the server it connects to.
+ */
+export function natsServers(url: string): string[] {
+  const servers = url
+    .split(',')
+    .map((server) => server.trim())
+    .filter((server) => server !== '');
+  // Nothing but commas: hand the text over as it is, so the connect error names it.
+  return servers.length > 0 ? servers : [url];
 }
 
 function delay(ms: number): Promise<void> {

@@ -20,6 +20,8 @@ const INACTIVE_THRESHOLD_MS = 30_000;
  * inactive threshold; it checks before pulling, since NATS 2.9 ignores a pull for a missing consumer.
  */
 const IDLE_CHECK_AFTER_MS = INACTIVE_THRESHOLD_MS / 2;
+/** Tries at creating a replay consumer whose creation went unanswered (see `createConsumer`). */
+const CONSUMER_CREATE_ATTEMPTS = 4;
 /** Read-ahead per pull: up to this many messages… */
 const READ_AHEAD_MESSAGES = 1_000;
 /** …and, estimated from the sizes seen so far, about this many payload bytes held per replay. */
@@ -135,10 +137,31 @@ export class JetStreamReplayCursor implements ReplayCursor {
     this.aheadIndex = 0;
     const consumer = this.consumer;
     this.consumer = undefined;
-    if (consumer) void this.clients().jsm.consumers.delete(this.streamName, consumer).catch(() => undefined);
+    if (!consumer) return;
+    try {
+      void this.clients().jsm.consumers.delete(this.streamName, consumer).catch(() => undefined);
+    } catch {
+      // No connection: the consumer's inactive threshold removes it.
+    }
   }
 
+  /**
+   * Creates the replay's consumer, trying again under a new name when the server does not answer.
+   * NATS 2.9 places a one-replica consumer on any peer of the stream, offline ones included, so
+   * after a cluster node was lost one creation in three can time out; another try lands elsewhere.
+   */
   private async createConsumer(start: StartCursor): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.createConsumerOnce(start);
+        return;
+      } catch (error) {
+        if (!(error instanceof TimeoutError) || attempt >= CONSUMER_CREATE_ATTEMPTS) throw error;
+      }
+    }
+  }
+
+  private async createConsumerOnce(start: StartCursor): Promise<void> {
     const { pattern } = this.request;
     // A one-token pattern is a bare-base topic, which `<b>.>` would not match (D19).
     const filter = pattern.tokens.length === 1 ? encodeToken(pattern.base) : pattern.coarseSubject;
@@ -151,6 +174,10 @@ export class JetStreamReplayCursor implements ReplayCursor {
       replay_policy: ReplayPolicy.Instant,
       inactive_threshold: INACTIVE_THRESHOLD_MS * 1_000_000,
       mem_storage: true,
+      // One replica, on the stream leader: it leads at once. On a replicated stream a consumer would
+      // otherwise inherit the stream's replica count and, right after a node was lost, stay without a
+      // leader for seconds while its first pull went unanswered (the replay then failed on a timeout).
+      num_replicas: 1,
       ...(start.kind === 'date'
         ? { deliver_policy: DeliverPolicy.StartTime, opt_start_time: rfc3339Nanos(start.atNs) }
         : start.sequence > 0
