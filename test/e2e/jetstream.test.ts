@@ -1,31 +1,15 @@
 import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BackendUnderTest } from '../support/backends.js';
 import { postJson, request } from '../support/http.js';
 import { startNatsServer, type NatsServerProcess } from '../support/nats-server.js';
-import { runServerToExit, startServer, type RunningServer } from '../support/server-process.js';
-import { SseClient, withoutHeartbeats } from '../support/sse-client.js';
+import { runServerToExit, type RunningServer } from '../support/server-process.js';
+import { withoutHeartbeats } from '../support/sse-client.js';
+import { trackProcesses } from '../support/tracked-processes.js';
 import { TRANSCRIPT_REQUEST, frameLabel, transcriptNotification } from '../support/transcript.js';
 
-const servers: RunningServer[] = [];
-const clients: SseClient[] = [];
-afterEach(async () => {
-  for (const client of clients.splice(0)) client.close();
-  for (const server of servers.splice(0)) await server.stop();
-});
-
-async function start(config: Record<string, unknown>): Promise<RunningServer> {
-  const server = await startServer({ config });
-  servers.push(server);
-  return server;
-}
-
-async function open(server: RunningServer, path: string, body: unknown): Promise<SseClient> {
-  const client = await SseClient.open(`${server.url}${path}`, body);
-  clients.push(client);
-  return client;
-}
+const { start, open } = trackProcesses();
 
 async function streamInfo(natsUrl: string, name: string) {
   const nc = await connect({ servers: natsUrl });
@@ -120,7 +104,6 @@ describe('stream settings (backends.md §7.3–§7.4)', () => {
     const before = await start(withPolicy({ allow_duplicates: true, max_messages: 100 }));
     expect((await postJson(`${before.url}/api/v1/notification`, transcriptNotification('kept'))).status).toBe(200);
     await before.stop();
-    servers.splice(servers.indexOf(before), 1);
 
     const after = await start(withPolicy({ allow_duplicates: false, max_messages: 10, retention_time: '2h' }));
     const stored = (await streamInfo(backend.natsUrl, 'POLYGON')).state.messages;
@@ -224,8 +207,7 @@ describe('token authentication (backends.md §7.2)', () => {
         notification_backend: { jetstream: Record<string, unknown> };
       };
       Object.assign(config.notification_backend.jetstream, { retry_attempts: 1, timeout_seconds: 2 });
-      const server = await startServer({ config, env: { NATS_TOKEN: 's3cret-token' } });
-      servers.push(server);
+      const server = await start(config, { env: { NATS_TOKEN: 's3cret-token' } });
       expect((await postJson(`${server.url}/api/v1/notification`, transcriptNotification('a'))).status).toBe(200);
       expect(JSON.stringify(server.logs)).not.toContain('s3cret-token');
 

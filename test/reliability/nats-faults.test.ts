@@ -3,9 +3,10 @@ import { BackendUnderTest } from '../support/backends.js';
 import { postJson, request, UUID_V4, type JsonResponse } from '../support/http.js';
 import { startNatsCluster, type NatsCluster } from '../support/nats-cluster.js';
 import { startNatsServer, type NatsServerProcess } from '../support/nats-server.js';
-import { startServer, type RunningServer } from '../support/server-process.js';
-import { SseClient, withoutHeartbeats, type SseEvent } from '../support/sse-client.js';
+import type { RunningServer } from '../support/server-process.js';
+import { withoutHeartbeats, type SseClient, type SseEvent } from '../support/sse-client.js';
 import { TRANSCRIPT_REQUEST, TRANSCRIPT_TOPIC, transcriptNotification } from '../support/transcript.js';
+import { trackProcesses } from '../support/tracked-processes.js';
 
 /**
  * NATS faults (issue 9): a real aviso-ts process on a private NATS that is killed and brought back,
@@ -28,13 +29,10 @@ const NOTIFY_BOUND_MS = 15_000;
 /** Each traffic run tags its notes, so runs sharing a stream are told apart. */
 let trafficRuns = 0;
 
-const servers: RunningServer[] = [];
-const clients: SseClient[] = [];
+const { start, open } = trackProcesses();
 const traffics: NotifyTraffic[] = [];
 afterEach(async () => {
   for (const traffic of traffics.splice(0)) await traffic.stop();
-  for (const client of clients.splice(0)) client.close();
-  for (const server of servers.splice(0)) await server.stop();
 });
 
 function report(what: string, figures: Record<string, unknown>): void {
@@ -47,18 +45,6 @@ function natsConfig(natsUrl: string, jetstream: Record<string, unknown> = {}): R
   }) as { notification_backend: { jetstream: Record<string, unknown> } };
   Object.assign(config.notification_backend.jetstream, { timeout_seconds: 5, ...jetstream });
   return config as unknown as Record<string, unknown>;
-}
-
-async function start(config: Record<string, unknown>): Promise<RunningServer> {
-  const server = await startServer({ config });
-  servers.push(server);
-  return server;
-}
-
-async function open(server: RunningServer, path: string, body: unknown): Promise<SseClient> {
-  const client = await SseClient.open(`${server.url}${path}`, body);
-  clients.push(client);
-  return client;
 }
 
 async function eventually<T>(what: string, attempt: () => Promise<T | undefined>, timeoutMs = RECOVERY_BOUND_MS): Promise<T> {
