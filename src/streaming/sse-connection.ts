@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 
 const SOCKET_BUFFER_BYTES = 256 * 1024;
+const WRITE_CHUNK_BYTES = 64 * 1024;
 /**
  * How long an ended stream may take to hand its last bytes to a client that stopped reading. After
  * that the socket is destroyed: a client that keeps its TCP window shut would otherwise hold the
@@ -65,6 +66,15 @@ export class SseConnection {
   open(headers: Record<string, string>): void {
     this.response.writeHead(200, headers);
     this.response.flushHeaders();
+  }
+
+  /** Queues frames and writes them in as few writes as possible; false (nothing queued) when the stream is over or they do not fit. */
+  sendAll(frames: readonly Buffer[]): boolean {
+    if (this.finished) return false;
+    if (this.queue.length + frames.length > this.maxQueuedFrames) return false;
+    for (const frame of frames) this.queue.push(frame);
+    this.pump();
+    return true;
   }
 
   /** Queues one rendered frame; false when the stream is over or the queue is full. */
@@ -133,8 +143,7 @@ export class SseConnection {
   private pump(): void {
     if (this.waitingForDrain) return;
     while (this.queue.length > 0 && !this.finished) {
-      const text = this.queue.shift() as string | Buffer;
-      this.response.write(text);
+      this.response.write(this.takeWriteChunk());
       // Node's own buffer may hold up to SOCKET_BUFFER_BYTES before we wait for `drain`: far more
       // than its 16 KiB default mark, so a replay batch is handed over without a round trip per
       // batch to the client, yet still bounded per stream.
@@ -148,6 +157,25 @@ export class SseConnection {
       }
     }
     this.wakeWaiters();
+  }
+
+  /**
+   * The next queued frame, or several joined up to WRITE_CHUNK_BYTES: a replay queues a whole batch
+   * at once, and one write per frame (each its own HTTP chunk) cost more than the frames themselves.
+   */
+  private takeWriteChunk(): string | Buffer {
+    const first = this.queue.shift() as string | Buffer;
+    if (this.queue.length === 0 || typeof first === 'string' || typeof this.queue[0] === 'string') return first;
+    const parts: Buffer[] = [first];
+    let bytes = first.length;
+    while (this.queue.length > 0 && bytes < WRITE_CHUNK_BYTES) {
+      const next = this.queue[0];
+      if (typeof next === 'string' || next === undefined) break;
+      parts.push(next);
+      bytes += next.length;
+      this.queue.shift();
+    }
+    return parts.length === 1 ? first : Buffer.concat(parts, bytes);
   }
 
   private wakeWaiters(): void {

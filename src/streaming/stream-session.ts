@@ -197,6 +197,18 @@ export class StreamSession {
     return false;
   }
 
+  /** Replay frames of one batch, queued together; the slow-consumer close when they do not fit. */
+  private sendReplayFrames(frames: readonly Buffer[]): boolean {
+    const connection = this.connection;
+    if (!connection || this.closed) return false;
+    if (connection.sendAll(frames)) {
+      for (let i = 0; i < frames.length; i++) this.request.telemetry.frameSent('notification');
+      return true;
+    }
+    if (connection.isOpen) this.closeSlowConsumer();
+    return false;
+  }
+
   /** D9: the stream's buffer overflowed; operators see it in the log, the client in the close frame. */
   private closeSlowConsumer(): void {
     this.deps.logger.warn(
@@ -317,6 +329,18 @@ export class StreamSession {
       }
       if (this.closed) return false;
 
+      // A batch's frames go to the connection together, written in few writes (sse-connection.ts).
+      const frames: Buffer[] = [];
+      const flush = async (): Promise<boolean> => {
+        while (frames.length > 0) {
+          // Replay leaves half the queue free, so heartbeats never push a merely busy stream over (D9).
+          if (connection.queuedFrames >= replayQueueLimit) await connection.below(replayQueueLimit);
+          if (this.closed) return false;
+          const room = Math.max(1, replayQueueLimit - connection.queuedFrames);
+          if (!this.sendReplayFrames(frames.splice(0, room))) return false;
+        }
+        return true;
+      };
       for (const notification of batch.messages) {
         if (!predicate(notification)) continue;
         let bytes: Buffer;
@@ -324,19 +348,20 @@ export class StreamSession {
           bytes = renderer.frameBytes(notification, 'replay');
         } catch (error) {
           if (!(error instanceof CloudEventRenderError)) throw error;
+          if (!(await flush())) return false;
           this.sendNotification('replay', notification); // emits the non-fatal error frame
           continue;
         }
         if (delivered === quota) {
           // The lookahead found one more deliverable notification: truncation is proven (§9.5).
+          if (!(await flush())) return false;
           this.close('end_of_stream', [replayLimitReached(this.identity, this.deps.clock.now(), quota)]);
           return false;
         }
-        // Replay leaves half the queue free, so heartbeats never push a merely busy stream over (D9).
-        await connection.below(replayQueueLimit);
-        if (this.closed || !this.send(notificationFrame('replay', bytes))) return false;
+        frames.push(bytes);
         delivered++;
       }
+      if (!(await flush())) return false;
       if (batch.exhausted) return true;
       // The next batch is fetched only once this one reached the socket (§12).
       await connection.drained();

@@ -28,17 +28,42 @@ function utf8Percent(char: string): string {
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-/** Tokens whose only escapes are the four reserved characters: the common case, decoded directly. */
-const RESERVED_ESCAPES_ONLY = /^(?:[^%]|%2[EeAa5]|%3[Ee])*$/;
-const RESERVED_ESCAPE = /%(2[EeAa5]|3[Ee])/g;
-const DECODED: Readonly<Record<string, string>> = { '2E': '.', '2A': '*', '25': '%', '3E': '>' };
-
 /** Strict single-pass decoding: every `%` needs two hex digits and the bytes must be UTF-8. */
 export function decodeToken(token: string): string {
-  if (!token.includes('%')) return token;
-  if (RESERVED_ESCAPES_ONLY.test(token)) {
-    return token.replace(RESERVED_ESCAPE, (_escape, hex: string) => DECODED[hex.toUpperCase()] as string);
+  const firstEscape = token.indexOf('%');
+  if (firstEscape < 0) return token;
+  return decodeReservedEscapes(token, firstEscape) ?? decodeBytes(token);
+}
+
+/**
+ * The common case, decoded directly: tokens whose only escapes are the four reserved characters
+ * (every stored value with a `.` in it). `undefined` for any other escape, left to `decodeBytes`.
+ */
+function decodeReservedEscapes(token: string, firstEscape: number): string | undefined {
+  let decoded = '';
+  let from = 0;
+  for (let at = firstEscape; at >= 0; at = token.indexOf('%', from)) {
+    const char = reservedChar(token.charCodeAt(at + 1), token.charCodeAt(at + 2));
+    if (char === undefined) return undefined;
+    decoded += token.slice(from, at) + char;
+    from = at + 3;
   }
+  return decoded + token.slice(from);
+}
+
+/** `%2E` `.`, `%2A` `*`, `%25` `%`, `%3E` `>` (hex digits in either case); NaN past the end. */
+function reservedChar(high: number, low: number): string | undefined {
+  if (high === 0x32) {
+    if (low === 0x45 || low === 0x65) return '.';
+    if (low === 0x41 || low === 0x61) return '*';
+    if (low === 0x35) return '%';
+  } else if (high === 0x33 && (low === 0x45 || low === 0x65)) {
+    return '>';
+  }
+  return undefined;
+}
+
+function decodeBytes(token: string): string {
   const bytes: number[] = [];
   const raw = Buffer.from(token, 'utf8');
   for (let i = 0; i < raw.length; i++) {

@@ -65,3 +65,43 @@ describe('SseConnection final flush', () => {
     expect(response.writableFinished).toBe(true);
   });
 });
+
+describe('SseConnection.sendAll', () => {
+  it('delivers a batch whole and in order, in fewer writes than frames, mixed with text frames', async () => {
+    const { response, client } = await streamPair();
+    let text = '';
+    client.setEncoding('utf8');
+    client.on('data', (chunk: string) => (text += chunk));
+    const ended = new Promise<void>((resolve) => client.once('end', () => resolve()));
+    let writes = 0;
+    const write = response.write.bind(response) as (chunk: string | Buffer) => boolean;
+    (response as unknown as { write: (chunk: string | Buffer) => boolean }).write = (chunk) => {
+      writes++;
+      return write(chunk);
+    };
+    const connection = new SseConnection(response, 1_000, 200);
+    const frames = Array.from({ length: 300 }, (_, i) => Buffer.from(`event: replay\ndata: ${i}\n\n`));
+    expect(connection.sendAll(frames.slice(0, 150))).toBe(true);
+    expect(connection.send('event: heartbeat\ndata: {}\n\n')).toBe(true);
+    expect(connection.sendAll(frames.slice(150))).toBe(true);
+    connection.finish('event: connection-closing\ndata: {}\n\n', true);
+    await ended;
+    const expected =
+      frames.slice(0, 150).join('') + 'event: heartbeat\ndata: {}\n\n' + frames.slice(150).join('') + 'event: connection-closing\ndata: {}\n\n';
+    expect(text).toBe(expected);
+    expect(writes).toBeLessThan(10);
+  });
+
+  it('refuses a batch that does not fit the queue, queueing none of it', async () => {
+    const { response, client } = await streamPair();
+    client.pause();
+    const connection = new SseConnection(response, 4, 200);
+    // A paused reader: fill the socket so frames stay queued.
+    const big = Buffer.from(`event: replay\ndata: ${'x'.repeat(512 * 1024)}\n\n`);
+    expect(connection.sendAll([big])).toBe(true);
+    expect(connection.sendAll([big, big])).toBe(true);
+    expect(connection.queuedFrames).toBe(2);
+    expect(connection.sendAll([big, big, big])).toBe(false);
+    expect(connection.queuedFrames).toBe(2);
+  });
+});
