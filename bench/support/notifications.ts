@@ -3,20 +3,10 @@
  * notify requires every declared field.
  */
 
-/** The notify example of docs/api.md (mars), used by the notify scenarios. */
-export const MARS_NOTIFICATION = {
-  event_type: 'mars',
-  identifier: {
-    class: 'od',
-    expver: '1',
-    domain: 'G',
-    date: '2025-07-06',
-    time: '12:00',
-    stream: 'ens.member.7',
-    step: '007',
-  },
-  payload: 'forecast complete',
-} as const;
+import { MARS_EXAMPLE } from '../../test/support/schemas.js';
+
+/** The notify example of docs/api.md (mars), used by the notify scenarios: the tests' own copy. */
+export const MARS_NOTIFICATION = MARS_EXAMPLE;
 
 /** A mars notification with its own step (distinct topics), for the replay store. */
 export function marsNotification(step: number): { event_type: string; identifier: Record<string, string>; payload: unknown } {

@@ -13,9 +13,10 @@ export interface StoredIdentity {
   readonly tokens: readonly string[];
   /** Canonical values (D7), spatial fields included; `point_cloud` is not part of it. */
   readonly identifier: Readonly<Record<string, unknown>>;
-  /** Written by aviso-ts (it carries the D7 header), so its payload text is already canonical JSON. */
-  readonly writtenByAviso: boolean;
-  /** The D7 header as stored: canonical JSON of `identifier`, set when written by aviso-ts. */
+  /**
+   * The D7 header as stored: canonical JSON of `identifier`. Set only when aviso-ts wrote the
+   * notification, whose payload text is then canonical JSON too.
+   */
   readonly identifierJson: string | undefined;
 }
 
@@ -53,7 +54,7 @@ export class StoredIdentityReader {
     const headerText = notification.metadata?.[METADATA_KEYS.identifier];
     const fromHeader = headerText === undefined ? undefined : identifierHeader(headerText);
     if (fromHeader) {
-      return { eventType, schema, tokens, identifier: fromHeader, writtenByAviso: true, identifierJson: headerText };
+      return { eventType, schema, tokens, identifier: fromHeader, identifierJson: headerText };
     }
 
     const identifier: Record<string, unknown> = {};
@@ -63,7 +64,7 @@ export class StoredIdentityReader {
     });
     const geometry = notification.metadata?.[METADATA_KEYS.spatialGeometry];
     if (geometry !== undefined && identifier.polygon === undefined) identifier.polygon = geometry;
-    return { eventType, schema, tokens, identifier, writtenByAviso: false, identifierJson: undefined };
+    return { eventType, schema, tokens, identifier, identifierJson: undefined };
   }
 }
 

@@ -74,7 +74,7 @@ export class CloudEventRenderer {
     const { eventType } = identity;
     const identifier = deliveredIdentifierJson(notification, identity);
     const payload =
-      identity.writtenByAviso && notification.payload !== ''
+      identity.identifierJson !== undefined && notification.payload !== ''
         ? notification.payload
         : canonicalJson(payloadValue(notification.payload));
     return (

@@ -165,12 +165,10 @@ export class SseConnection {
    */
   private takeWriteChunk(): string | Buffer {
     const first = this.queue.shift() as string | Buffer;
-    if (this.queue.length === 0 || typeof first === 'string' || typeof this.queue[0] === 'string') return first;
+    if (typeof first === 'string') return first;
     const parts: Buffer[] = [first];
     let bytes = first.length;
-    while (this.queue.length > 0 && bytes < WRITE_CHUNK_BYTES) {
-      const next = this.queue[0];
-      if (typeof next === 'string' || next === undefined) break;
+    for (let next = this.queue[0]; next instanceof Buffer && bytes < WRITE_CHUNK_BYTES; next = this.queue[0]) {
       parts.push(next);
       bytes += next.length;
       this.queue.shift();

@@ -187,22 +187,20 @@ export class StreamSession {
 
   /** Queues a frame; a stream whose client cannot keep up is ended instead of buffering more (D9). */
   private send(frame: Frame): boolean {
-    const connection = this.connection;
-    if (!connection || this.closed) return false;
-    if (connection.send(renderFrame(frame))) {
-      this.request.telemetry.frameSent(frame.kind);
-      return true;
-    }
-    if (connection.isOpen) this.closeSlowConsumer();
-    return false;
+    return this.enqueue((connection) => connection.send(renderFrame(frame)), frame.kind, 1);
   }
 
-  /** Replay frames of one batch, queued together; the slow-consumer close when they do not fit. */
+  /** Replay frames of one batch, queued together. */
   private sendReplayFrames(frames: readonly Buffer[]): boolean {
+    return this.enqueue((connection) => connection.sendAll(frames), 'notification', frames.length);
+  }
+
+  /** Queues through `write`; a queue that is full ends the stream with the slow-consumer close. */
+  private enqueue(write: (connection: SseConnection) => boolean, kind: Frame['kind'], count: number): boolean {
     const connection = this.connection;
     if (!connection || this.closed) return false;
-    if (connection.sendAll(frames)) {
-      for (let i = 0; i < frames.length; i++) this.request.telemetry.frameSent('notification');
+    if (write(connection)) {
+      for (let i = 0; i < count; i++) this.request.telemetry.frameSent(kind);
       return true;
     }
     if (connection.isOpen) this.closeSlowConsumer();

@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type {
@@ -261,8 +262,4 @@ async function beforeDeadline<T>(operation: Promise<T>, deadline: number, what: 
   } finally {
     clearTimeout(timer);
   }
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

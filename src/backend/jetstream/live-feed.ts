@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { DeliverPolicy, type Consumer, type ConsumerMessages } from '@nats-io/jetstream';
 import type { Logger } from 'pino';
 import type { LiveSink, LiveSubscription, StoredNotification } from '../backend.js';
@@ -235,8 +236,4 @@ function release({ consumer, messages }: FollowedConsumer): void {
     .catch(() => undefined)
     .then(() => consumer.delete())
     .catch(() => undefined);
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

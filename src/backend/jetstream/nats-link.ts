@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { connect, type ConnectionOptions, type NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import type { Logger } from 'pino';
@@ -195,8 +196,4 @@ export function natsServers(url: string): string[] {
     .filter((server) => server !== '');
   // Nothing but commas: hand the text over as it is, so the connect error names it.
   return servers.length > 0 ? servers : [url];
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
