@@ -9,7 +9,7 @@ import { startServer, type RunningServer } from '../support/server-process.js';
  * The homepage and the Swagger UI rendered by a real browser: Debian's `chromium`, driven by
  * `playwright-core` (which downloads no browser of its own). Without `/usr/bin/chromium` these
  * tests fail, they are never skipped: install it with `apt-get install chromium` or run
- * `bash .ci/run`, which installs it when missing.
+ * `npm test` as root, which installs it when missing.
  */
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -57,7 +57,7 @@ beforeAll(async () => {
   if (!existsSync(CHROMIUM)) {
     throw new Error(
       `${CHROMIUM} is missing: these tests need Debian's chromium. Install it with ` +
-        '`apt-get update && apt-get install -y chromium`, or run `bash .ci/run`, which installs it.',
+        '`apt-get update && apt-get install -y chromium`, or run `npm test` as root, which installs it.',
     );
   }
   server = await startServer({

@@ -8,8 +8,8 @@ import { reapOnExit } from './child-reaper.js';
 /**
  * Private and shared NATS servers for tests (design.md "Real NATS in backend tests"). A private
  * server is a real `nats-server -js` with its own port and temporary store, so a test may stop,
- * kill or restart it without disturbing anyone; the shared one (127.0.0.1:4222, started by
- * `bash .ci/run`) is only probed, never managed.
+ * kill or restart it without disturbing anyone; the shared one (127.0.0.1:4222: the machine's, or
+ * the private one the run's global setup starts, shared-nats-setup.ts) is only probed here.
  */
 
 export const SHARED_NATS_URL = 'nats://127.0.0.1:4222';
@@ -68,7 +68,7 @@ export function locateNatsServer(
   }
   throw new Error(
     `nats-server was not found on PATH or at ${fallbacks.join(', ') || '(no fallback)'}: ` +
-      'install it with `apt-get install nats-server`, or run `bash .ci/run`, which installs and starts it',
+      'install it with `apt-get install nats-server`, or run `npm test` as root, which installs it',
   );
 }
 
@@ -151,7 +151,7 @@ export async function requireSharedNats(url: string = SHARED_NATS_URL): Promise<
     throw new Error(
       `NATS with JetStream must be running at ${url} for the JetStream tests (they are never skipped), ` +
         'but it does not answer. Start one with `nats-server -js` (install it with ' +
-        '`apt-get install nats-server`), or run `bash .ci/run`, which installs and starts it. ' +
+        '`apt-get install nats-server`), or run `npm test`, which starts one when none answers. ' +
         `Probe failed: ${error instanceof Error ? error.message : String(error)}`,
       { cause: error },
     );
@@ -159,7 +159,7 @@ export async function requireSharedNats(url: string = SHARED_NATS_URL): Promise<
   if (!info.jetstream) {
     throw new Error(
       `The NATS server at ${url} (version ${info.version}) runs without JetStream; the JetStream tests ` +
-        'need it: restart it with `nats-server -js`, or run `bash .ci/run`.',
+        'need it: restart it with `nats-server -js`.',
     );
   }
 }

@@ -37,7 +37,7 @@ function composeCommand(): readonly string[] {
   throw new Error(
     'Neither `docker compose` nor `docker-compose` is installed, so docker-compose.yml cannot be validated. ' +
       'Install Debian\'s docker-compose (`apt-get update && apt-get install -y docker-compose`) or the Docker ' +
-      'compose plugin, or run `bash .ci/run`, which installs docker-compose when missing.',
+      'compose plugin, or run `npm test` as root, which installs docker-compose when missing.',
   );
 }
 

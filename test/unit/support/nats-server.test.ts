@@ -115,7 +115,7 @@ describe('startNatsServer', () => {
 
 describe('locateNatsServer', () => {
   it('says how to install nats-server when it is nowhere to be found', () => {
-    expect(() => locateNatsServer('', ['/nonexistent/nats-server'])).toThrow(/apt-get install nats-server.*bash \.ci\/run/);
+    expect(() => locateNatsServer('', ['/nonexistent/nats-server'])).toThrow(/apt-get install nats-server.*npm test/);
   });
 
   it('finds the binary on PATH or at the Debian location', () => {
@@ -128,7 +128,7 @@ describe('requireSharedNats', () => {
     const port = await findFreePort();
     const failure = requireSharedNats(`nats://127.0.0.1:${port}`);
     await expect(failure).rejects.toThrow(`NATS with JetStream must be running at nats://127.0.0.1:${port}`);
-    await expect(failure).rejects.toThrow(/`nats-server -js`.*`bash \.ci\/run`/);
+    await expect(failure).rejects.toThrow(/`nats-server -js`.*`npm test`/);
   });
 
   it('accepts a server that answers with JetStream enabled', async () => {
