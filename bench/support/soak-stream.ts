@@ -6,7 +6,7 @@ import { createParser } from 'eventsource-parser';
  * eventsource-parser and only counted, and the socket under the run's control (`pause`/`resume`
  * for slow readers, `close` when the client leaves on purpose). It records how the stream ended
  * so the run can tell an expected end (the client left, a replay completed, a slow reader was
- * told `slow_consumer`) from an unexpected one.
+ * told `end_of_stream` with the cause `slow_consumer`, D32) from an unexpected one.
  */
 
 const OWN_SOCKET = new Agent({ keepAlive: false, maxSockets: Infinity });
@@ -20,6 +20,8 @@ export class SoakStream {
   lastSequence = 0;
   errorFrames = 0;
   closeReason: string | undefined;
+  /** `cause` of the close frame: `slow_consumer` for a reader that did not keep up (D32). */
+  closeCause: string | undefined;
   transportError: string | undefined;
   /** True once the client closed the stream itself. */
   closedByClient = false;
@@ -51,6 +53,7 @@ export class SoakStream {
           }
           case 'connection-closing':
             this.closeReason = /"reason":"([^"]*)"/.exec(message.data)?.[1] ?? 'unreadable';
+            this.closeCause = /"cause":"([^"]*)"/.exec(message.data)?.[1];
             return;
           case 'error':
             this.errorFrames++;

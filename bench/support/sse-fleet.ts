@@ -85,7 +85,9 @@ function onFrame(stream: Stream, message: EventSourceMessage): void {
       return;
     case 'connection-closing': {
       const reason = /"reason":"([^"]*)"/.exec(message.data)?.[1] ?? 'unreadable';
-      stream.closeReason = reason;
+      // The cause tells a slow-consumer close from a completion; both are `end_of_stream` (D32).
+      const cause = /"cause":"([^"]*)"/.exec(message.data)?.[1];
+      stream.closeReason = cause ? `${reason} (cause ${cause})` : reason;
       return;
     }
     case 'error':

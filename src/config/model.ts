@@ -377,7 +377,7 @@ export const WatchEndpointSchema = Type.Object(
       15,
     ),
     max_buffered_events: unsigned(
-      'Outgoing events buffered per stream; a stream that overflows it ends with reason `slow_consumer` (D9). > 0.',
+      'Outgoing events buffered per stream; a stream that overflows it ends with `connection-closing` reason `end_of_stream`, cause `slow_consumer` (D9, D32). > 0.',
       10000,
     ),
   },

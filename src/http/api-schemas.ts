@@ -25,6 +25,18 @@ export const NotificationRequest = Type.Object(
         description: 'watch/replay: inclusive start time (RFC 3339, naive UTC, or unix seconds/milliseconds). Ignored by notify.',
       }),
     ),
+    to_id: Type.Optional(
+      Type.Union([Type.String({ pattern: '^\\+?[0-9]+$' }), Type.Null()], {
+        description:
+          'replay only: inclusive end sequence, a decimal string; at most one of to_id/to_date. watch and notify refuse it.',
+      }),
+    ),
+    to_date: Type.Optional(
+      Type.Union([Type.String(), Type.Null()], {
+        description:
+          'replay only: inclusive end time, in the from_date formats; at most one of to_id/to_date. watch and notify refuse it.',
+      }),
+    ),
     payload: Type.Optional(Type.Unknown({ description: 'notify: any JSON value, stored unchanged. Ignored by watch/replay.' })),
   },
   { $id: 'NotificationRequest', additionalProperties: false },

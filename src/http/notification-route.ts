@@ -10,6 +10,7 @@ import type { Clock } from '../clock.js';
 import { IdentifierError } from '../schema/identifier-error.js';
 import { assertNoPointOnNotify, prepareNotification, type PreparedNotification } from '../schema/notify-identifier.js';
 import type { SchemaRegistry } from '../schema/schema-registry.js';
+import { endPointNotSupported, hasEndPoint } from '../streaming/end-point.js';
 import { formatUtcSeconds } from '../time-format.js';
 import { storageFailedError, unknownEventTypeError, validationError } from './error-bodies.js';
 import { sendOrderedJson } from './json-reply.js';
@@ -61,6 +62,8 @@ async function notify(
   }
   labels.eventType = registry.eventTypeLabel(body.event_type);
   addLogContext(request.log as Logger, { event_type: labels.eventType });
+  // An end point belongs to replays (reference-0.13.md §1); refused before the point check.
+  if (hasEndPoint(body)) throw validationError('notify', endPointNotSupported('/notification'));
 
   const asValidationError = (error: unknown): unknown =>
     error instanceof IdentifierError ? validationError('notify', error.message, error.details) : error;

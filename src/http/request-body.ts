@@ -10,10 +10,21 @@ export interface NotificationRequest {
   /** `null` and absent are the same thing (api.md §3). */
   readonly from_id?: string;
   readonly from_date?: string;
+  /** replay only: the inclusive end point (reference-0.13.md §1); watch and notify refuse it. */
+  readonly to_id?: string;
+  readonly to_date?: string;
   readonly payload?: JsonValue;
 }
 
-export const ALLOWED_REQUEST_FIELDS = ['event_type', 'identifier', 'from_id', 'from_date', 'payload'] as const;
+export const ALLOWED_REQUEST_FIELDS = [
+  'event_type',
+  'identifier',
+  'from_id',
+  'from_date',
+  'to_id',
+  'to_date',
+  'payload',
+] as const;
 const ALLOWED = new Set<string>(ALLOWED_REQUEST_FIELDS);
 const ALLOWED_LIST = `[${ALLOWED_REQUEST_FIELDS.map((f) => `"${f}"`).join(', ')}]`;
 
@@ -53,6 +64,8 @@ export function parseNotificationRequest(endpoint: EndpointName, body: Buffer | 
     identifier: request.identifier as JsonObject,
     ...(typeof request.from_id === 'string' ? { from_id: request.from_id } : {}),
     ...(typeof request.from_date === 'string' ? { from_date: request.from_date } : {}),
+    ...(typeof request.to_id === 'string' ? { to_id: request.to_id } : {}),
+    ...(typeof request.to_date === 'string' ? { to_date: request.to_date } : {}),
     ...(request.payload !== undefined && request.payload !== null ? { payload: request.payload } : {}),
   };
 }
@@ -77,6 +90,8 @@ function describeShapeProblem(value: JsonValue): string | undefined {
         break;
       case 'from_id':
       case 'from_date':
+      case 'to_id':
+      case 'to_date':
         if (field !== null && typeof field !== 'string') {
           return `invalid type: ${describeValue(field)}, expected a string (field \`${key}\`)`;
         }

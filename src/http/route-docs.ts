@@ -54,7 +54,7 @@ export const ROUTE_DOCS = {
   },
   replay: {
     tags: ['streaming'],
-    summary: 'History from from_id or from_date, then the stream ends',
+    summary: 'History from from_id or from_date, up to to_id or to_date when given, then the stream ends',
     body: ref('NotificationRequest'),
     security: OPTIONAL_AUTH,
     response: { 200: SSE_RESPONSE, 400: error('Invalid request'), ...authErrors, 500: error('Stream setup failed') },

@@ -8,6 +8,7 @@ import type { WatchSelection } from '../filter/watch-filter.js';
 import { IdentifierError } from '../schema/identifier-error.js';
 import type { SchemaRegistry } from '../schema/schema-registry.js';
 import { checkSpatialShape, prepareWatch, type StreamEndpoint } from '../schema/watch-identifier.js';
+import { LATEST, endPointNotSupported, hasEndPoint, resolveEndPoint, type ReplayEndRequest } from '../streaming/end-point.js';
 import { StartCursorError, resolveStartCursor, type StartCursorRequest } from '../streaming/start-cursor.js';
 import type { StreamTelemetry } from '../streaming/stream-session.js';
 import type { StreamSupervisor } from '../streaming/stream-supervisor.js';
@@ -41,7 +42,7 @@ export function registerStreamRoutes(app: FastifyInstance, deps: StreamRouteDeps
       deps.access.checkRead(schema, request.authUser);
       const eventType = deps.registry.eventTypeLabel(body.event_type);
       addLogContext(request.log as Logger, { event_type: eventType });
-      const { selection, cursor } = validateStreamRequest(deps.registry, endpoint, body);
+      const { selection, cursor, end } = validateStreamRequest(deps.registry, endpoint, body);
       const topic = selection.pattern.display;
       addLogContext(request.log as Logger, { topic });
       await runReadPlugins(deps, schema, request.authUser, selection, request.log as Logger);
@@ -51,6 +52,7 @@ export function registerStreamRoutes(app: FastifyInstance, deps: StreamRouteDeps
           endpoint,
           selection,
           cursor,
+          end,
           quota: schema?.maxHistoricalNotifications ?? deps.defaultReplayCap,
           telemetry,
         });
@@ -112,17 +114,28 @@ async function runReadPlugins(
   }
 }
 
-/** Step 4 of api.md §6.1, in its order: spatial shape, start cursor, identifier. */
+/**
+ * Step 4 of api.md §6.1, in its order: spatial shape, start cursor, end point (reference-0.13.md
+ * §1: validated on a replay, refused on a watch), identifier.
+ */
 function validateStreamRequest(
   registry: SchemaRegistry,
   endpoint: StreamEndpoint,
-  body: Parameters<typeof prepareWatch>[2] & { readonly from_id?: string; readonly from_date?: string },
-): { selection: WatchSelection; cursor: StartCursorRequest } {
+  body: Parameters<typeof prepareWatch>[2] & {
+    readonly from_id?: string;
+    readonly from_date?: string;
+    readonly to_id?: string;
+    readonly to_date?: string;
+  },
+): { selection: WatchSelection; cursor: StartCursorRequest; end: ReplayEndRequest } {
   try {
     const point = checkSpatialShape(body.identifier);
     const cursor = resolveStartCursor(endpoint, body.from_id, body.from_date);
+    let end = LATEST;
+    if (endpoint === 'replay') end = resolveEndPoint(cursor, body.to_id, body.to_date);
+    else if (hasEndPoint(body)) throw validationError(endpoint, endPointNotSupported('/watch'));
     const selection = prepareWatch(registry, endpoint, body, point);
-    return { selection, cursor };
+    return { selection, cursor, end };
   } catch (error) {
     if (error instanceof IdentifierError) throw validationError(endpoint, error.message, error.details);
     if (error instanceof StartCursorError) throw validationError(endpoint, error.message);

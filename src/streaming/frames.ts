@@ -6,12 +6,30 @@ import { formatUtcSeconds } from '../time-format.js';
  * writes SSE text.
  */
 
-export type CloseReason = 'end_of_stream' | 'max_duration_reached' | 'server_shutdown' | 'slow_consumer';
+/**
+ * The only close reasons on the wire: the aviso client treats any other as a fatal protocol error
+ * (D32). Why a stream ended beyond these goes in `cause`.
+ */
+export type CloseReason = 'end_of_stream' | 'max_duration_reached' | 'server_shutdown';
+
+/**
+ * Why an `end_of_stream` was not a completion: `slow_consumer`, the client did not keep up (D9,
+ * revised by D32). The client resumes from its cursor on `end_of_stream` whatever the cause.
+ */
+export type CloseCause = 'slow_consumer';
+
+/** How a stream ends: a reason, and a cause only with `end_of_stream`. */
+export type StreamEnding =
+  | { readonly reason: CloseReason; readonly cause?: undefined }
+  | { readonly reason: 'end_of_stream'; readonly cause: CloseCause };
 
 const CLOSE_MESSAGES: Readonly<Record<CloseReason, string>> = {
   end_of_stream: 'Stream completed',
   max_duration_reached: 'Connection reached maximum duration',
   server_shutdown: 'Server is shutting down gracefully',
+};
+
+const CAUSE_MESSAGES: Readonly<Record<CloseCause, string>> = {
   slow_consumer: 'Client did not keep up with the stream',
 };
 
@@ -56,17 +74,27 @@ export function connectionEstablished(stream: StreamIdentity, nowMs: number, clo
 export function replayStarted(
   stream: StreamIdentity,
   nowMs: number,
-  start: { readonly batchSize: number; readonly fromSequence: bigint | null; readonly fromDate: string | null },
+  start: {
+    readonly batchSize: number;
+    readonly fromSequence: bigint | null;
+    readonly fromDate: string | null;
+    /** The resolved end of a request with `to_id`/`to_date`, `null` without one (D25). */
+    readonly endSequence: number | null;
+    /** The requested `to_date`, echoed like `from_date`. */
+    readonly toDate: string | null;
+  },
 ): Frame {
   return {
     kind: 'control',
     event: 'replay-control',
     data: {
       batch_size: start.batchSize,
+      end_sequence: start.endSequence,
       from_date: start.fromDate,
       from_sequence: start.fromSequence,
       request_id: stream.requestId,
       timestamp: formatUtcSeconds(nowMs),
+      to_date: start.toDate,
       topic: stream.topic,
       type: 'replay_started',
     },
@@ -130,13 +158,15 @@ export function cloudEventCreationFailed(
   };
 }
 
-export function connectionClosing(stream: StreamIdentity, nowMs: number, reason: CloseReason): Frame {
+export function connectionClosing(stream: StreamIdentity, nowMs: number, ending: StreamEnding): Frame {
+  const { reason, cause } = ending;
   return {
     kind: 'close',
     event: 'connection-closing',
     reason,
     data: {
-      message: CLOSE_MESSAGES[reason],
+      ...(cause === undefined ? {} : { cause }),
+      message: cause === undefined ? CLOSE_MESSAGES[reason] : CAUSE_MESSAGES[cause],
       reason,
       request_id: stream.requestId,
       timestamp: formatUtcSeconds(nowMs),

@@ -5,7 +5,7 @@ const WRITE_CHUNK_BYTES = 64 * 1024;
 /**
  * How long an ended stream may take to hand its last bytes to a client that stopped reading. After
  * that the socket is destroyed: a client that keeps its TCP window shut would otherwise hold the
- * socket and everything buffered for it forever (after a `slow_consumer` close), and hold up
+ * socket and everything buffered for it forever (after a slow-consumer close), and hold up
  * graceful shutdown until the 30 s grace ran out.
  */
 export const FINAL_FLUSH_TIMEOUT_MS = 10_000;

@@ -1,5 +1,8 @@
 import { isRustWhitespace, trimRust, trimRustStart } from '../schema/rust-whitespace.js';
 
+// Writing instants back lives in date-echo.ts; re-exported so a caller needs one import.
+export { formatFromDateEcho, formatRfc3339Utc } from './date-echo.js';
+
 /**
  * Where a watch or replay stream starts (api.md §3.2–§3.4, streaming.md §2.1).
  *
@@ -20,8 +23,6 @@ export class StartCursorError extends Error {
   }
 }
 
-const FROM_ID_EMPTY = 'from_id cannot be empty. Provide a valid sequence number or omit the field';
-const FROM_DATE_EMPTY = 'from_date cannot be empty. Provide a valid datetime/timestamp or omit the field';
 const REPLAY_NEEDS_CURSOR =
   'Replay endpoint requires either from_id or from_date parameter. Use from_id for sequence-based replay or from_date for time-based replay.';
 const BOTH_CURSORS =
@@ -29,13 +30,25 @@ const BOTH_CURSORS =
 const UNRECOGNISED_DATE =
   'expected ISO-8601 datetime (RFC3339/space-separated with optional timezone) or unix epoch seconds/milliseconds';
 
-function invalidFromId(value: string): string {
-  return `from_id must be a valid positive integer. Got: '${value}'. Valid examples: '1', '123', '9999'`;
+/** The request fields read as a sequence (`from_id`, `to_id`) or as an instant (`from_date`, `to_date`). */
+export type SequenceField = 'from_id' | 'to_id';
+export type DateField = 'from_date' | 'to_date';
+
+function emptySequence(field: SequenceField): string {
+  return `${field} cannot be empty. Provide a valid sequence number or omit the field`;
 }
 
-function invalidFromDate(value: string, reason: string): string {
+function emptyDate(field: DateField): string {
+  return `${field} cannot be empty. Provide a valid datetime/timestamp or omit the field`;
+}
+
+function invalidSequence(field: SequenceField, value: string): string {
+  return `${field} must be a valid positive integer. Got: '${value}'. Valid examples: '1', '123', '9999'`;
+}
+
+function invalidDate(field: DateField, value: string, reason: string): string {
   return (
-    `from_date must be a valid datetime/timestamp. Got: '${value}'. Error: ${reason}. ` +
+    `${field} must be a valid datetime/timestamp. Got: '${value}'. Error: ${reason}. ` +
     "Valid examples: '2025-06-09T13:15:00Z', '2025-06-09 13:15:00+00:00', '2025-06-09 13:15:00', '1740509903', '1740509903710'"
   );
 }
@@ -50,8 +63,7 @@ export function resolveStartCursor(
   const atNs = fromDate === undefined ? undefined : parseFromDate(fromDate);
   if (requested !== undefined && atNs !== undefined) throw new StartCursorError(BOTH_CURSORS);
   if (requested !== undefined) {
-    const sequence = requested > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(requested);
-    return { kind: 'sequence', sequence, requested };
+    return { kind: 'sequence', sequence: clampSequence(requested), requested };
   }
   if (atNs !== undefined) return { kind: 'date', atNs };
   if (endpoint === 'replay') throw new StartCursorError(REPLAY_NEEDS_CURSOR);
@@ -67,11 +79,16 @@ const ASCII_DIGITS = /^[0-9]+$/;
  * then ASCII digits, nothing around them. Only the emptiness check trims.
  */
 export function parseFromId(value: string): bigint {
-  if (trimRust(value).length === 0) throw new StartCursorError(FROM_ID_EMPTY);
+  return parseSequenceField('from_id', value);
+}
+
+/** `from_id` or `to_id` (reference-0.13.md §1: `to_id` is read exactly like `from_id`). */
+export function parseSequenceField(field: SequenceField, value: string): bigint {
+  if (trimRust(value).length === 0) throw new StartCursorError(emptySequence(field));
   const digits = value.startsWith('+') ? value.slice(1) : value;
-  if (!ASCII_DIGITS.test(digits)) throw new StartCursorError(invalidFromId(value));
+  if (!ASCII_DIGITS.test(digits)) throw new StartCursorError(invalidSequence(field, value));
   const sequence = BigInt(digits);
-  if (sequence > U64_MAX) throw new StartCursorError(invalidFromId(value));
+  if (sequence > U64_MAX) throw new StartCursorError(invalidSequence(field, value));
   return sequence;
 }
 
@@ -80,11 +97,21 @@ export function parseFromId(value: string): bigint {
  * sent; only the negative-timestamp reason quotes it trimmed, as the reference does.
  */
 export function parseFromDate(value: string): bigint {
+  return parseDateField('from_date', value);
+}
+
+/** `from_date` or `to_date` (reference-0.13.md §1: `to_date` is read exactly like `from_date`). */
+export function parseDateField(field: DateField, value: string): bigint {
   const trimmed = trimRust(value);
-  if (trimmed.length === 0) throw new StartCursorError(FROM_DATE_EMPTY);
+  if (trimmed.length === 0) throw new StartCursorError(emptyDate(field));
   const reading = readFromDate(trimmed);
-  if ('reason' in reading) throw new StartCursorError(invalidFromDate(value, reading.reason));
+  if ('reason' in reading) throw new StartCursorError(invalidDate(field, value, reading.reason));
   return reading.atNs;
+}
+
+/** The sequence a cursor reads from: a u64 clamped to `Number.MAX_SAFE_INTEGER`, beyond every stored one. */
+export function clampSequence(requested: bigint): number {
+  return requested > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(requested);
 }
 
 type DateReading = { readonly atNs: bigint } | { readonly reason: string };
@@ -347,49 +374,4 @@ function daysFromCivil(year: number, month: number, day: number): number {
   const dayOfYear = Math.floor((153 * ((month + 9) % 12) + 2) / 5) + day - 1;
   const dayOfEra = yearOfEra * 365 + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100) + dayOfYear;
   return era * 146_097 + dayOfEra - 719_468;
-}
-
-/** The inverse of `daysFromCivil`. */
-function civilFromDays(days: number): { year: number; month: number; day: number } {
-  const shifted = days + 719_468;
-  const era = Math.floor(shifted / 146_097);
-  const dayOfEra = shifted - era * 146_097;
-  const yearOfEra = Math.floor(
-    (dayOfEra - Math.floor(dayOfEra / 1460) + Math.floor(dayOfEra / 36_524) - Math.floor(dayOfEra / 146_096)) / 365,
-  );
-  const dayOfYear = dayOfEra - (365 * yearOfEra + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100));
-  const shiftedMonth = Math.floor((5 * dayOfYear + 2) / 153);
-  const day = dayOfYear - Math.floor((153 * shiftedMonth + 2) / 5) + 1;
-  const month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9;
-  return { year: yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day };
-}
-
-/**
- * The `from_date` echo of `replay_started` (streaming.md §5.3): `YYYY-MM-DDTHH:MM:SSZ`, the
- * fraction dropped (floored, so instants before 1970 keep their second). Years outside 0–9999
- * carry a sign and at least four digits, as chrono's RFC 3339 writer prints them.
- */
-export function formatFromDateEcho(atNs: bigint): string {
-  const seconds = floorDiv(atNs, NS_PER_SECOND);
-  const days = floorDiv(seconds, 86_400n);
-  const secondOfDay = Number(seconds - days * 86_400n);
-  const { year, month, day } = civilFromDays(Number(days));
-  const hour = Math.floor(secondOfDay / 3600);
-  const minute = Math.floor((secondOfDay % 3600) / 60);
-  const second = secondOfDay % 60;
-  return `${formatYear(year)}-${pad2(month)}-${pad2(day)}T${pad2(hour)}:${pad2(minute)}:${pad2(second)}Z`;
-}
-
-function floorDiv(dividend: bigint, divisor: bigint): bigint {
-  const quotient = dividend / divisor;
-  return dividend % divisor < 0n ? quotient - 1n : quotient;
-}
-
-function formatYear(year: number): string {
-  if (year >= 0 && year <= 9999) return String(year).padStart(4, '0');
-  return (year < 0 ? '-' : '+') + String(Math.abs(year)).padStart(4, '0');
-}
-
-function pad2(value: number): string {
-  return String(value).padStart(2, '0');
 }

@@ -25,9 +25,11 @@ import {
   streamProcessingFailed,
   type CloseReason,
   type Frame,
+  type StreamEnding,
   type StreamIdentity,
 } from './frames.js';
 import { SseConnection, sseHeaders } from './sse-connection.js';
+import { resolveReplayEnd, type ReplayEndRequest } from './end-point.js';
 import { formatFromDateEcho, type StartCursorRequest } from './start-cursor.js';
 
 /** `watch_endpoint` settings a stream uses (streaming.md §14). */
@@ -52,6 +54,8 @@ export interface StreamRequest {
   readonly selection: WatchSelection;
   readonly predicate: NotificationPredicate;
   readonly cursor: StartCursorRequest;
+  /** Where a replay ends (D25); always `latest` on a watch, which refuses an end point. */
+  readonly end: ReplayEndRequest;
   /** Q, the effective replay cap (§9.4). */
   readonly quota: number;
   readonly telemetry: StreamTelemetry;
@@ -79,6 +83,8 @@ export class StreamSession {
   private phase: Phase = 'setup';
   private subscription: LiveSubscription | undefined;
   private historyBound = 0;
+  /** The last sequence the replay phase reads: H, or the resolved end point (D25). */
+  private replayEnd = 0;
   /** Live notifications that arrived before the live phase (during replay, or before the opening frame). */
   private backlog: StoredNotification[] = [];
   private connection: SseConnection | undefined;
@@ -100,7 +106,8 @@ export class StreamSession {
 
   /**
    * Backend setup (§2.2 step 7): a watch subscribes and takes H from the subscription in the same
-   * step; a replay only captures H. Rejects when the backend fails; nothing has been sent then.
+   * step; a replay only captures H. The replay's end is resolved right after, against that H.
+   * Rejects when the backend fails; nothing has been sent then.
    */
   async setup(): Promise<void> {
     const { backend } = this.deps;
@@ -115,6 +122,7 @@ export class StreamSession {
     } else {
       this.historyBound = await backend.captureHistoryBound(pattern);
     }
+    this.replayEnd = await resolveReplayEnd(backend, pattern, this.request.end, this.historyBound);
   }
 
   /** Abandons a stream whose setup succeeded but that will not be started. */
@@ -130,7 +138,7 @@ export class StreamSession {
     connection.signal.addEventListener('abort', () => this.release(), { once: true });
     connection.open(sseHeaders(this.request.requestId));
 
-    const { cursor } = this.request;
+    const { cursor, end } = this.request;
     if (cursor.kind === 'live') {
       this.send(connectionEstablished(this.identity, clock.now(), settings.connectionMaxDurationSec));
     } else {
@@ -139,6 +147,8 @@ export class StreamSession {
           batchSize: settings.replayBatchSize,
           fromSequence: cursor.kind === 'sequence' ? cursor.requested : null,
           fromDate: cursor.kind === 'date' ? formatFromDateEcho(cursor.atNs) : null,
+          endSequence: end.kind === 'latest' ? null : this.replayEnd,
+          toDate: end.kind === 'date' ? formatFromDateEcho(end.atNs) : null,
         }),
       );
     }
@@ -160,11 +170,16 @@ export class StreamSession {
 
   /** Ends the stream deliberately with its final frame (§5.8). */
   close(reason: CloseReason, finalFrames: readonly Frame[] = []): void {
+    this.end({ reason }, finalFrames);
+  }
+
+  private end(ending: StreamEnding, finalFrames: readonly Frame[] = []): void {
     if (this.phase === 'closed') return;
-    const frames = [...finalFrames, connectionClosing(this.identity, this.deps.clock.now(), reason)];
+    const frames = [...finalFrames, connectionClosing(this.identity, this.deps.clock.now(), ending)];
     const lastFrames = frames.map((frame) => renderFrame(frame).toString()).join('');
-    // A stream that completes keeps what it already queued; an interrupted one drops it (§7).
-    const keepQueued = reason === 'end_of_stream';
+    // A stream that completes keeps what it already queued; an interrupted one drops it (§7), and
+    // so does a slow consumer, whose queue is what overflowed.
+    const keepQueued = ending.reason === 'end_of_stream' && ending.cause === undefined;
     if (this.connection) for (const frame of frames) this.request.telemetry.frameSent(frame.kind);
     this.release();
     this.connection?.finish(lastFrames, keepQueued);
@@ -207,18 +222,23 @@ export class StreamSession {
     return false;
   }
 
-  /** D9: the stream's buffer overflowed; operators see it in the log, the client in the close frame. */
+  /**
+   * D9/D32: the stream's buffer overflowed. The client is told `end_of_stream` with the cause
+   * `slow_consumer` (a reason it resumes on); operators see the cause in the log.
+   */
   private closeSlowConsumer(): void {
     this.deps.logger.warn(
       {
         event_name: 'stream.slow_consumer.closed',
         topic: this.identity.topic,
         endpoint: this.request.endpoint,
+        reason: 'end_of_stream',
+        cause: 'slow_consumer',
         max_buffered_events: this.deps.settings.maxBufferedEvents,
       },
       'Stream closed: the client did not keep up',
     );
-    this.close('slow_consumer');
+    this.end({ reason: 'end_of_stream', cause: 'slow_consumer' });
   }
 
   /** Runs inside the publisher's call: it must neither block nor throw (D9). */
@@ -291,7 +311,7 @@ export class StreamSession {
       history = await this.deps.backend.openReplay({
         pattern: this.request.selection.pattern,
         start,
-        upperBound: this.historyBound,
+        upperBound: this.replayEnd,
       });
     } catch (error) {
       this.failReplay(error);

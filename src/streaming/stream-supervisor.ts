@@ -5,6 +5,7 @@ import type { Clock } from '../clock.js';
 import { compileWatchFilter, type WatchSelection } from '../filter/watch-filter.js';
 import type { StoredIdentityReader } from '../schema/stored-identifier.js';
 import type { CloudEventRenderer } from './cloudevent.js';
+import type { ReplayEndRequest } from './end-point.js';
 import type { CloseReason } from './frames.js';
 import type { StartCursorRequest } from './start-cursor.js';
 import { StreamSession, type StreamSettings, type StreamTelemetry } from './stream-session.js';
@@ -22,6 +23,7 @@ export interface OpenStreamRequest {
   readonly endpoint: 'watch' | 'replay';
   readonly selection: WatchSelection;
   readonly cursor: StartCursorRequest;
+  readonly end: ReplayEndRequest;
   readonly quota: number;
   readonly telemetry: StreamTelemetry;
 }

@@ -632,7 +632,7 @@ describe.each(ENDPOINTS)('%s: request body and event type', (endpoint) => {
 
   it('answers UNKNOWN_FIELD for a top-level key outside the five allowed names', async () => {
     const message =
-      'Request contains unknown fields: Unknown field \'colour\' in request. Allowed fields: ["event_type", "identifier", "from_id", "from_date", "payload"]';
+      'Request contains unknown fields: Unknown field \'colour\' in request. Allowed fields: ["event_type", "identifier", "from_id", "from_date", "to_id", "to_date", "payload"]';
     expectShapeA(
       await post(server.url, endpoint, { event_type: 'mars', identifier: { class: 'od' }, colour: 'red', from_id: '0' }),
       endpoint,
@@ -646,7 +646,7 @@ describe.each(ENDPOINTS)('%s: request body and event type', (endpoint) => {
     expect(JSON.parse(answer.text)).toMatchObject({
       code: 'UNKNOWN_FIELD',
       message:
-        'Request contains unknown fields: Unknown field \'beta\' in request. Allowed fields: ["event_type", "identifier", "from_id", "from_date", "payload"]',
+        'Request contains unknown fields: Unknown field \'beta\' in request. Allowed fields: ["event_type", "identifier", "from_id", "from_date", "to_id", "to_date", "payload"]',
     });
   });
 

@@ -90,9 +90,11 @@ describe.each(BACKEND_KINDS)('on the %s backend', (kind) => {
       const events = withoutHeartbeats(await client.rest());
       expectControl(events[0], 'replay-control', {
         batch_size: 100,
+        end_sequence: null,
         from_date: `${cutoff.toISOString().slice(0, 19)}Z`,
         from_sequence: null,
         request_id: requestId,
+        to_date: null,
         topic: TRANSCRIPT_TOPIC,
         type: 'replay_started',
       });
@@ -128,9 +130,11 @@ describe.each(BACKEND_KINDS)('on the %s backend', (kind) => {
       const requestId = client.headers.get('x-request-id');
       expectControl(await client.next(), 'replay-control', {
         batch_size: 1,
+        end_sequence: null,
         from_date: null,
         from_sequence: 4,
         request_id: requestId,
+        to_date: null,
         topic: TRANSCRIPT_TOPIC,
         type: 'replay_started',
       });

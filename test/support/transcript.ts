@@ -40,14 +40,27 @@ export function expectControl(event: SseEvent | undefined, name: string, fields:
   expect(Object.keys(event?.json ?? {})).toEqual(Object.keys(event?.json ?? {}).sort());
 }
 
-export function expectClose(event: SseEvent | undefined, reason: string, requestId: string | null, topic = TRANSCRIPT_TOPIC) {
-  const messages: Record<string, string> = {
-    end_of_stream: 'Stream completed',
-    max_duration_reached: 'Connection reached maximum duration',
-    server_shutdown: 'Server is shutting down gracefully',
-    slow_consumer: 'Client did not keep up with the stream',
-  };
-  expectControl(event, 'connection-closing', { message: messages[reason], reason, request_id: requestId, topic });
+type CloseReason = 'end_of_stream' | 'max_duration_reached' | 'server_shutdown';
+
+export const CLOSE_MESSAGES: Readonly<Record<CloseReason, string>> = {
+  end_of_stream: 'Stream completed',
+  max_duration_reached: 'Connection reached maximum duration',
+  server_shutdown: 'Server is shutting down gracefully',
+};
+
+/** The slow-consumer close (D32): `end_of_stream`, which the client resumes on, with its cause. */
+export const SLOW_CONSUMER_CLOSE = {
+  cause: 'slow_consumer',
+  message: 'Client did not keep up with the stream',
+  reason: 'end_of_stream',
+} as const;
+
+export function expectClose(event: SseEvent | undefined, reason: CloseReason, requestId: string | null, topic = TRANSCRIPT_TOPIC) {
+  expectControl(event, 'connection-closing', { message: CLOSE_MESSAGES[reason], reason, request_id: requestId, topic });
+}
+
+export function expectSlowConsumerClose(event: SseEvent | undefined, requestId: string | null, topic = TRANSCRIPT_TOPIC) {
+  expectControl(event, 'connection-closing', { ...SLOW_CONSUMER_CLOSE, request_id: requestId, topic });
 }
 
 /** A short name for a frame: a CloudEvent's id, a control's type, a close's reason. */

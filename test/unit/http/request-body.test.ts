@@ -38,7 +38,7 @@ describe('parseNotificationRequest', () => {
       code: 'UNKNOWN_FIELD',
       error: 'Invalid Watch Request',
       message:
-        'Request contains unknown fields: Unknown field \'alpha\' in request. Allowed fields: ["event_type", "identifier", "from_id", "from_date", "payload"]',
+        'Request contains unknown fields: Unknown field \'alpha\' in request. Allowed fields: ["event_type", "identifier", "from_id", "from_date", "to_id", "to_date", "payload"]',
     });
   });
 

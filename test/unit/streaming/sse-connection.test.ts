@@ -6,7 +6,7 @@ import { SseConnection } from '../../../src/streaming/sse-connection.js';
 /**
  * The final flush of an ended stream: a client that stopped reading must not keep the server's
  * socket (and what is buffered for it) forever after the stream was closed, e.g. with
- * `slow_consumer` (D9), nor hold up shutdown.
+ * the slow-consumer close (D9, D32), nor hold up shutdown.
  */
 
 let server: Server | undefined;

@@ -9,6 +9,7 @@ import {
   TRANSCRIPT_REQUEST,
   TRANSCRIPT_TOPIC,
   expectClose,
+  SLOW_CONSUMER_CLOSE,
   expectCloudEvent,
   expectControl,
   frameLabel,
@@ -182,7 +183,7 @@ describe('live subscription ending (D23)', () => {
   });
 });
 
-describe('slow consumers (D9)', () => {
+describe('slow consumers (D9, D32)', () => {
   function rawWatch(url: string): Promise<IncomingMessage> {
     return new Promise((resolve, reject) => {
       const req = httpRequest(`${url}/api/v1/watch`, { method: 'POST' }, resolve);
@@ -191,7 +192,7 @@ describe('slow consumers (D9)', () => {
     });
   }
 
-  it('ends a stream whose client stops reading with slow_consumer, without slowing others', async () => {
+  it('ends a stream whose client stops reading with end_of_stream (cause slow_consumer), without slowing others; it resumes without a gap', async () => {
     const { url, faulty } = await start({ watchEndpoint: { max_buffered_events: 8 } });
     const stalled = await rawWatch(url);
     stalled.pause();
@@ -199,6 +200,7 @@ describe('slow consumers (D9)', () => {
     await reader.next();
     const big = 'x'.repeat(256 * 1024);
     const total = 80;
+    const published: number[] = [];
     const received: string[] = [];
     const readAll = (async () => {
       for (;;) {
@@ -209,11 +211,12 @@ describe('slow consumers (D9)', () => {
       }
     })();
     for (let i = 0; i < total; i++) {
-      await faulty.publish({
+      const stored = await faulty.publish({
         topic: 'polygon.20250706.1200',
         payload: JSON.stringify({ note: big }),
         metadata: { spatial_bbox: '50,10,52,12', spatial_geometry: '(50.0,10.0,52.0,10.0,52.0,12.0,50.0,12.0,50.0,10.0)' },
       });
+      published.push(stored.sequence);
       await new Promise((resolve) => setImmediate(resolve));
     }
     await readAll;
@@ -226,9 +229,24 @@ describe('slow consumers (D9)', () => {
     await new Promise((resolve) => stalled.on('end', resolve));
     const lastFrame = text.trimEnd().split('\n\n').at(-1) ?? '';
     expect(lastFrame).toMatch(/^event: connection-closing\ndata: /);
-    const data = JSON.parse(lastFrame.split('data: ')[1] ?? '');
-    expect(data).toMatchObject({ reason: 'slow_consumer', message: 'Client did not keep up with the stream' });
-    expect(text.split('event: live-notification').length - 1).toBeLessThan(total);
+    const data = JSON.parse(lastFrame.split('data: ')[1] ?? '') as Record<string, unknown>;
+    expect(data).toEqual({
+      ...SLOW_CONSUMER_CLOSE,
+      request_id: stalled.headers['x-request-id'],
+      timestamp: data.timestamp,
+      topic: TRANSCRIPT_TOPIC,
+    });
+    const seen = [...text.matchAll(/"id":"test_polygon@(\d+)"/g)].map((match) => Number(match[1]));
+    expect(seen.length).toBeLessThan(total);
+    expect(seen).toEqual(published.slice(0, seen.length));
+
+    // The client resumes from its cursor, as the aviso client does on end_of_stream: the rest, once.
+    const last = seen.at(-1) ?? 0;
+    const resumed = await open(url, '/api/v1/replay', { ...TRANSCRIPT_REQUEST, from_id: String(last + 1) });
+    const rest = withoutHeartbeats(await resumed.rest());
+    const replayed = rest.filter((event) => event.event === 'replay').map((event) => Number(String(event.json.id).split('@')[1]));
+    expect([...seen, ...replayed]).toEqual(published);
+    expect(rest.at(-1)?.json.reason).toBe('end_of_stream');
   });
 
   it('slows a replay down for a slow reader instead of dropping it', async () => {
