@@ -4,14 +4,14 @@ import { addLogContext } from '../logging/logger.js';
 import type { AvisoMetrics, NotificationStatus } from '../metrics/aviso-metrics.js';
 import { displayTopic } from '../topic/percent-codec.js';
 import { ApiError } from './api-error.js';
-import type { NotificationBackend } from '../backend/backend.js';
+import { NotificationTooLargeError, type NotificationBackend } from '../backend/backend.js';
 import type { StreamAccess } from '../auth/stream-access.js';
 import type { Clock } from '../clock.js';
 import { IdentifierError } from '../schema/identifier-error.js';
 import { assertNoPointOnNotify, prepareNotification, type PreparedNotification } from '../schema/notify-identifier.js';
 import type { SchemaRegistry } from '../schema/schema-registry.js';
 import { formatUtcSeconds } from '../time-format.js';
-import { storageFailedError, unknownEventTypeError, validationError } from './error-bodies.js';
+import { notificationTooLargeError, storageFailedError, unknownEventTypeError, validationError } from './error-bodies.js';
 import { sendOrderedJson } from './json-reply.js';
 import { parseNotificationRequest } from './request-body.js';
 import { ROUTE_DOCS } from './route-docs.js';
@@ -83,6 +83,7 @@ async function notify(
   try {
     ({ sequence } = await backend.publish(prepared));
   } catch (error) {
+    if (error instanceof NotificationTooLargeError) throw notificationTooLargeError(error.message);
     throw storageFailedError(error instanceof Error ? error.message : String(error));
   }
   request.log.info({ event_name: 'api.notification.processed', sequence }, 'Notification stored');

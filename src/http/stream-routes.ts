@@ -17,6 +17,7 @@ import { recordResponseHead } from './request-telemetry.js';
 import { authError, streamInitializationFailedError, unknownEventTypeError, validationError } from './error-bodies.js';
 import { parseNotificationRequest } from './request-body.js';
 import { ROUTE_DOCS } from './route-docs.js';
+import { MAX_TOPIC_BYTES, patternSubjectBytes, topicTooLongMessage } from '../topic/topic-limit.js';
 
 export interface StreamRouteDeps {
   readonly registry: SchemaRegistry;
@@ -112,7 +113,7 @@ async function runReadPlugins(
   }
 }
 
-/** Step 4 of api.md §6.1, in its order: spatial shape, start cursor, identifier. */
+/** Step 4 of api.md §6.1, in its order: spatial shape, start cursor, identifier, topic length (D33). */
 function validateStreamRequest(
   registry: SchemaRegistry,
   endpoint: StreamEndpoint,
@@ -122,6 +123,9 @@ function validateStreamRequest(
     const point = checkSpatialShape(body.identifier);
     const cursor = resolveStartCursor(endpoint, body.from_id, body.from_date);
     const selection = prepareWatch(registry, endpoint, body, point);
+    // D33: last, once the identifier is known to be valid, and before any backend call.
+    const bytes = patternSubjectBytes(selection.pattern);
+    if (bytes > MAX_TOPIC_BYTES) throw new IdentifierError(topicTooLongMessage(bytes));
     return { selection, cursor };
   } catch (error) {
     if (error instanceof IdentifierError) throw validationError(endpoint, error.message, error.details);
