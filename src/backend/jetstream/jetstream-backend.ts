@@ -139,14 +139,21 @@ export class JetStreamBackend implements NotificationBackend {
    * before sending, but a clear refusal before the first attempt is what notify can answer 413.
    */
   private assertFitsOneMessage(payload: string, headers: ReturnType<typeof toHeaders>, msgID: string): void {
-    const limit = this.link.clients().nc.info?.max_payload;
-    if (limit === undefined) return;
-    if (publishedBytes(payload, headers, msgID) > limit) throw this.tooLarge(payload, headers, msgID);
+    const limit = this.maxPayload();
+    if (limit !== undefined && publishedBytes(payload, headers, msgID) > limit) throw this.tooLarge(payload, headers, msgID);
   }
 
   private tooLarge(payload: string, headers: ReturnType<typeof toHeaders>, msgID: string): NotificationTooLargeError {
-    const limit = this.link.clients().nc.info?.max_payload ?? 0;
-    return new NotificationTooLargeError(publishedBytes(payload, headers, msgID), limit);
+    return new NotificationTooLargeError(publishedBytes(payload, headers, msgID), this.maxPayload() ?? 0);
+  }
+
+  /** The connected server's limit; unknown while reconnecting (the publish loop waits for NATS). */
+  private maxPayload(): number | undefined {
+    try {
+      return this.link.clients().nc.info?.max_payload;
+    } catch {
+      return undefined;
+    }
   }
 
   async subscribe(pattern: TopicPattern, sink: LiveSink): Promise<LiveSubscription> {
