@@ -20,7 +20,10 @@ export const METADATA_KEYS = {
 } as const;
 
 export interface StoredNotification {
-  /** Backend sequence, ≥ 1 (process-wide in memory, per stream on JetStream). */
+  /**
+   * Backend sequence, ≥ 1, numbered per stream base on both backends (D28): dense from 1 in
+   * memory, the stream sequence on JetStream.
+   */
   readonly sequence: number;
   /** Wire topic exactly as published. */
   readonly topic: string;
@@ -48,7 +51,7 @@ export interface FetchRequest {
   /** A date cursor is used for the first call only; callers continue with `nextSequence`. */
   readonly start: StartCursor;
   readonly limit: number;
-  /** H: nothing above it is returned (streaming.md §10). */
+  /** H of the pattern's base: nothing above it is returned (streaming.md §10). */
   readonly upperBound: number;
 }
 
@@ -101,20 +104,47 @@ export interface BackendStats {
 
 export type DeleteOutcome = 'deleted' | 'not_found';
 
+/** `not_found`: no stream of that name exists (D30); the route decides what that means. */
+export type WipeOutcome = 'wiped' | 'not_found';
+
+/**
+ * A notification the broker cannot carry in one message (payload and headers over NATS's
+ * `max_payload`, D33): refused before anything is sent, answered 413 by notify.
+ */
+export class NotificationTooLargeError extends Error {
+  constructor(
+    readonly bytes: number,
+    readonly limitBytes: number,
+  ) {
+    super(`Notification too large: it would be ${bytes} bytes with its headers, the broker accepts at most ${limitBytes}`);
+    this.name = 'NotificationTooLargeError';
+  }
+}
+
 export interface NotificationBackend {
   readonly kind: BackendKind;
-  /** Resolves once the notification is durably stored; rejects on any failure. */
+  /**
+   * Resolves once the notification is durably stored; rejects on any failure
+   * (`NotificationTooLargeError` when the broker could not carry it).
+   */
   publish(notification: NotificationToStore): Promise<{ sequence: number }>;
-  /** Registers a live sink for the pattern and captures H atomically with it. */
+  /** Registers a live sink for the pattern and captures H (of the pattern's base) atomically with it. */
   subscribe(pattern: TopicPattern, sink: LiveSink): Promise<LiveSubscription>;
-  /** H for a replay-only request (no live subscription). */
+  /** H of the pattern's base for a replay-only request (no live subscription). */
   captureHistoryBound(pattern: TopicPattern): Promise<number>;
   fetchBatch(request: FetchRequest): Promise<Batch>;
   /** A cursor over one replay's range; equivalent to paging with `fetchBatch`, but cheaper. */
   openReplay(request: ReplayRequest): Promise<ReplayCursor>;
-  /** `streamKey` is already alias-resolved; compared case-insensitively with the topic base. */
+  /**
+   * `streamKey` is already alias-resolved; compared case-insensitively with the topic base. The
+   * sequence is one of that base's own (D28).
+   */
   deleteMessage(streamKey: string, sequence: number): Promise<DeleteOutcome>;
-  wipeStream(streamName: string): Promise<void>;
+  /**
+   * Empties one base's stream, matched case-insensitively; numbering continues afterwards. A base
+   * that never stored anything (no JetStream stream) is `not_found`.
+   */
+  wipeStream(streamName: string): Promise<WipeOutcome>;
   wipeAll(): Promise<void>;
   stats(): Promise<BackendStats>;
   /** Ends every live subscription and releases connections; called after HTTP has stopped. */

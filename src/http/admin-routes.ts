@@ -52,17 +52,28 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminRouteDeps):
   app.delete('/api/v1/admin/wipe/stream', { schema: ROUTE_DOCS.wipeStream }, async (request, reply) => {
     const answer = (status: number, success: boolean, message: string): FastifyReply =>
       sendOrderedJson(reply, status, { success, message, request_id: request.id });
+    const streamNotFound = (name: string): FastifyReply => {
+      request.log.warn({ event_name: 'admin.stream.wipe.not_found', stream_name: name }, 'Stream not found');
+      return answer(404, false, streamNotFoundMessage(registry, name));
+    };
     const body = readWipeStreamBody(request);
     if ('problem' in body) return answer(400, false, body.problem);
     const name = body.streamName;
     request.log.info({ event_name: 'admin.stream.wipe.requested', stream_name: name }, 'Wipe stream requested');
+    const configured = knownStreamBase(registry, name);
+    // With a schema in strict mode nothing outside it can have been stored, so an unknown name
+    // never reaches the backend (nor someone else's stream on a shared NATS account).
+    if (configured === undefined && registry.configured && registry.strictMode) return streamNotFound(name);
+    let outcome;
     try {
-      await backend.wipeStream(streamKey(name));
+      outcome = await backend.wipeStream(configured ?? name);
     } catch (error) {
       const cause = error instanceof Error ? error.message : String(error);
       request.log.error({ event_name: 'admin.stream.wipe.failed', stream_name: name, error: cause }, 'Wipe failed');
       return answer(500, false, `Failed to wipe stream: ${cause}`);
     }
+    // A configured event type whose stream was never created has simply nothing to wipe.
+    if (outcome === 'not_found' && configured === undefined) return streamNotFound(name);
     request.log.info({ event_name: 'admin.stream.wipe.succeeded', stream_name: name }, 'Stream wiped');
     return answer(200, true, `Successfully wiped stream: ${name}`);
   });
@@ -81,6 +92,22 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminRouteDeps):
     request.log.warn({ event_name: 'admin.all.wipe.succeeded' }, 'All data wiped');
     return answer(200, true, 'Successfully wiped all data');
   });
+}
+
+/**
+ * D30: the base a wipe name stands for when it names a configured event type or topic base,
+ * compared ASCII case-insensitively; `undefined` for any other name.
+ */
+function knownStreamBase(registry: SchemaRegistry, name: string): string | undefined {
+  const schema = registry.resolveEventTypeAlias(name);
+  if (schema) return schema.base;
+  return registry.isConfiguredBase(name) ? name : undefined;
+}
+
+/** D30 (reference-0.13.md §6): the known event types are listed, sorted, when a schema is configured. */
+function streamNotFoundMessage(registry: SchemaRegistry, name: string): string {
+  const known = registry.configured && registry.eventTypes.length > 0 ? `. Known event types: ${registry.eventTypes.join(', ')}` : '';
+  return `Stream not found: ${name}${known}`;
 }
 
 /** backends.md §8.1 parsing of `<stream>@<sequence>`, after trimming. */

@@ -59,6 +59,14 @@ export function payloadTooLargeError(limitBytes: number): ApiError {
   });
 }
 
+/**
+ * D33: a body within `max_body_bytes` whose notification (payload and headers) is still more than
+ * the broker carries in one message. The same shape and code as D15, so clients need one rule.
+ */
+export function notificationTooLargeError(reason: string): ApiError {
+  return new ApiError(413, { code: 'PAYLOAD_TOO_LARGE', error: 'payload_too_large', message: reason });
+}
+
 /** A URL fastify's router refuses before routing: a malformed percent escape. */
 export function malformedUrlError(): ApiError {
   return new ApiError(400, { code: 'BAD_REQUEST', error: 'bad_request', message: 'Malformed URL: invalid percent-encoding' });

@@ -4,7 +4,7 @@ import { addLogContext } from '../logging/logger.js';
 import type { AvisoMetrics, NotificationStatus } from '../metrics/aviso-metrics.js';
 import { displayTopic } from '../topic/percent-codec.js';
 import { ApiError } from './api-error.js';
-import type { NotificationBackend } from '../backend/backend.js';
+import { NotificationTooLargeError, type NotificationBackend } from '../backend/backend.js';
 import type { StreamAccess } from '../auth/stream-access.js';
 import type { Clock } from '../clock.js';
 import { IdentifierError } from '../schema/identifier-error.js';
@@ -12,7 +12,7 @@ import { assertNoPointOnNotify, prepareNotification, type PreparedNotification }
 import type { SchemaRegistry } from '../schema/schema-registry.js';
 import { endPointNotSupported, hasEndPoint } from '../streaming/end-point.js';
 import { formatUtcSeconds } from '../time-format.js';
-import { storageFailedError, unknownEventTypeError, validationError } from './error-bodies.js';
+import { notificationTooLargeError, storageFailedError, unknownEventTypeError, validationError } from './error-bodies.js';
 import { sendOrderedJson } from './json-reply.js';
 import { parseNotificationRequest } from './request-body.js';
 import { ROUTE_DOCS } from './route-docs.js';
@@ -86,6 +86,7 @@ async function notify(
   try {
     ({ sequence } = await backend.publish(prepared));
   } catch (error) {
+    if (error instanceof NotificationTooLargeError) throw notificationTooLargeError(error.message);
     throw storageFailedError(error instanceof Error ? error.message : String(error));
   }
   request.log.info({ event_name: 'api.notification.processed', sequence }, 'Notification stored');

@@ -41,7 +41,7 @@ export const ROUTE_DOCS = {
       200: ref('NotificationResponse'),
       400: error('Invalid request'),
       ...authErrors,
-      413: error('Body too large'),
+      413: error('Body too large, or too large for the broker'),
       500: error('Storage failed'),
     },
   },
@@ -77,7 +77,7 @@ export const ROUTE_DOCS = {
     summary: 'Delete every notification of one stream',
     body: ref('WipeStreamRequest'),
     security: REQUIRED_AUTH,
-    response: { 200: ref('WipeResponse'), 400: ref('WipeResponse'), 500: ref('WipeResponse'), ...authErrors },
+    response: { 200: ref('WipeResponse'), 400: ref('WipeResponse'), 404: ref('WipeResponse'), 500: ref('WipeResponse'), ...authErrors },
   },
   wipeAll: {
     tags: ['admin'],

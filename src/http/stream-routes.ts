@@ -18,6 +18,7 @@ import { recordResponseHead } from './request-telemetry.js';
 import { authError, streamInitializationFailedError, unknownEventTypeError, validationError } from './error-bodies.js';
 import { parseNotificationRequest } from './request-body.js';
 import { ROUTE_DOCS } from './route-docs.js';
+import { MAX_TOPIC_BYTES, patternSubjectBytes, topicTooLongMessage } from '../topic/topic-limit.js';
 
 export interface StreamRouteDeps {
   readonly registry: SchemaRegistry;
@@ -116,7 +117,7 @@ async function runReadPlugins(
 
 /**
  * Step 4 of api.md §6.1, in its order: spatial shape, start cursor, end point (reference-0.13.md
- * §1: validated on a replay, refused on a watch), identifier.
+ * §1: validated on a replay, refused on a watch), identifier, topic length (D33).
  */
 function validateStreamRequest(
   registry: SchemaRegistry,
@@ -135,6 +136,9 @@ function validateStreamRequest(
     if (endpoint === 'replay') end = resolveEndPoint(cursor, body.to_id, body.to_date);
     else if (hasEndPoint(body)) throw validationError(endpoint, endPointNotSupported('/watch'));
     const selection = prepareWatch(registry, endpoint, body, point);
+    // D33: last, once the identifier is known to be valid, and before any backend call.
+    const bytes = patternSubjectBytes(selection.pattern);
+    if (bytes > MAX_TOPIC_BYTES) throw new IdentifierError(topicTooLongMessage(bytes));
     return { selection, cursor, end };
   } catch (error) {
     if (error instanceof IdentifierError) throw validationError(endpoint, error.message, error.details);

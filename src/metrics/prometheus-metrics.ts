@@ -11,6 +11,7 @@ import type {
   BackendKind,
   BackendStats,
   DeleteOutcome,
+  WipeOutcome,
   FetchRequest,
   LiveSink,
   LiveSubscription,
@@ -446,7 +447,7 @@ class InstrumentedBackend implements NotificationBackend {
     return this.timed('delete_message', () => this.inner.deleteMessage(streamKey, sequence));
   }
 
-  wipeStream(streamName: string): Promise<void> {
+  wipeStream(streamName: string): Promise<WipeOutcome> {
     return this.timed('wipe_stream', () => this.inner.wipeStream(streamName));
   }
 

@@ -1,3 +1,4 @@
+import { MAX_STREAM_NAME_BYTES, streamNameBytes } from '../topic/stream-name.js';
 import { IdentifierError } from './identifier-error.js';
 import type { SchemaRegistry } from './schema-registry.js';
 
@@ -15,5 +16,12 @@ export function assertUsableGenericEventType(registry: SchemaRegistry, eventType
   }
   if (/[/\\]/.test(eventType)) {
     throw new IdentifierError(`Event type '${eventType}' cannot contain '/' or '\\' without a schema`);
+  }
+  // JetStream cannot create a longer stream name; refusing it here keeps the answer a 400 (D33).
+  const bytes = streamNameBytes(eventType);
+  if (bytes > MAX_STREAM_NAME_BYTES) {
+    throw new IdentifierError(
+      `Event type is too long to be used without a schema: its stream name would be ${bytes} bytes, the limit is ${MAX_STREAM_NAME_BYTES}`,
+    );
   }
 }

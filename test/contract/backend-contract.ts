@@ -14,9 +14,9 @@ import { TopicPattern } from '../../src/topic/topic-pattern.js';
 
 /**
  * The backend contract (backends.md §3, streaming.md §9–§12, D7, D10, D19, D22) as one suite that
- * runs against every `NotificationBackend`. It only asserts what both backends promise: sequences
- * are process-wide in memory and per stream on JetStream, so tests compare order and membership
- * within one base, never absolute numbers across bases.
+ * runs against every `NotificationBackend`. It only asserts what both backends promise. Both number
+ * each stream base on its own, densely from 1 (D28; JetStream per stream), so a fresh base's
+ * sequences are known exactly; history limits and deletions still leave gaps.
  */
 
 export interface BackendFactoryOptions {
@@ -256,6 +256,28 @@ export function describeBackendContract(label: string, factory: BackendFactory):
         for (const key of ['a', 'b', 'a', 'c', 'a']) published.push((await publish(backend, [base, key])).sequence);
         expect(published[0]).toBeGreaterThanOrEqual(1);
         expectStrictlyAscending(published);
+      });
+
+      it('numbers two bases independently and densely from 1, however their publishes interleave (D28)', async () => {
+        const { backend, bases } = await setup(2);
+        const [base, other] = bases as [string, string];
+        // Different topics and token counts of one base, the bare base included, share its numbering.
+        const plan = [[base, 'a'], [other, 'a'], [other, 'b'], [base, 'b'], [base], [other, 'a'], [base, 'a', 'x']];
+        const got: [string, number][] = [];
+        for (const tokens of plan) got.push([tokens[0] as string, (await publish(backend, tokens)).sequence]);
+        expect(got).toEqual([
+          [base, 1],
+          [other, 1],
+          [other, 2],
+          [base, 2],
+          [base, 3],
+          [other, 3],
+          [base, 4],
+        ]);
+        expect(await backend.captureHistoryBound(new TopicPattern([base, '*']))).toBe(4);
+        expect(await backend.captureHistoryBound(new TopicPattern([other, '*']))).toBe(3);
+        const subscription = await backend.subscribe(new TopicPattern([other, '*']), collectingSink().sink);
+        expect(subscription.historyBound).toBe(3);
       });
 
       it('keeps only the latest notification of each exact topic by default (max one per topic)', async () => {
@@ -825,12 +847,22 @@ export function describeBackendContract(label: string, factory: BackendFactory):
         await publish(backend, [base]);
         const otherStored = (await publish(backend, [other, 'a'])).sequence;
         const siblingStored = (await publish(backend, [sibling, 'a'])).sequence;
-        await backend.wipeStream(base.toUpperCase());
+        expect(await backend.wipeStream(base.toUpperCase())).toBe('wiped');
         expect(await all(backend, new TopicPattern([base, '*']))).toEqual([]);
         expect(await all(backend, new TopicPattern([base, '*', '*']))).toEqual([]);
         expect(await all(backend, new TopicPattern([base]))).toEqual([]);
         expect(sequences(await all(backend, new TopicPattern([other, '*'])))).toEqual([otherStored]);
         expect(sequences(await all(backend, new TopicPattern([sibling, '*'])))).toEqual([siblingStored]);
+      });
+
+      it('reports not_found for a base that never stored anything, and wiped for an emptied one (D30)', async () => {
+        const { backend, bases } = await setup(1);
+        const [base] = bases as [string];
+        expect(await backend.wipeStream(factory.uniqueBase())).toBe('not_found');
+        await publish(backend, [base, 'a']);
+        expect(await backend.wipeStream(base)).toBe('wiped');
+        expect(await backend.wipeStream(base)).toBe('wiped');
+        expect(await backend.wipeStream(`${base}_zz`)).toBe('not_found');
       });
 
       it('accepts the stream name in any case (D22)', async () => {
@@ -869,6 +901,23 @@ export function describeBackendContract(label: string, factory: BackendFactory):
         expect(sequences(await before.waitFor(2))).toEqual([first.sequence, second.sequence]);
         expect(sequences(await after.waitFor(1))).toEqual([second.sequence]);
         expect(before.endCalls() + after.endCalls()).toBe(0);
+      });
+    });
+
+    describe('names no stream could have (D33)', () => {
+      const hostileNames = [['a 300-byte name', 'n'.repeat(300)], ['a 5,000-byte name', 'N'.repeat(5000)], ['a path separator', 'a/b'], ['a backslash', 'a\\b'], ['non-ASCII', 'é'.repeat(200)]];
+
+      it.each(hostileNames)('wipeStream and deleteMessage with %s are not_found, and the backend keeps working', async (_what, name) => {
+        const { backend, bases } = await setup(1);
+        const [base] = bases as [string];
+        const pattern = new TopicPattern([base, '*']);
+        const live = collectingSink();
+        await backend.subscribe(pattern, live.sink);
+        expect(await backend.wipeStream(name)).toBe('not_found');
+        expect(await backend.deleteMessage(name, 1)).toBe('not_found');
+        const after = await publish(backend, [base, 'a']);
+        expect(sequences(await live.waitFor(1))).toEqual([after.sequence]);
+        expect(live.endCalls()).toBe(0);
       });
     });
 

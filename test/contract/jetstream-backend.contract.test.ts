@@ -2,7 +2,7 @@ import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { pino } from 'pino';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { NotificationBackend } from '../../src/backend/backend.js';
+import { NotificationTooLargeError, type NotificationBackend } from '../../src/backend/backend.js';
 import { JetStreamBackend } from '../../src/backend/jetstream/jetstream-backend.js';
 import { streamName } from '../../src/backend/jetstream/stream-catalog.js';
 import type { JetStreamConfig } from '../../src/config/model.js';
@@ -113,5 +113,36 @@ describe('JetStreamBackend replay cursor', () => {
     }
     cursor.close();
     expect(read).toEqual(published);
+  });
+});
+
+describe('JetStreamBackend message size (D33)', () => {
+  async function backendFor(base: string): Promise<JetStreamBackend> {
+    usedBases.add(base);
+    const backend = await JetStreamBackend.connect({
+      settings,
+      configured: [{ eventType: base, base, bareTopics: true, storagePolicy: { allow_duplicates: true } }],
+      logger: pino({ level: 'silent' }),
+    });
+    created.push(backend);
+    return backend;
+  }
+
+  it("refuses a notification over the server's max_payload, headers counted, and stores nothing", async () => {
+    const base = nextBase();
+    const backend = await backendFor(base);
+    const topic = encodeTopic([base, 'a']);
+    // The shared server keeps the default max_payload of 1 MiB.
+    const limit = 1024 * 1024;
+    const payloadOnly = backend.publish({ topic, payload: 'x'.repeat(limit + 1) });
+    await expect(payloadOnly).rejects.toBeInstanceOf(NotificationTooLargeError);
+    await expect(payloadOnly).rejects.toMatchObject({ limitBytes: limit });
+    // Fits as a payload, not once the identifier header is added.
+    const withHeaders = backend.publish({ topic, payload: 'x'.repeat(limit - 100), metadata: { aviso_identifier: 'y'.repeat(200) } });
+    await expect(withHeaders).rejects.toBeInstanceOf(NotificationTooLargeError);
+    const pattern = new TopicPattern([base, '*']);
+    expect(await backend.captureHistoryBound(pattern)).toBe(0);
+    // The connection is intact: the next notification is stored as the stream's first.
+    expect(await backend.publish({ topic, payload: 'x'.repeat(limit - 1000) })).toEqual({ sequence: 1 });
   });
 });

@@ -1,22 +1,25 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { UUID_V4, postJson, request, type JsonResponse } from '../support/http.js';
-import { BACKEND_KINDS, BackendUnderTest, type BackendKind } from '../support/backends.js';
+import { BACKEND_KINDS, BackendUnderTest } from '../support/backends.js';
+import { TEST_SCHEMAS } from '../support/schemas.js';
 import { startServer, type RunningServer } from '../support/server-process.js';
 import { SseClient, withoutHeartbeats } from '../support/sse-client.js';
 import { frameLabel } from '../support/transcript.js';
 
 /**
  * Admin endpoints against the real server process (api.md §8.3–§8.5, §10; backends.md §8; D1,
- * D11, D22), on both backends. Admin bodies keep the fixed order
+ * D11, D22, D28, D30), on both backends. Admin bodies keep the fixed order
  * `success, message, [notification_id,] request_id`, so they are compared as raw text.
  *
- * Sequences are never assumed: they are read back from the CloudEvent ids a replay delivers,
- * because the in-memory backend numbers every notification of the process with one counter while
- * JetStream numbers each stream on its own (backends.md §4). Each block shares one server per
- * backend; the wipe blocks start every test from an emptied store.
+ * Both backends number each stream base on its own (D28), but a block's server is shared by its
+ * tests, so sequences are read back from the CloudEvent ids a replay delivers rather than
+ * assumed. The wipe blocks start every test from an emptied store.
  */
 
 const POLYGON = '(50.0,10.0,52.0,10.0,52.0,12.0,50.0,12.0,50.0,10.0)';
+
+/** The event types of TEST_SCHEMAS, byte-wise sorted as the D30 message lists them. */
+const KNOWN_EVENT_TYPES = Object.keys(TEST_SCHEMAS).sort().join(', ');
 
 function marsIdentifier(stream: string): Record<string, string> {
   return { class: 'od', expver: '1', domain: 'g', date: '20250706', time: '1200', stream, step: '1' };
@@ -117,25 +120,16 @@ function seededOf(seeded: Seeded, eventType: StreamName): number[] {
  * Empties the store (wipe-all: the block's server is shared by its tests), publishes `plan` in
  * order and reads back the sequences each event type got.
  */
-async function resetAndSeed(
-  server: RunningServer,
-  kind: BackendKind,
-  plan: readonly (readonly [StreamName, readonly string[]])[],
-): Promise<Seeded> {
+async function resetAndSeed(server: RunningServer, plan: readonly (readonly [StreamName, readonly string[]])[]): Promise<Seeded> {
   expect((await del(server, '/api/v1/admin/wipe/all')).status).toBe(200);
   for (const [eventType, tags] of plan) for (const tag of tags) await publish(server, eventType, tag);
   const seeded: Seeded = {};
   for (const [eventType, tags] of plan) {
     const sequences = (await storedIds(server, eventType)).map(sequenceOf);
     // Within one stream, notifications published one after the other get consecutive sequences on
-    // both backends (backends.md §4).
+    // both backends, whatever other streams were written in between (backends.md §4, D28).
     expect(sequences).toEqual(consecutive(sequences[0] ?? 0, tags.length));
     seeded[eventType] = sequences;
-  }
-  if (kind === 'in_memory') {
-    // backends.md §4: in memory one process-wide counter numbers every event type, in publish order.
-    const all = plan.flatMap(([eventType]) => seededOf(seeded, eventType));
-    expect(all).toEqual(consecutive(all[0] ?? 0, all.length));
   }
   return seeded;
 }
@@ -144,14 +138,10 @@ async function resetAndSeed(
  * The sequence the next notification of `eventType` gets after the seeding (and any wipe) — never a
  * wiped one (backends.md §8.4).
  */
-function nextSequence(kind: BackendKind, seeded: Seeded, eventType: StreamName): number {
-  if (kind === 'jetstream') {
-    // backends.md §4, §7.11: one sequence per stream, and a purge keeps the stream's last_seq, so
-    // numbering continues after that stream's own last notification.
-    return Math.max(...seededOf(seeded, eventType)) + 1;
-  }
-  // backends.md §4: the process-wide counter continues after the last notification stored anywhere.
-  return Math.max(...Object.values(seeded).flat()) + 1;
+function nextSequence(seeded: Seeded, eventType: StreamName): number {
+  // backends.md §4, §7.11, D28: one sequence per stream on both backends, and a wipe keeps the
+  // stream's last sequence, so numbering continues after that stream's own last notification.
+  return Math.max(...seededOf(seeded, eventType)) + 1;
 }
 
 describe.each(BACKEND_KINDS)('on the %s backend', (kind) => {
@@ -232,12 +222,10 @@ describe.each(BACKEND_KINDS)('on the %s backend', (kind) => {
     it("a sequence stored in another stream is 404 and stays stored", async () => {
       const marsLast = (await storeMars()).sequence;
       let diss = await storeDiss();
-      if (backend.kind === 'jetstream') {
-        // backends.md §4: JetStream numbers each stream on its own, so a dissemination sequence may
-        // also be a mars one. Store until the diss sequence lies beyond the last mars sequence, so
-        // that it certainly exists only in the other stream (in memory it always does: one counter).
-        while (diss.sequence <= marsLast) diss = await storeDiss();
-      }
+      // backends.md §4, D28: each stream is numbered on its own, so a dissemination sequence may
+      // also be a mars one. Store until the diss sequence lies beyond the last mars sequence, so
+      // that it certainly exists only in the other stream.
+      while (diss.sequence <= marsLast) diss = await storeDiss();
       const response = await del(server, `/api/v1/admin/notification/mars@${diss.sequence}`);
       expectAdminBody(response, 404, { success: false, message: 'Notification not found', notification_id: `mars@${diss.sequence}` });
       expect(await storedIds(server, 'dissemination', { destination: diss.tag })).toEqual([`dissemination@${diss.sequence}`]);
@@ -329,7 +317,7 @@ describe.each(BACKEND_KINDS)('on the %s backend', (kind) => {
     });
     /** Three mars notifications, two dissemination, one test_polygon, on an emptied store. */
     beforeEach(async () => {
-      seeded = await resetAndSeed(server, backend.kind, [
+      seeded = await resetAndSeed(server, [
         ['mars', ['a', 'b', 'c']],
         ['dissemination', ['A', 'B']],
         ['test_polygon', ['p']],
@@ -357,7 +345,7 @@ describe.each(BACKEND_KINDS)('on the %s backend', (kind) => {
     it('stores new notifications afterwards, with sequence numbering continuing', async () => {
       expect((await wipe('{"stream_name":"MARS"}')).status).toBe(200);
       await publish(server, 'mars', 'd');
-      expect(await storedIds(server, 'mars')).toEqual([`mars@${nextSequence(backend.kind, seeded, 'mars')}`]);
+      expect(await storedIds(server, 'mars')).toEqual([`mars@${nextSequence(seeded, 'mars')}`]);
     });
 
     it('a live watch on the wiped stream keeps receiving new notifications', async () => {
@@ -367,7 +355,7 @@ describe.each(BACKEND_KINDS)('on the %s backend', (kind) => {
         expect((await wipe('{"stream_name":"mars"}')).status).toBe(200);
         await publish(server, 'mars', 'd');
         const event = await client.nextSignificant();
-        expect(event?.json.id).toBe(`mars@${nextSequence(backend.kind, seeded, 'mars')}`);
+        expect(event?.json.id).toBe(`mars@${nextSequence(seeded, 'mars')}`);
       } finally {
         client.close();
       }
@@ -392,30 +380,30 @@ describe.each(BACKEND_KINDS)('on the %s backend', (kind) => {
       expect(await storedIds(server, 'test_polygon')).toEqual([]);
     });
 
-    it('a name that matches nothing: 200 no-op in memory, 500 on JetStream; removes nothing', async () => {
+    it('a name that matches nothing is 404 listing the known event types, sorted; removes nothing (D30)', async () => {
       const response = await wipe('{"stream_name":"NOPE"}');
-      if (backend.kind === 'jetstream') {
-        // backends.md §7.11, §8.2: JetStream purges the stream of that name; an unknown stream is a
-        // backend failure, answered 500 "Failed to wipe stream: <error>".
-        expectAdminBody(response, 500, { success: false, message: /^Failed to wipe stream: .+/ });
-      } else {
-        // backends.md §8.2: on the in-memory backend an unknown name is a successful no-op.
-        expectAdminBody(response, 200, { success: true, message: 'Successfully wiped stream: NOPE' });
-      }
+      expectAdminBody(response, 404, { success: false, message: `Stream not found: NOPE. Known event types: ${KNOWN_EVENT_TYPES}` });
       expect(await storedIds(server, 'mars')).toHaveLength(3);
       expect(await storedIds(server, 'dissemination')).toHaveLength(2);
     });
 
-    it('does not treat a name as a prefix of a longer base (MAR does not wipe mars)', async () => {
+    it('does not treat a name as a prefix of a longer base (MAR is 404 and does not wipe mars)', async () => {
       const response = await wipe('{"stream_name":"MAR"}');
-      if (backend.kind === 'jetstream') {
-        // backends.md §7.11, §8.2: MAR names no JetStream stream, so the purge fails with a 500.
-        expectAdminBody(response, 500, { success: false, message: /^Failed to wipe stream: .+/ });
-      } else {
-        // backends.md §8.2: in memory it is a successful no-op.
-        expect(response.status).toBe(200);
+      expectAdminBody(response, 404, { success: false, message: `Stream not found: MAR. Known event types: ${KNOWN_EVENT_TYPES}` });
+      expect(await storedIds(server, 'mars')).toHaveLength(3);
+    });
+
+    it('echoes the name as sent, even an odd or very long one, and stays 404 (D30, D33)', async () => {
+      for (const name of ['mars.*', 'a/b', ' MARS', 'é'.repeat(300), 'X'.repeat(5000)]) {
+        const response = await wipe(JSON.stringify({ stream_name: name }));
+        expectAdminBody(response, 404, { success: false, message: `Stream not found: ${name}. Known event types: ${KNOWN_EVENT_TYPES}` });
       }
       expect(await storedIds(server, 'mars')).toHaveLength(3);
+    });
+
+    it('a configured event type with nothing ever stored is 200, not 404 (D30)', async () => {
+      const response = await wipe('{"stream_name":"SENSOR_CLOUD"}');
+      expectAdminBody(response, 200, { success: true, message: 'Successfully wiped stream: SENSOR_CLOUD' });
     });
 
     it('accepts a +json media type and a charset parameter, and ignores unknown body fields', async () => {
@@ -448,6 +436,51 @@ describe.each(BACKEND_KINDS)('on the %s backend', (kind) => {
     });
   });
 
+  describe('DELETE /api/v1/admin/wipe/stream of schema-less streams (D30)', () => {
+    const wipeOn = (server: RunningServer, name: string) =>
+      del(server, '/api/v1/admin/wipe/stream', { body: JSON.stringify({ stream_name: name }), headers: { 'content-type': 'application/json' } });
+    const notifyGeneric = async (server: RunningServer, eventType: string) => {
+      const response = await postJson(`${server.url}/api/v1/notification`, { event_type: eventType, identifier: { k: 'v' }, payload: 1 });
+      expect(response.status, response.text).toBe(200);
+    };
+    const replayGeneric = async (server: RunningServer, eventType: string) => {
+      const client = await SseClient.open(`${server.url}/api/v1/replay`, { event_type: eventType, identifier: { k: 'v' }, from_id: '0' });
+      expect(client.status, client.errorBody).toBe(200);
+      return withoutHeartbeats(await client.rest()).map(frameLabel).slice(1, -2);
+    };
+
+    it('with a schema, not strict: a generic stream is wiped in any case; an unknown one is 404 listing the schema', async () => {
+      const server = await startServer({ config: backend.config({ notification_schema_strict: false }) });
+      try {
+        await notifyGeneric(server, 'generic_wipe');
+        expectAdminBody(await wipeOn(server, 'GENERIC_WIPE'), 200, { success: true, message: 'Successfully wiped stream: GENERIC_WIPE' });
+        expect(await replayGeneric(server, 'generic_wipe')).toEqual([]);
+        expectAdminBody(await wipeOn(server, 'generic_never'), 404, {
+          success: false,
+          message: `Stream not found: generic_never. Known event types: ${KNOWN_EVENT_TYPES}`,
+        });
+      } finally {
+        await server.stop();
+      }
+    });
+
+    it('without any schema: a stored stream is wiped; an unknown one is 404 without a list', async () => {
+      const config = backend.config();
+      delete config.notification_schema;
+      const server = await startServer({ config });
+      try {
+        await notifyGeneric(server, 'alpha');
+        expectAdminBody(await wipeOn(server, 'alpha'), 200, { success: true, message: 'Successfully wiped stream: alpha' });
+        expect(await replayGeneric(server, 'alpha')).toEqual([]);
+        // Emptied, the stream still exists: wiping it again is still a success.
+        expectAdminBody(await wipeOn(server, 'ALPHA'), 200, { success: true, message: 'Successfully wiped stream: ALPHA' });
+        expectAdminBody(await wipeOn(server, 'beta'), 404, { success: false, message: 'Stream not found: beta' });
+      } finally {
+        await server.stop();
+      }
+    });
+  });
+
   describe('DELETE /api/v1/admin/wipe/all', () => {
     let server: RunningServer;
     let seeded: Seeded;
@@ -459,7 +492,7 @@ describe.each(BACKEND_KINDS)('on the %s backend', (kind) => {
     });
     /** One notification of each event type, on a store emptied by a wipe-all first. */
     beforeEach(async () => {
-      seeded = await resetAndSeed(server, backend.kind, [
+      seeded = await resetAndSeed(server, [
         ['mars', ['a']],
         ['dissemination', ['A']],
         ['test_polygon', ['p']],
@@ -481,7 +514,7 @@ describe.each(BACKEND_KINDS)('on the %s backend', (kind) => {
     it('stores new notifications afterwards, with sequence numbering continuing', async () => {
       expect((await del(server, '/api/v1/admin/wipe/all')).status).toBe(200);
       await publish(server, 'dissemination', 'B');
-      expect(await storedIds(server, 'dissemination')).toEqual([`dissemination@${nextSequence(backend.kind, seeded, 'dissemination')}`]);
+      expect(await storedIds(server, 'dissemination')).toEqual([`dissemination@${nextSequence(seeded, 'dissemination')}`]);
     });
 
     it('answers 405 for another method', async () => {

@@ -237,8 +237,8 @@ describe('metrics after scripted anonymous traffic (strict schemas)', () => {
     expect((await request(`${server.url}/api/v1/schema/not_configured`)).status).toBe(404);
     expect((await request(`${server.url}/health`)).status).toBe(200);
 
-    // Admin routes (auth disabled: open). mars@3 is the mars notification (the in-memory sequence is process-wide).
-    expect((await request(`${server.url}/api/v1/admin/notification/mars@3`, { method: 'DELETE' })).status).toBe(200);
+    // Admin routes (auth disabled: open). mars@1 is the mars notification (sequences are per base, D28).
+    expect((await request(`${server.url}/api/v1/admin/notification/mars@1`, { method: 'DELETE' })).status).toBe(200);
     expect((await request(`${server.url}/api/v1/admin/notification/mars@999`, { method: 'DELETE' })).status).toBe(404);
     const wipe = await request(`${server.url}/api/v1/admin/wipe/stream`, {
       method: 'DELETE',

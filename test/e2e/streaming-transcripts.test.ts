@@ -17,8 +17,8 @@ import {
 /**
  * streaming.md §15, against the real server process, on both backends. Sequences 1 and 2 go to the
  * same stream on a topic the transcript request does not match (time 0000), so the three
- * transcript notifications get sequences 3, 4 and 5 as in the spec — with the in-memory backend's
- * process-wide counter and with JetStream's per-stream one alike.
+ * transcript notifications get sequences 3, 4 and 5 as in the spec, on both backends (each numbers
+ * a stream base on its own, D28).
  */
 async function seed(server: RunningServer): Promise<void> {
   for (const note of ['other-1', 'other-2']) {

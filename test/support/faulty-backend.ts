@@ -2,6 +2,7 @@ import type {
   Batch,
   BackendStats,
   DeleteOutcome,
+  WipeOutcome,
   FetchRequest,
   LiveSink,
   LiveSubscription,
@@ -60,7 +61,7 @@ export class FaultyBackend implements NotificationBackend {
     return this.inner.deleteMessage(streamKey, sequence);
   }
 
-  wipeStream(streamName: string): Promise<void> {
+  wipeStream(streamName: string): Promise<WipeOutcome> {
     return this.inner.wipeStream(streamName);
   }
 

@@ -12,14 +12,24 @@ import type {
   NotificationToStore,
   ReplayCursor,
   ReplayRequest,
+  WipeOutcome,
 } from '../backend.js';
+import { NotificationTooLargeError } from '../backend.js';
 import type { JetStreamConfig } from '../../config/model.js';
 import { decodeToken } from '../../topic/percent-codec.js';
+import { MAX_STREAM_NAME_BYTES, streamNameBytes } from '../../topic/stream-name.js';
 import type { TopicPattern } from '../../topic/topic-pattern.js';
 import { LiveFeed } from './live-feed.js';
-import { toHeaders } from './message-mapping.js';
+import { publishedBytes, toHeaders } from './message-mapping.js';
 import { NatsLink, type NatsClients } from './nats-link.js';
-import { errorText, isConnectionLost, isMessageNotFound, isNoResponders, isStreamNotFound } from './nats-errors.js';
+import {
+  errorText,
+  isConnectionLost,
+  isMaxPayloadExceeded,
+  isMessageNotFound,
+  isNoResponders,
+  isStreamNotFound,
+} from './nats-errors.js';
 import { JetStreamReplayCursor, fetchJetStreamBatch } from './replay-fetch.js';
 import { StreamCatalog, streamName, type ConfiguredBase } from './stream-catalog.js';
 
@@ -89,6 +99,7 @@ export class JetStreamBackend implements NotificationBackend {
     // The same id on every attempt: JetStream stores a retried publish once (D22).
     const msgID = randomUUID();
     const headers = toHeaders(notification.metadata);
+    this.assertFitsOneMessage(notification.payload, headers, msgID);
     let reEnsured = false;
     for (let attempt = 1; ; attempt++) {
       try {
@@ -101,6 +112,9 @@ export class JetStreamBackend implements NotificationBackend {
         });
         return { sequence: ack.seq };
       } catch (error) {
+        // The client checks the size against the server it is connected to now, which may have
+        // changed since the check above (a reconnect to a server with a smaller limit).
+        if (isMaxPayloadExceeded(error)) throw this.tooLarge(notification.payload, headers, msgID);
         if (!reEnsured && (isStreamNotFound(error) || isNoResponders(error))) {
           // The stream vanished under us (§7.4): make sure it exists and try once more.
           reEnsured = true;
@@ -117,6 +131,28 @@ export class JetStreamBackend implements NotificationBackend {
         }
         throw error;
       }
+    }
+  }
+
+  /**
+   * nats-server refuses a message over its `max_payload` (headers included); the client throws
+   * before sending, but a clear refusal before the first attempt is what notify can answer 413.
+   */
+  private assertFitsOneMessage(payload: string, headers: ReturnType<typeof toHeaders>, msgID: string): void {
+    const limit = this.maxPayload();
+    if (limit !== undefined && publishedBytes(payload, headers, msgID) > limit) throw this.tooLarge(payload, headers, msgID);
+  }
+
+  private tooLarge(payload: string, headers: ReturnType<typeof toHeaders>, msgID: string): NotificationTooLargeError {
+    return new NotificationTooLargeError(publishedBytes(payload, headers, msgID), this.maxPayload() ?? 0);
+  }
+
+  /** The connected server's limit; unknown while reconnecting (the publish loop waits for NATS). */
+  private maxPayload(): number | undefined {
+    try {
+      return this.link.clients().nc.info?.max_payload;
+    } catch {
+      return undefined;
     }
   }
 
@@ -148,6 +184,8 @@ export class JetStreamBackend implements NotificationBackend {
   }
 
   async deleteMessage(streamKey: string, sequence: number): Promise<DeleteOutcome> {
+    // The request subject would carry the name: one no stream can have is not sent (D33).
+    if (!canNameStream(streamKey)) return 'not_found';
     const { jsm } = this.link.clients();
     try {
       return (await jsm.streams.deleteMessage(streamName(streamKey), sequence, false)) ? 'deleted' : 'not_found';
@@ -157,14 +195,19 @@ export class JetStreamBackend implements NotificationBackend {
     }
   }
 
-  /** Any case or (resolved by the route) an event-type alias names the stream (D22). */
-  async wipeStream(name: string): Promise<void> {
+  /**
+   * Any case or (resolved by the route) an event-type alias names the stream (D22). A name no
+   * stream could have is not sent: `$JS.API.STREAM.PURGE.<name>` over nats-server's 4 KiB control
+   * line would make it close the whole connection (D33).
+   */
+  async wipeStream(name: string): Promise<WipeOutcome> {
+    if (!canNameStream(name)) return 'not_found';
     const { jsm } = this.link.clients();
-    const stream = streamName(name);
     try {
-      await jsm.streams.purge(stream);
+      await jsm.streams.purge(streamName(name));
+      return 'wiped';
     } catch (error) {
-      if (isStreamNotFound(error)) throw new Error(`stream not found: ${stream}`, { cause: error });
+      if (isStreamNotFound(error)) return 'not_found';
       throw error;
     }
   }
@@ -244,6 +287,14 @@ export class JetStreamBackend implements NotificationBackend {
       feed?.end(error);
     }
   }
+}
+
+/**
+ * Whether a JetStream stream could have this name: nats-server refuses names over 255 bytes and
+ * names with path separators (everything else it refuses is percent-encoded by `streamName`).
+ */
+function canNameStream(base: string): boolean {
+  return streamNameBytes(base) <= MAX_STREAM_NAME_BYTES && !/[/\\]/.test(base);
 }
 
 function topicBase(topic: string): string {

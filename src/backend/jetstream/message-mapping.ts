@@ -38,6 +38,21 @@ function readMetadata(headers: MsgHdrs | undefined): Metadata | undefined {
   return Object.keys(metadata).length > 0 ? metadata : undefined;
 }
 
+const NATS_MSG_ID = 'Nats-Msg-Id';
+
+/**
+ * What nats-server counts against `max_payload` for a publish: the payload and the encoded header
+ * block, including the `Nats-Msg-Id` header the client adds for `msgID`.
+ */
+export function publishedBytes(payload: string, headers: MsgHdrs | undefined, msgID: string): number {
+  // The header block as the client writes it: `NATS/1.0\r\n`, `key: value\r\n` each, `\r\n`.
+  let headerText = `NATS/1.0\r\n${NATS_MSG_ID}: ${msgID}\r\n`;
+  for (const key of headers?.keys() ?? []) {
+    for (const value of (headers as MsgHdrs).values(key)) headerText += `${key}: ${value}\r\n`;
+  }
+  return Buffer.byteLength(payload, 'utf8') + Buffer.byteLength(`${headerText}\r\n`, 'utf8');
+}
+
 /** Header values may not contain CR or LF; a polygon's whitespace is not significant there. */
 export function toHeaders(metadata: Metadata | undefined): MsgHdrs | undefined {
   if (!metadata || Object.keys(metadata).length === 0) return undefined;

@@ -64,3 +64,8 @@ export class NatsUnavailableError extends Error {
 export function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
+
+/** The client refused to send a message over the server's `max_payload` (it checks before sending). */
+export function isMaxPayloadExceeded(error: unknown): boolean {
+  return error instanceof Error && /max_payload/.test(error.message);
+}

@@ -10,10 +10,12 @@ import type {
   ReplayCursor,
   ReplayRequest,
   StoredNotification,
+  WipeOutcome,
 } from '../backend.js';
 import { pagingCursor } from '../backend.js';
 import type { Clock } from '../../clock.js';
-import { decodeTopic, encodeToken } from '../../topic/percent-codec.js';
+import { decodeTopic } from '../../topic/percent-codec.js';
+import { streamNameOf, streamNameOfTopic } from '../../topic/stream-name.js';
 import type { TopicPattern } from '../../topic/topic-pattern.js';
 import { SequenceLog } from './sequence-log.js';
 
@@ -25,7 +27,19 @@ export interface MemoryBackendOptions {
   readonly onTopicEvicted?: (topic: string, droppedMessages: number) => void;
 }
 
+/**
+ * One stream base, numbered on its own, densely from 1, as JetStream numbers a stream (D28). It
+ * exists from its first publish on and is never forgotten: wipes empty it but keep its numbering.
+ */
+interface BaseStream {
+  /** The last sequence assigned, which is H for this base. */
+  lastSequence: number;
+  /** This base's stored notifications in sequence order. */
+  readonly log: SequenceLog;
+}
+
 interface TopicHistory {
+  readonly stream: BaseStream;
   /** Oldest first. */
   readonly messages: StoredNotification[];
   received: number;
@@ -36,18 +50,23 @@ interface Registration {
   readonly sink: LiveSink;
 }
 
+/** What a base that never stored anything reads as. */
+const EMPTY_LOG = new SequenceLog();
+
 /**
  * Node-local backend (backends.md §6). Every mutation, and every subscription together with its H,
  * happens inside one synchronous block, which is what makes the replay/live boundary exact.
+ * `max_topics` bounds the topics of all bases together; eviction removes a topic from its own
+ * base's history and never touches any base's numbering.
  */
 export class MemoryBackend implements NotificationBackend {
   readonly kind = 'in_memory' as const;
 
-  private nextSequence = 1;
   private lastTimestampMs = 0;
+  /** By stream name (`streamNameOf`), so bases differing in case share one, as on JetStream. */
+  private readonly streams = new Map<string, BaseStream>();
   /** Map order is publish recency: the first key is the topic whose newest message is oldest. */
   private readonly topics = new Map<string, TopicHistory>();
-  private readonly log = new SequenceLog();
   private readonly registrations = new Set<Registration>();
   private shutDown = false;
 
@@ -60,7 +79,13 @@ export class MemoryBackend implements NotificationBackend {
   }
 
   private store(notification: NotificationToStore): StoredNotification {
-    const sequence = this.nextSequence++;
+    const streamName = streamNameOfTopic(notification.topic);
+    let stream = this.streams.get(streamName);
+    if (!stream) {
+      stream = { lastSequence: 0, log: new SequenceLog() };
+      this.streams.set(streamName, stream);
+    }
+    const sequence = ++stream.lastSequence;
     // Date cursors binary-search the log, so storage times must never go backwards.
     this.lastTimestampMs = Math.max(this.lastTimestampMs, this.options.clock.now());
     const stored: StoredNotification = {
@@ -77,16 +102,16 @@ export class MemoryBackend implements NotificationBackend {
       this.topics.delete(stored.topic);
     } else {
       if (this.topics.size >= this.options.maxTopics) this.evictStalestTopic();
-      history = { messages: [], received: 0 };
+      history = { stream, messages: [], received: 0 };
     }
     this.topics.set(stored.topic, history);
     if (history.messages.length >= this.options.maxHistoryPerTopic) {
       const dropped = history.messages.splice(0, history.messages.length - this.options.maxHistoryPerTopic + 1);
-      for (const message of dropped) this.log.remove(message.sequence);
+      for (const message of dropped) stream.log.remove(message.sequence);
     }
     history.messages.push(stored);
     history.received++;
-    this.log.append(stored);
+    stream.log.append(stored);
     return stored;
   }
 
@@ -99,7 +124,7 @@ export class MemoryBackend implements NotificationBackend {
   }
 
   private removeTopic(topic: string, history: TopicHistory): void {
-    for (const message of history.messages) this.log.remove(message.sequence);
+    for (const message of history.messages) history.stream.log.remove(message.sequence);
     this.topics.delete(topic);
   }
 
@@ -119,7 +144,7 @@ export class MemoryBackend implements NotificationBackend {
   async subscribe(pattern: TopicPattern, sink: LiveSink): Promise<LiveSubscription> {
     if (this.shutDown) throw new Error('the in-memory backend is shut down');
     const registration: Registration = { pattern, sink };
-    const historyBound = this.nextSequence - 1;
+    const historyBound = this.historyBoundOf(pattern);
     this.registrations.add(registration);
     return {
       historyBound,
@@ -129,20 +154,23 @@ export class MemoryBackend implements NotificationBackend {
     };
   }
 
-  async captureHistoryBound(_pattern: TopicPattern): Promise<number> {
-    return this.nextSequence - 1;
+  async captureHistoryBound(pattern: TopicPattern): Promise<number> {
+    return this.historyBoundOf(pattern);
+  }
+
+  private historyBoundOf(pattern: TopicPattern): number {
+    return this.streams.get(streamNameOf(pattern.base))?.lastSequence ?? 0;
   }
 
   async fetchBatch(request: FetchRequest): Promise<Batch> {
     const { pattern, start, limit, upperBound } = request;
+    const log = this.streams.get(streamNameOf(pattern.base))?.log ?? EMPTY_LOG;
     const from =
-      start.kind === 'sequence'
-        ? this.log.indexOfSequence(Math.max(start.sequence, 1))
-        : this.log.indexOfTimestamp(start.atNs);
+      start.kind === 'sequence' ? log.indexOfSequence(Math.max(start.sequence, 1)) : log.indexOfTimestamp(start.atNs);
     const messages: StoredNotification[] = [];
     let exhausted = true;
     let lastExamined = start.kind === 'sequence' ? Math.max(start.sequence, 1) - 1 : 0;
-    for (const message of this.log.from(from)) {
+    for (const message of log.from(from)) {
       if (message.sequence > upperBound) break;
       if (messages.length === limit) {
         exhausted = false;
@@ -161,14 +189,15 @@ export class MemoryBackend implements NotificationBackend {
   }
 
   async deleteMessage(streamKey: string, sequence: number): Promise<DeleteOutcome> {
-    const message = this.log.get(sequence);
-    if (!message || !belongsToStream(message.topic, streamKey)) return 'not_found';
+    const stream = this.streams.get(streamNameOf(streamKey));
+    const message = stream?.log.get(sequence);
+    if (!stream || !message) return 'not_found';
     const history = this.topics.get(message.topic);
     if (!history) return 'not_found';
     const index = history.messages.findIndex((m) => m.sequence === sequence);
     if (index < 0) return 'not_found';
     history.messages.splice(index, 1);
-    this.log.remove(sequence);
+    stream.log.remove(sequence);
     if (history.messages.length === 0) {
       // An empty topic counts as "now" for eviction (backends.md §6.3).
       this.topics.delete(message.topic);
@@ -177,15 +206,23 @@ export class MemoryBackend implements NotificationBackend {
     return 'deleted';
   }
 
-  async wipeStream(streamName: string): Promise<void> {
+  /**
+   * Case-insensitive, like a JetStream stream name (backends.md §6.7). Unlike the reference, the
+   * bare-base topic of an empty `key_order` belongs to its stream too (D19), so a wipe cannot
+   * leave it behind.
+   */
+  async wipeStream(streamName: string): Promise<WipeOutcome> {
+    const stream = this.streams.get(streamNameOf(streamName));
+    if (!stream) return 'not_found';
     for (const [topic, history] of [...this.topics]) {
-      if (belongsToStream(topic, streamName)) this.removeTopic(topic, history);
+      if (history.stream === stream) this.removeTopic(topic, history);
     }
+    return 'wiped';
   }
 
   async wipeAll(): Promise<void> {
     this.topics.clear();
-    this.log.clear();
+    for (const stream of this.streams.values()) stream.log.clear();
   }
 
   async stats(): Promise<BackendStats> {
@@ -211,14 +248,4 @@ export class MemoryBackend implements NotificationBackend {
     this.registrations.clear();
     for (const { sink } of registrations) sink.end();
   }
-}
-
-/**
- * Case-insensitive stream membership (backends.md §6.7). Unlike the reference, the bare-base topic
- * of an empty `key_order` belongs to its stream too (D19), so a wipe cannot leave it behind.
- */
-function belongsToStream(topic: string, streamKey: string): boolean {
-  const key = encodeToken(streamKey).toLowerCase();
-  const lower = topic.toLowerCase();
-  return lower === key || lower.startsWith(`${key}.`);
 }

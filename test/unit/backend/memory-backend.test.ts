@@ -24,11 +24,22 @@ async function fetchAll(memory: MemoryBackend, p: TopicPattern, upperBound = Num
 }
 
 describe('MemoryBackend.publish', () => {
-  it('assigns one process-wide sequence across topics and bases, starting at 1', async () => {
+  it('numbers each stream base on its own, densely from 1, across its topics (D28)', async () => {
     const { memory } = backend();
     expect(await memory.publish({ topic: 'mars.a', payload: 'null' })).toEqual({ sequence: 1 });
+    expect(await memory.publish({ topic: 'diss.b', payload: 'null' })).toEqual({ sequence: 1 });
+    expect(await memory.publish({ topic: 'mars.b', payload: 'null' })).toEqual({ sequence: 2 });
     expect(await memory.publish({ topic: 'diss.b', payload: 'null' })).toEqual({ sequence: 2 });
     expect(await memory.publish({ topic: 'mars.a', payload: 'null' })).toEqual({ sequence: 3 });
+  });
+
+  it('numbers a bare-base topic with its base, and bases differing only in case as one stream', async () => {
+    const { memory } = backend();
+    expect(await memory.publish({ topic: 'mars', payload: 'null' })).toEqual({ sequence: 1 });
+    expect(await memory.publish({ topic: 'mars.a', payload: 'null' })).toEqual({ sequence: 2 });
+    // JetStream stores both in stream MARS, so they share its numbering there too.
+    expect(await memory.publish({ topic: 'Mars.a', payload: 'null' })).toEqual({ sequence: 3 });
+    expect(await memory.publish({ topic: 'mars%2Ex.a', payload: 'null' })).toEqual({ sequence: 1 });
   });
 
   it('keeps payload, metadata and storage time', async () => {
@@ -64,6 +75,23 @@ describe('MemoryBackend.publish', () => {
     expect(await fetchAll(memory, everything('mars'))).toEqual([1, 3, 4]);
   });
 
+  it('counts max_topics over all bases and evicts from the evicted topic\'s own base only', async () => {
+    const { memory, clock, evicted } = backend({ maxTopics: 2 });
+    await memory.publish({ topic: 'mars.a', payload: 'null' }); // mars@1
+    clock.advance(1000);
+    await memory.publish({ topic: 'diss.a', payload: 'null' }); // diss@1
+    clock.advance(1000);
+    await memory.publish({ topic: 'diss.b', payload: 'null' }); // diss@2, evicts mars.a
+    expect(evicted).toEqual(['mars.a']);
+    expect(await fetchAll(memory, everything('mars'))).toEqual([]);
+    expect(await fetchAll(memory, everything('diss'))).toEqual([1, 2]);
+    // The emptied base keeps its numbering and its H.
+    expect(await memory.captureHistoryBound(everything('mars'))).toBe(1);
+    expect(await memory.publish({ topic: 'mars.b', payload: 'null' })).toEqual({ sequence: 2 });
+    expect(evicted).toEqual(['mars.a', 'diss.a']);
+    expect(await fetchAll(memory, everything('diss'))).toEqual([2]);
+  });
+
   it('never lets storage time go backwards, so date cursors stay exact', async () => {
     const clock = new ManualClock(Date.UTC(2026, 0, 1));
     const { memory } = backend({}, clock);
@@ -78,9 +106,10 @@ describe('MemoryBackend.publish', () => {
 describe('MemoryBackend.fetchBatch', () => {
   it('returns matching notifications in ascending sequence within the cursor and bound', async () => {
     const { memory } = backend();
-    for (const topic of ['mars.a', 'diss.a', 'mars.b', 'mars.a.x', 'mars.c']) await memory.publish({ topic, payload: 'null' });
+    // mars@1 a, diss@1, mars@2 b, mars@3 a.x, mars@4 c, mars@5 d
+    for (const topic of ['mars.a', 'diss.a', 'mars.b', 'mars.a.x', 'mars.c', 'mars.d']) await memory.publish({ topic, payload: 'null' });
     const batch = await memory.fetchBatch({ pattern: everything('mars'), start: { kind: 'sequence', sequence: 2 }, limit: 10, upperBound: 4 });
-    expect(batch.messages.map((m) => m.sequence)).toEqual([3]);
+    expect(batch.messages.map((m) => m.sequence)).toEqual([2, 4]);
     expect(batch.exhausted).toBe(true);
     expect(batch.nextSequence).toBe(5);
   });
@@ -110,6 +139,15 @@ describe('MemoryBackend.fetchBatch', () => {
     expect(batch.messages.map((m) => m.sequence)).toEqual([2, 3]);
   });
 
+  it('reads only the pattern\'s own base: another base\'s equal sequences never leak in', async () => {
+    const { memory } = backend();
+    for (const topic of ['diss.a', 'diss.b', 'mars.a', 'diss.c']) await memory.publish({ topic, payload: 'null' });
+    const batch = await memory.fetchBatch({ pattern: everything('mars'), start: { kind: 'sequence', sequence: 0 }, limit: 10, upperBound: 3 });
+    expect(batch.messages.map((m) => [m.topic, m.sequence])).toEqual([['mars.a', 1]]);
+    const diss = await memory.fetchBatch({ pattern: everything('diss'), start: { kind: 'sequence', sequence: 2 }, limit: 10, upperBound: 3 });
+    expect(diss.messages.map((m) => [m.topic, m.sequence])).toEqual([['diss.b', 2], ['diss.c', 3]]);
+  });
+
   it('returns an empty exhausted batch when nothing was stored', async () => {
     const { memory } = backend();
     const batch = await memory.fetchBatch({ pattern: everything('mars'), start: { kind: 'sequence', sequence: 0 }, limit: 10, upperBound: 0 });
@@ -137,17 +175,20 @@ describe('MemoryBackend live subscriptions', () => {
     }
   }
 
-  it('captures H as the last assigned sequence and delivers only later matching notifications', async () => {
+  it('captures H as the last sequence of the pattern\'s base and delivers only later matching notifications', async () => {
     const { memory } = backend();
     await memory.publish({ topic: 'mars.a', payload: 'null' });
     await memory.publish({ topic: 'diss.a', payload: 'null' });
+    await memory.publish({ topic: 'diss.b', payload: 'null' });
     const sink = new Collector();
     const subscription = await memory.subscribe(everything('mars'), sink);
-    expect(subscription.historyBound).toBe(2);
+    expect(subscription.historyBound).toBe(1);
+    expect(await memory.captureHistoryBound(everything('diss'))).toBe(2);
+    expect(await memory.captureHistoryBound(everything('never'))).toBe(0);
     await memory.publish({ topic: 'mars.b', payload: 'null' });
     await memory.publish({ topic: 'diss.b', payload: 'null' });
     await memory.publish({ topic: 'mars.b.c', payload: 'null' });
-    expect(sink.received.map((m) => m.sequence)).toEqual([3]);
+    expect(sink.received.map((m) => [m.topic, m.sequence])).toEqual([['mars.b', 2]]);
   });
 
   it('stops delivering after close', async () => {
@@ -180,11 +221,15 @@ describe('MemoryBackend admin operations', () => {
     expect(await memory.deleteMessage('mars', 1)).toBe('not_found');
   });
 
-  it('does not delete a sequence that belongs to another stream', async () => {
+  it('deletes by the base\'s own sequence: the same number in another base is another notification', async () => {
     const { memory } = backend();
     await memory.publish({ topic: 'mars.a', payload: 'null' });
-    expect(await memory.deleteMessage('diss', 1)).toBe('not_found');
+    await memory.publish({ topic: 'diss.a', payload: 'null' });
+    expect(await memory.deleteMessage('diss', 1)).toBe('deleted');
+    expect(await fetchAll(memory, everything('mars'))).toEqual([1]);
+    expect(await fetchAll(memory, everything('diss'))).toEqual([]);
     expect(await memory.deleteMessage('mar', 1)).toBe('not_found');
+    expect(await memory.deleteMessage('nope', 1)).toBe('not_found');
   });
 
   it('wipes one stream, including its bare-base topic, and keeps numbering', async () => {
@@ -192,19 +237,33 @@ describe('MemoryBackend admin operations', () => {
     await memory.publish({ topic: 'mars.a', payload: 'null' });
     await memory.publish({ topic: 'mars', payload: 'null' });
     await memory.publish({ topic: 'diss.a', payload: 'null' });
-    await memory.wipeStream('Mars');
+    expect(await memory.wipeStream('Mars')).toBe('wiped');
     expect(await fetchAll(memory, everything('mars'))).toEqual([]);
     expect(await fetchAll(memory, new TopicPattern(['mars']))).toEqual([]);
-    expect(await fetchAll(memory, everything('diss'))).toEqual([3]);
-    expect(await memory.publish({ topic: 'mars.a', payload: 'null' })).toEqual({ sequence: 4 });
+    expect(await fetchAll(memory, everything('diss'))).toEqual([1]);
+    expect(await memory.publish({ topic: 'mars.a', payload: 'null' })).toEqual({ sequence: 3 });
+  });
+
+  it('wiping a base that never stored anything is not_found; an emptied one is still wiped (D30)', async () => {
+    const { memory } = backend();
+    await memory.publish({ topic: 'mars.a', payload: 'null' });
+    expect(await memory.wipeStream('mar')).toBe('not_found');
+    expect(await memory.wipeStream('diss')).toBe('not_found');
+    expect(await memory.wipeStream('MARS')).toBe('wiped');
+    expect(await memory.wipeStream('mars')).toBe('wiped');
+    await memory.wipeAll();
+    expect(await memory.wipeStream('mars')).toBe('wiped');
+    expect(await fetchAll(memory, everything('mars'))).toEqual([]);
   });
 
   it('wipes everything without resetting the sequence', async () => {
     const { memory } = backend();
     await memory.publish({ topic: 'mars.a', payload: 'null' });
+    await memory.publish({ topic: 'diss.a', payload: 'null' });
     await memory.wipeAll();
     expect((await memory.stats()).total_messages).toBe(0);
     expect(await memory.publish({ topic: 'mars.a', payload: 'null' })).toEqual({ sequence: 2 });
+    expect(await memory.publish({ topic: 'diss.b', payload: 'null' })).toEqual({ sequence: 2 });
   });
 
   it('reports topic and message counts', async () => {

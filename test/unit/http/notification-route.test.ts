@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { NotificationBackend, StoredNotification } from '../../../src/backend/backend.js';
+import { NotificationTooLargeError, type NotificationBackend, type StoredNotification } from '../../../src/backend/backend.js';
 import { MemoryBackend } from '../../../src/backend/memory/memory-backend.js';
 import { TopicPattern } from '../../../src/topic/topic-pattern.js';
 import { ManualClock } from '../../support/manual-clock.js';
@@ -135,5 +135,44 @@ describe('generic event types in non-strict mode', () => {
     });
     expect(response.statusCode).toBe(400);
     expect(response.json().code).toBe('INVALID_NOTIFICATION_REQUEST');
+  });
+
+  it('refuses an event type whose stream name would exceed 255 bytes, encoded (D33), and stores nothing', async () => {
+    const app = await buildTestApp({ strict: false });
+    testApp = app;
+    const post = (eventType: string) =>
+      app.app.inject({ method: 'POST', url: '/api/v1/notification', payload: JSON.stringify({ event_type: eventType, identifier: { a: 'x' } }) });
+    // 85 dots encode to 255 bytes (%2E each): the longest name JetStream accepts.
+    expect((await post('.'.repeat(85))).statusCode).toBe(200);
+    const response = await post(`${'.'.repeat(85)}x`);
+    expect(response.statusCode).toBe(400);
+    expect(response.json().message).toBe(
+      'Event type is too long to be used without a schema: its stream name would be 256 bytes, the limit is 255',
+    );
+    expect(await storedUnder(app.backend, `${'.'.repeat(85)}x`, 1)).toEqual([]);
+  });
+});
+
+describe('notify when the broker cannot carry the notification (D33)', () => {
+  it('answers 413 PAYLOAD_TOO_LARGE with the sizes, in the D15 shape', async () => {
+    const memory = new MemoryBackend({ maxHistoryPerTopic: 1, maxTopics: 1, clock: new ManualClock() });
+    const tooLarge: NotificationBackend = Object.assign(Object.create(memory) as NotificationBackend, {
+      publish: async () => {
+        throw new NotificationTooLargeError(1_048_700, 1_048_576);
+      },
+    });
+    testApp = await buildTestApp({ backend: tooLarge });
+    const response = await testApp.app.inject({
+      method: 'POST',
+      url: '/api/v1/notification',
+      payload: JSON.stringify({ event_type: 'dissemination', identifier: { destination: 'FOO', class: 'od' } }),
+    });
+    expect(response.statusCode).toBe(413);
+    expect(response.json()).toEqual({
+      code: 'PAYLOAD_TOO_LARGE',
+      error: 'payload_too_large',
+      message: 'Notification too large: it would be 1048700 bytes with its headers, the broker accepts at most 1048576',
+      request_id: response.headers['x-request-id'],
+    });
   });
 });

@@ -43,12 +43,19 @@ async function open(url: string, path: string, body: unknown) {
 }
 
 /** Sequences 1 and 2 elsewhere, then the transcript's 3, 4, 5. */
+/**
+ * Sequences 1 and 2 go to the transcript's stream on a topic its request does not match (time
+ * 0000), so the transcript notifications get 3, 4 and 5 as in streaming.md §15 (sequences are per
+ * stream base, D28).
+ */
 async function seedTranscript(faulty: FaultyBackend, url: string) {
-  for (const destination of ['A', 'B']) {
-    await fetch(`${url}/api/v1/notification`, {
+  for (const note of ['other-1', 'other-2']) {
+    const other = transcriptNotification(note);
+    const response = await fetch(`${url}/api/v1/notification`, {
       method: 'POST',
-      body: JSON.stringify({ event_type: 'dissemination', identifier: { destination, class: 'od' } }),
+      body: JSON.stringify({ ...other, identifier: { ...other.identifier, time: '0000' } }),
     });
+    expect(response.status).toBe(200);
   }
   for (const note of ['a', 'b', 'c']) {
     const response = await fetch(`${url}/api/v1/notification`, { method: 'POST', body: JSON.stringify(transcriptNotification(note)) });
