@@ -117,7 +117,10 @@ const PLAIN_DECIMAL = /^-?\d+(?:\.\d+)?$/;
 // The field name only appears in error messages, which are discarded here.
 const polygonText = createPolygonHandler('spatial_geometry');
 
-/** Polygon text `(lat,lon,…)` validated as PolygonHandler does; anything it refuses is no polygon. */
+/**
+ * Polygon text `(lat,lon,…)`, or a JSON array in text (D27), validated as PolygonHandler does;
+ * anything it refuses is no polygon.
+ */
 function readPolygonText(text: string | undefined): PlanarPolygon | undefined {
   if (text === undefined) return undefined;
   const ring = plainRing(text);

@@ -11,10 +11,30 @@ export const HealthResponse = Type.Object({ status: Type.Literal('ok') }, { $id:
 export const NotificationRequest = Type.Object(
   {
     event_type: Type.String({ description: 'A configured event type (or any name when strict mode is off).' }),
-    identifier: Type.Record(Type.String(), Type.Unknown(), {
-      description:
-        'Identifier values validated by the event type schema. watch/replay also accept constraint objects ({"gte": 5}), "*", and the spatial filters polygon/point.',
-    }),
+    identifier: Type.Record(
+      Type.String(),
+      // The shapes a client may send (reference-0.13.md §3, §9); the handlers judge the values.
+      Type.Union([
+        Type.String({ description: 'Any value as text; a polygon or point string that starts with [ is read as JSON.' }),
+        Type.Number({ description: 'A typed JSON number, read through its literal text (4 and 4.0 differ).' }),
+        Type.Boolean(),
+        Type.Array(Type.Number(), {
+          minItems: 2,
+          maxItems: 2,
+          description: 'watch/replay point: [lat, lon].',
+        }),
+        Type.Array(Type.Array(Type.Number(), { minItems: 2, maxItems: 2 }), {
+          description: 'polygon: closed [[lat, lon], …] ring of at least 4 pairs; point_cloud on notify: [[lat, lon], …].',
+        }),
+        Type.Record(Type.String(), Type.Unknown(), {
+          description: 'watch/replay: a constraint object such as {"gte": 5}.',
+        }),
+      ]),
+      {
+        description:
+          'Identifier values validated by the event type schema: strings, typed JSON numbers for IntHandler/FloatHandler fields, and arrays for geometry (polygon as [[lat,lon],…] or "(lat,lon,…)" text; a CloudEvent always carries the polygon as the array). watch/replay also accept constraint objects ({"gte": 5}), "*", and the spatial filters polygon/point (point as [lat,lon] or "lat,lon").',
+      },
+    ),
     from_id: Type.Optional(
       Type.Union([Type.String({ pattern: '^\\+?[0-9]+$' }), Type.Null()], {
         description: 'watch/replay: inclusive start sequence, a decimal string. Ignored by notify.',

@@ -51,7 +51,8 @@ function prepareSchemaBacked(schema: EventSchema, request: NotifyInput): Prepare
     if (!schema.fields.has(key)) throw new IdentifierError(`Unknown field '${key}' provided for notify operation`);
   }
 
-  const canonical: Record<string, JsonValue> = {};
+  const canonical: Record<string, JsonValue | readonly (readonly number[])[]> = {};
+  const tokens: Record<string, string> = {};
   const metadata: Record<string, string> = {};
   for (const name of schema.fieldNames) {
     const field = schema.fields.get(name) as SchemaField;
@@ -61,7 +62,10 @@ function prepareSchemaBacked(schema: EventSchema, request: NotifyInput): Prepare
       throw new IdentifierError(`Field '${name}' constraint object is not supported for notify operation`);
     }
     const canonicalValue = canonicalizeField(field, value, metadata);
-    if (canonicalValue !== undefined) canonical[name] = canonicalValue;
+    if (canonicalValue === undefined) continue;
+    canonical[name] = canonicalValue;
+    // A polygon listed in key_order puts its spatial_geometry text in the subject, as the reference does.
+    tokens[name] = typeof canonicalValue === 'string' ? canonicalValue : (metadata[METADATA_KEYS.spatialGeometry] as string);
   }
 
   if (schema.payloadRequired && request.payload === undefined) {
@@ -69,20 +73,21 @@ function prepareSchemaBacked(schema: EventSchema, request: NotifyInput): Prepare
   }
 
   // key_order names declared fields only (startup rule B1.3), and a point cloud is never in it.
-  const topic = encodeTopic([schema.base, ...schema.keyOrder.map((key) => topicToken(canonical[key] as JsonValue))]);
+  const topic = encodeTopic([schema.base, ...schema.keyOrder.map((key) => tokens[key] as string)]);
   metadata[METADATA_KEYS.identifier] = canonicalJson(canonical);
   return { topic, payload: payloadText(request.payload), metadata };
 }
 
 /**
- * Returns the value the D7 header carries. A point cloud returns nothing: it already travels in its
- * own header, and repeating up to 60 KiB there buys nothing.
+ * Returns the value the D7 header carries: a canonical string, or for a polygon its canonical
+ * array (D27). A point cloud returns nothing: it already travels in its own header, and repeating
+ * up to 60 KiB there buys nothing.
  */
 function canonicalizeField(
   field: SchemaField,
   value: JsonValue,
   metadata: Record<string, string>,
-): JsonValue | undefined {
+): string | PolygonValue['canonical'] | undefined {
   const { handler } = field;
   switch (handler.kind) {
     case 'scalar':
@@ -90,7 +95,8 @@ function canonicalizeField(
     case 'polygon': {
       const polygon = handler.parse(value);
       metadata[METADATA_KEYS.spatialBbox] = bboxText(polygon.bbox);
-      metadata[METADATA_KEYS.spatialGeometry] = polygonText(polygon);
+      // Polygon text, the form reference readers understand; CloudEvents use the D7 header's array.
+      metadata[METADATA_KEYS.spatialGeometry] = polygon.geometryText;
       return polygon.canonical;
     }
     case 'point_cloud': {
@@ -102,21 +108,8 @@ function canonicalizeField(
   }
 }
 
-/**
- * `spatial_geometry` always holds polygon text, the form reference readers understand; an array
- * sent by the producer is written as the equivalent text and re-emitted from the D7 header.
- */
-function polygonText(polygon: PolygonValue): string {
-  if (typeof polygon.canonical === 'string') return polygon.canonical;
-  return `(${polygon.ring.map(([lat, lon]) => `${canonicalFloatText(lat)},${canonicalFloatText(lon)}`).join(',')})`;
-}
-
 function bboxText(bbox: BoundingBox): string {
   return bbox.map(canonicalFloatText).join(',');
-}
-
-function topicToken(value: JsonValue): string {
-  return typeof value === 'string' ? value : canonicalJson(value);
 }
 
 /** Generic (schema-less) event types in non-strict mode (schema-and-validation.md §3.3). */

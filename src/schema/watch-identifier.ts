@@ -1,6 +1,6 @@
 import type { SpatialFilter } from '../filter/spatial-filter.js';
 import type { FieldFilter, WatchSelection } from '../filter/watch-filter.js';
-import { compareCodePoints } from '../json/canonical-json.js';
+import { canonicalJson, compareCodePoints } from '../json/canonical-json.js';
 import { isJsonObject, type JsonObject, type JsonValue } from '../json/json-value.js';
 import { TopicPattern, WILDCARD } from '../topic/topic-pattern.js';
 import type { EventSchema, SchemaField } from './event-schema.js';
@@ -142,7 +142,8 @@ function prepareGeneric(
     if (isJsonObject(value)) {
       throw new IdentifierError(`Field '${key}' constraint object is not supported without schema`);
     }
-    const text = scalarText(key, value);
+    // Spatial arrays (D27) still become a token; such requests match nothing here (§3.3).
+    const text = Array.isArray(value) && (key === POLYGON || key === POINT) ? canonicalJson(value) : scalarText(key, value);
     tokens.push(text);
     if (key === POLYGON && text !== WILDCARD) {
       spatial = { kind: 'polygon_intersects', polygon: polygonFilter.parse(value) };

@@ -4,6 +4,7 @@ import type { JsonValue } from '../json/json-value.js';
 import { JsonSyntaxError, parseJsonBody } from '../json/lossless-parse.js';
 import type { StoredIdentity, StoredIdentityReader } from '../schema/stored-identifier.js';
 import { formatCloudEventTime } from '../time-format.js';
+import { deliveredPolygon } from './delivered-polygon.js';
 import { frameText } from './frames.js';
 
 export class CloudEventRenderError extends Error {
@@ -110,22 +111,37 @@ export class CloudEventRenderer {
 }
 
 /**
- * The identifier's canonical JSON. Without a point cloud to re-attach, the D7 header aviso-ts wrote
- * is that text already (notify stores `canonicalJson` of the same values), so it is used verbatim.
+ * The identifier's canonical JSON. Without a point cloud or a polygon to re-attach or rewrite, the
+ * D7 header aviso-ts wrote is that text already (notify stores `canonicalJson` of the same values),
+ * so it is used verbatim.
  */
 function deliveredIdentifierJson(notification: StoredNotification, identity: StoredIdentity): string {
   const hasPointCloud = notification.metadata?.[METADATA_KEYS.spatialPointCloud] !== undefined;
-  if (identity.identifierJson !== undefined && !hasPointCloud) return identity.identifierJson;
-  return canonicalJson(deliveredIdentifier(notification, identity.identifier));
+  const geometric = hasGeometricPolygon(notification, identity);
+  if (identity.identifierJson !== undefined && !hasPointCloud && !geometric) return identity.identifierJson;
+  return canonicalJson(deliveredIdentifier(notification, identity.identifier, geometric));
+}
+
+/**
+ * Whether `identifier.polygon` is geometry, rendered as the canonical array (D27): a PolygonHandler
+ * field, or without a schema, a notification that carries `spatial_geometry`. A schema-less event
+ * type's `polygon` written by aviso-ts is a plain topic value and stays a string.
+ */
+function hasGeometricPolygon(notification: StoredNotification, identity: StoredIdentity): boolean {
+  if (!Object.hasOwn(identity.identifier, 'polygon')) return false;
+  if (identity.schema) return identity.schema.fields.get('polygon')?.handler.kind === 'polygon';
+  return notification.metadata?.[METADATA_KEYS.spatialGeometry] !== undefined;
 }
 
 /** §6.1 step 3: spatial values travel in their own headers and are re-attached here. */
 function deliveredIdentifier(
   notification: StoredNotification,
-  identifier: Readonly<Record<string, unknown>>,
+  stored: Readonly<Record<string, unknown>>,
+  geometric: boolean,
 ): Record<string, unknown> {
+  const identifier = geometric ? { ...stored, polygon: deliveredPolygon(stored.polygon) } : { ...stored };
   const cloud = notification.metadata?.[METADATA_KEYS.spatialPointCloud];
-  if (cloud === undefined) return { ...identifier };
+  if (cloud === undefined) return identifier;
   try {
     return { ...identifier, point_cloud: parseJsonBody(cloud) };
   } catch (error) {

@@ -8,7 +8,7 @@ import { frameLabel } from '../support/transcript.js';
 
 /**
  * Watch and replay filters against the real server process (schema-and-validation.md §6.2, §8,
- * §9; seed "Spatial Filter Model" and "Identifier Constraints"; D7, D14, D18, D21).
+ * §9; seed "Spatial Filter Model" and "Identifier Constraints"; D7, D18, D21, D27).
  *
  * Every case stores matching and non-matching notifications and checks that exactly the matching
  * ones arrive, once replayed (`from_id` "0") and once live. Cases share one server; each run pins
@@ -610,8 +610,8 @@ describe.each(BACKEND_KINDS)('on the %s backend', (kind) => {
     ]);
   });
 
-  describe('what a delivered CloudEvent carries (D7, D14)', () => {
-    it('extreme_event notifications carry every canonical field and the polygon as sent', async () => {
+  describe('what a delivered CloudEvent carries (D7, D27)', () => {
+    it('extreme_event notifications carry every canonical field and the polygon as the canonical array', async () => {
       const runTime = uniqueTime();
       await publish(
         server.url,
@@ -622,7 +622,7 @@ describe.each(BACKEND_KINDS)('on the %s backend', (kind) => {
       const [event] = await replayAll(server.url, { event_type: 'extreme_event', identifier: { region: 'north', run_time: runTime, severity: '7' } });
       expect(identifierOf(event)).toEqual({
         anomaly: '42.5',
-        polygon: ' ( 50 , 10 , 52,10, 52,12, 50,12, 50,10 ) ',
+        polygon: [[50, 10], [52, 10], [52, 12], [50, 12], [50, 10]],
         region: 'north',
         run_time: runTime,
         severity: '7',
@@ -631,7 +631,7 @@ describe.each(BACKEND_KINDS)('on the %s backend', (kind) => {
       expect(event?.json.type).toBe('int.ecmwf.aviso.extreme_event');
     });
 
-    it('a polygon sent as an array comes back as that array, not the request geometry', async () => {
+    it('a polygon sent as an array comes back as the canonical array, not the request geometry', async () => {
       const date = uniqueDate();
       const polygon = [[50, 10], [52, 10], [52, 12], [50, 12], [50, 10]];
       await publish(server.url, 'test_polygon', { date, time: '0600', polygon }, 'a');

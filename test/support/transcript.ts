@@ -3,6 +3,8 @@ import type { SseEvent } from './sse-client.js';
 
 /** Fixtures of streaming.md §15: schema `test_polygon`, base_url http://localhost:8000. */
 export const STORED_POLYGON = '(50.0,10.0,52.0,10.0,52.0,12.0,50.0,12.0,50.0,10.0)';
+/** How every CloudEvent carries STORED_POLYGON (D27): the canonical array, whatever the producer sent. */
+export const DELIVERED_POLYGON = '[[50,10],[52,10],[52,12],[50,12],[50,10]]';
 export const REQUEST_POLYGON = '(49.0,9.0,53.0,9.0,53.0,13.0,49.0,13.0,49.0,9.0)';
 export const TRANSCRIPT_REQUEST = { event_type: 'test_polygon', identifier: { time: '1200', polygon: REQUEST_POLYGON } };
 export const TRANSCRIPT_TOPIC = 'polygon.*.1200';
@@ -18,13 +20,13 @@ export function transcriptNotification(note: string) {
 export const SECOND = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/;
 const CLOUD_EVENT_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{3}|\.\d{6}|\.\d{9})?Z$/;
 
-/** `CE(n)` of §15, byte for byte except its storage time, which is taken from the frame. */
+/** `CE(n)` of §15, byte for byte except its storage time, which is taken from the frame, and the polygon of D27. */
 export function expectCloudEvent(event: SseEvent | undefined, name: string, sequence: number, note: string): void {
   expect(event?.event).toBe(name);
   const time = event?.json.time as string;
   expect(time).toMatch(CLOUD_EVENT_TIME);
   expect(event?.data).toBe(
-    `{"data":{"identifier":{"date":"20250706","polygon":"${STORED_POLYGON}","time":"1200"},"payload":{"note":"${note}"}},` +
+    `{"data":{"identifier":{"date":"20250706","polygon":${DELIVERED_POLYGON},"time":"1200"},"payload":{"note":"${note}"}},` +
       `"datacontenttype":"application/json","dataschema":"http://localhost:8000/schema/test_polygon",` +
       `"id":"test_polygon@${sequence}","source":"http://localhost:8000","specversion":"1.0","time":"${time}",` +
       `"type":"int.ecmwf.aviso.test_polygon"}`,

@@ -1,11 +1,36 @@
 import { JsonNumber, type JsonValue } from '../../json/json-value.js';
+import { JsonSyntaxError, parseJsonBody } from '../../json/lossless-parse.js';
 import { canonicalFloatText, NumberParseError, parseRustF64 } from '../number-text.js';
+import { trimRust } from '../rust-whitespace.js';
 import type { BoundingBox, LatLon } from './field-handler.js';
 
 /**
- * Coordinate checks shared by the spatial inputs (schema-and-validation.md §5.8–5.10): the `[lat,
- * lon]` array form with its reason texts, the coordinate ranges and bounding boxes.
+ * Coordinate checks shared by the spatial inputs (schema-and-validation.md §5.8–5.10,
+ * reference-0.13.md §3): the `[lat, lon]` array form with its reason texts, JSON carried in a
+ * string, the coordinate ranges, bounding boxes and the canonical array of a ring (D27).
  */
+
+/**
+ * The JSON a string carries when it is written as an array (D27: "a string that starts with `[`
+ * is read as JSON"), leading whitespace allowed; `undefined` for every other string. `null` when
+ * it starts like an array but is no valid JSON, so callers can say so with their own message.
+ */
+export function jsonArrayInString(text: string): JsonValue | null | undefined {
+  const trimmed = trimRust(text);
+  if (!trimmed.startsWith('[')) return undefined;
+  try {
+    // The lossless parser, so `[50.0, 10]` keeps the number texts a request body would keep.
+    return parseJsonBody(trimmed);
+  } catch (error) {
+    if (error instanceof JsonSyntaxError) return null;
+    throw error;
+  }
+}
+
+/** The canonical `[[lat,lon],…]` of D27: plain numbers, so `50.0` is written `50`. */
+export function canonicalPairs(points: readonly LatLon[]): number[][] {
+  return points.map(([lat, lon]) => [lat, lon]);
+}
 
 /** A valid pair, or the reason text of §5.9 saying why not. */
 export type CoordinatePairResult = { readonly point: LatLon } | { readonly reason: string };

@@ -14,8 +14,10 @@ export type BoundingBox = readonly [number, number, number, number];
 export type LatLon = readonly [number, number];
 
 export interface PolygonValue {
-  /** What is stored and re-emitted (D14): the original text, or the canonical JSON array. */
-  readonly canonical: string | JsonValue[];
+  /** What the identifier header stores and CloudEvents carry (D27): `[[lat,lon],…]` of plain numbers. */
+  readonly canonical: readonly (readonly number[])[];
+  /** The `spatial_geometry` header: the producer's legacy text unchanged, else the ring as `(lat,lon,…)`. */
+  readonly geometryText: string;
   /** Closed ring, latitude first, first pair equal to the last. */
   readonly ring: readonly LatLon[];
   readonly bbox: BoundingBox;
@@ -39,7 +41,7 @@ export interface ScalarFieldHandler {
 
 export interface PolygonFieldHandler {
   readonly kind: 'polygon';
-  /** Accepts the text form (strings and other scalars as §4 text) and the array form. */
+  /** Accepts the array form, a string holding it, and the legacy text (other scalars as §4 text). */
   parse(value: JsonValue): PolygonValue;
 }
 

@@ -3,25 +3,26 @@ import { IdentifierError } from '../identifier-error.js';
 import { canonicalFloatText } from '../number-text.js';
 import { trimRust } from '../rust-whitespace.js';
 import { scalarText } from '../scalar-text.js';
-import { parsedCoordinate, readJsonCoordinatePair } from './coordinates.js';
+import { jsonArrayInString, parsedCoordinate, readJsonCoordinatePair } from './coordinates.js';
 import type { LatLon } from './field-handler.js';
 
+/** The legacy text form's prefix (§5.10), unchanged. */
 const INVALID_PAIR = "identifier.point must be a valid 'lat,lon' coordinate pair: ";
+/** The array form's prefix (reference-0.13.md §3), also for a string holding JSON. */
+const INVALID_ARRAY = 'identifier.point must be a valid [lat,lon] coordinate pair or compatible string: ';
 const NOT_SCALAR = 'identifier.point must be a scalar value: ';
+const NOT_A_PAIR = 'coordinate must be a two-element array [lat,lon]';
 
 /**
- * The reserved watch/replay filter `identifier.point` (schema-and-validation.md §5.10): text
- * `lat,lon` (optionally in parentheses), or (seed) a `[lat, lon]` array.
+ * The reserved watch/replay filter `identifier.point` (schema-and-validation.md §5.10,
+ * reference-0.13.md §3): a `[lat, lon]` array, a string holding one, or the legacy text `lat,lon`
+ * (optionally in parentheses).
  */
 export function parsePointFilter(value: JsonValue): LatLon {
   if (isJsonObject(value)) {
     throw new IdentifierError(`${NOT_SCALAR}Field 'point' constraint object is not allowed in this operation`);
   }
-  if (Array.isArray(value)) {
-    const result = readJsonCoordinatePair(value);
-    if ('reason' in result) throw new IdentifierError(INVALID_PAIR + result.reason);
-    return result.point;
-  }
+  if (Array.isArray(value)) return parsePointArray(value);
   let text: string;
   try {
     text = scalarText('point', value);
@@ -29,7 +30,17 @@ export function parsePointFilter(value: JsonValue): LatLon {
     if (error instanceof IdentifierError) throw new IdentifierError(NOT_SCALAR + error.message);
     throw error;
   }
-  return parsePointText(text);
+  const carried = jsonArrayInString(text);
+  if (carried === undefined) return parsePointText(text);
+  // Text that starts like an array but is no JSON is not a pair either.
+  if (carried === null) throw new IdentifierError(INVALID_ARRAY + NOT_A_PAIR);
+  return parsePointArray(carried);
+}
+
+function parsePointArray(value: JsonValue): LatLon {
+  const result = readJsonCoordinatePair(value);
+  if ('reason' in result) throw new IdentifierError(INVALID_ARRAY + result.reason);
+  return result.point;
 }
 
 function parsePointText(text: string): LatLon {

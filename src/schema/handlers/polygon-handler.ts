@@ -1,9 +1,12 @@
 import type { JsonValue } from '../../json/json-value.js';
 import { IdentifierError } from '../identifier-error.js';
+import { canonicalFloatText } from '../number-text.js';
 import { trimRust } from '../rust-whitespace.js';
 import { scalarText } from '../scalar-text.js';
 import {
   boundingBoxOf,
+  canonicalPairs,
+  jsonArrayInString,
   latitudeRangeProblem,
   longitudeRangeProblem,
   parsedCoordinate,
@@ -11,10 +14,15 @@ import {
 } from './coordinates.js';
 import type { LatLon, PolygonFieldHandler, PolygonValue } from './field-handler.js';
 
+/** A string that looks like JSON (it starts with `[`) but is not a JSON array (reference-0.13.md §3). */
+const NOT_AN_ARRAY = 'polygon must be an array of [lat,lon] points or a compatible string';
+
 /**
- * PolygonHandler (schema-and-validation.md §5.8): a closed ring, latitude first, as the
- * reference's text `lat,lon,…` (optionally in one pair of parentheses) or as a JSON array of
- * `[lat, lon]` pairs. The canonical value is the input in the form it was sent (D14).
+ * PolygonHandler (schema-and-validation.md §5.8, reference-0.13.md §3): a closed ring, latitude
+ * first, as a JSON array of `[lat, lon]` pairs, as a string holding such an array, or as the
+ * legacy text `lat,lon,…` (optionally in one pair of parentheses). Whatever the form, the
+ * canonical value is the array of numbers (D27); the legacy text is kept only for the
+ * `spatial_geometry` header.
  */
 export function createPolygonHandler(field: string): PolygonFieldHandler {
   const invalid = (reason: string): IdentifierError =>
@@ -22,26 +30,47 @@ export function createPolygonHandler(field: string): PolygonFieldHandler {
   return {
     kind: 'polygon',
     parse(value: JsonValue): PolygonValue {
-      if (Array.isArray(value)) return parseArrayForm(value, invalid);
+      if (Array.isArray(value)) return fromRing(parseArrayForm(value, invalid), invalid);
+      // Non-string scalars become their section 4 text first, so `5` keeps its text-form message.
       const text = scalarText(field, value);
-      return { canonical: text, ...checkedRing(parseTextRing(text, invalid), invalid) };
+      const carried = jsonArrayInString(text);
+      if (carried !== undefined) {
+        if (!Array.isArray(carried)) throw invalid(NOT_AN_ARRAY);
+        return fromRing(parseArrayForm(carried, invalid), invalid);
+      }
+      return fromRing(parseTextRing(text, invalid), invalid, text);
     },
   };
 }
 
 type Invalid = (reason: string) => IdentifierError;
 
-function parseArrayForm(pairs: JsonValue[], invalid: Invalid): PolygonValue {
-  const ring: LatLon[] = [];
-  const canonical: JsonValue[] = [];
-  for (const pair of pairs) {
+/** Each pair checked in order; the index in the message counts from 0, as for point clouds (§5.9). */
+function parseArrayForm(pairs: readonly JsonValue[], invalid: Invalid): LatLon[] {
+  return pairs.map((pair, index) => {
     const result = readJsonCoordinatePair(pair);
-    if ('reason' in result) throw invalid(result.reason);
-    ring.push(result.point);
-    // The producer's own number literals, so the array comes back as sent (D14).
-    canonical.push(Array.isArray(pair) ? [...pair] : pair);
-  }
-  return { canonical, ...checkedRing(ring, invalid) };
+    if ('reason' in result) throw invalid(`polygon point ${index} is invalid: ${result.reason}`);
+    return result.point;
+  });
+}
+
+/**
+ * The ring checks, then the stored forms. `text` is the producer's legacy text, which
+ * `spatial_geometry` keeps unchanged for reference readers; an array is written as the
+ * equivalent text there.
+ */
+function fromRing(ring: LatLon[], invalid: Invalid, text?: string): PolygonValue {
+  checkRing(ring, invalid);
+  return {
+    canonical: canonicalPairs(ring),
+    geometryText: text ?? ringText(ring),
+    ring,
+    bbox: boundingBoxOf(ring),
+  };
+}
+
+function ringText(ring: readonly LatLon[]): string {
+  return `(${ring.map(([lat, lon]) => `${canonicalFloatText(lat)},${canonicalFloatText(lon)}`).join(',')})`;
 }
 
 /** The text-form checks of §5.8 up to the coordinates, in the order the reference runs them. */
@@ -76,8 +105,8 @@ function parseTextRing(text: string, invalid: Invalid): LatLon[] {
   return ring;
 }
 
-/** Ring-level checks common to both forms: enough vertices, and closed. */
-function checkedRing(ring: LatLon[], invalid: Invalid): Pick<PolygonValue, 'ring' | 'bbox'> {
+/** Ring-level checks common to every form: enough vertices, and closed. */
+function checkRing(ring: readonly LatLon[], invalid: Invalid): void {
   if (ring.length < 4) {
     throw invalid(
       'polygon must have at least 4 coordinate pairs (3 unique vertices plus a closing repeat of the first vertex)',
@@ -88,5 +117,4 @@ function checkedRing(ring: LatLon[], invalid: Invalid): Pick<PolygonValue, 'ring
   if (first === undefined || last === undefined || first[0] !== last[0] || first[1] !== last[1]) {
     throw invalid('polygon must be closed (first and last coordinates must be identical)');
   }
-  return { ring, bbox: boundingBoxOf(ring) };
 }

@@ -93,7 +93,12 @@ describe('polygon_intersects (§9.2)', () => {
     expect(intersects(rectangleText(1, 1, 3, 3))(notification({ [BBOX]: '0,0,2,2' }))).toBe(false);
   });
 
-  it.each(['', '(0,0,0,2,2,2', '(0,0,0,2,2,2,0,0)x', '(0,0,0,2,2,2,2,0)', '(0,0,1,1,0,0)', '[[0,0],[0,2],[2,2],[0,0]]'])(
+  it('reads a spatial_geometry written as a JSON array, as PolygonHandler reads such a string (D27)', () => {
+    const candidate = notification({ [BBOX]: '0,0,2,2', [GEOMETRY]: '[[0,0],[0,2],[2,2],[0,0]]' });
+    expect(intersects(rectangleText(1, 1, 3, 3))(candidate)).toBe(true);
+  });
+
+  it.each(['', '(0,0,0,2,2,2', '(0,0,0,2,2,2,0,0)x', '(0,0,0,2,2,2,2,0)', '(0,0,1,1,0,0)', '[[0,0],[0,2],[2,2]]', '[[0,0],'])(
     'rejects a candidate whose spatial_geometry is %j and whose payload has none',
     (geometry) => {
       const candidate = notification({ [BBOX]: '0,0,2,2', [GEOMETRY]: geometry });

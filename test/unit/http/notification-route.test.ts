@@ -53,7 +53,7 @@ describe('notify stores what it acknowledges', () => {
     expect(stored?.topic).toBe('extreme_event.north.1200.4.42%2E5');
     expect(JSON.parse(stored?.metadata?.aviso_identifier ?? '')).toEqual({
       anomaly: '42.5',
-      polygon: '(0,0,0,1,1,1,0,0)',
+      polygon: [[0, 0], [0, 1], [1, 1], [0, 0]],
       region: 'north',
       run_time: '1200',
       severity: '4',
@@ -62,15 +62,28 @@ describe('notify stores what it acknowledges', () => {
     expect(stored?.metadata?.spatial_geometry).toBe('(0,0,0,1,1,1,0,0)');
   });
 
-  it('writes polygon text to spatial_geometry and keeps the array form in the identifier header (D14)', async () => {
-    await post({
-      event_type: 'test_polygon',
-      identifier: { date: '20250706', time: '1200', polygon: [[0, 0], [0, 1.5], [1, 1], [0, 0]] },
-      payload: 1,
-    });
+  it('writes polygon text to spatial_geometry and the canonical array to the identifier header (D27)', async () => {
+    await post('{"event_type":"test_polygon","identifier":{"date":"20250706","time":"1200","polygon":[[0.0,0],[0,1.50],[1,1],[0.0,0]]},"payload":1}');
     const [stored] = await storedUnder((testApp as TestApp).backend, 'polygon', 2);
     expect(stored?.metadata?.spatial_geometry).toBe('(0,0,0,1.5,1,1,0,0)');
+    expect(stored?.metadata?.aviso_identifier).toBe('{"date":"20250706","polygon":[[0,0],[0,1.5],[1,1],[0,0]],"time":"1200"}');
+  });
+
+  it('stores a polygon sent as a string holding JSON like the array form (D27)', async () => {
+    const response = await post({ event_type: 'test_polygon', identifier: { date: '20250707', time: '1200', polygon: '[[0,0],[0,1.5],[1,1],[0,0]]' }, payload: 1 });
+    expect(response.statusCode, response.body).toBe(200);
+    const stored = (await storedUnder((testApp as TestApp).backend, 'polygon', 2)).find((s) => s.topic === 'polygon.20250707.1200');
+    expect(stored?.metadata?.spatial_geometry).toBe('(0,0,0,1.5,1,1,0,0)');
     expect(JSON.parse(stored?.metadata?.aviso_identifier ?? '').polygon).toEqual([[0, 0], [0, 1.5], [1, 1], [0, 0]]);
+  });
+
+  it('accepts typed JSON numbers for Int and Float handlers (reference-0.13.md §9)', async () => {
+    const response = await post(
+      '{"event_type":"extreme_event","identifier":{"region":"south","run_time":"13","severity":5,"anomaly":42.50,"polygon":"(0,0,0,1,1,1,0,0)"}}',
+    );
+    expect(response.statusCode, response.body).toBe(200);
+    const topics = (await storedUnder((testApp as TestApp).backend, 'extreme_event', 4)).map((s) => s.topic);
+    expect(topics).toContain('extreme_event.south.1300.5.42%2E5');
   });
 
   it('stores a point cloud in its own header with a bounding box', async () => {

@@ -55,26 +55,43 @@ describe('parsePointFilter', () => {
     });
   });
 
-  describe('array form', () => {
+  describe('array form (reference-0.13.md §3)', () => {
+    const ARRAY_PREFIX = 'identifier.point must be a valid [lat,lon] coordinate pair or compatible string: ';
+
     it('reads [lat, lon]', () => {
       expect(parsePointFilter(json('[52.55, 13.5]'))).toEqual([52.55, 13.5]);
+    });
+
+    it('reads a string that starts with [ as JSON', () => {
+      expect(parsePointFilter('[52.55, 13.5]')).toEqual([52.55, 13.5]);
+      expect(parsePointFilter('  [52.55,13.5]')).toEqual([52.55, 13.5]);
     });
 
     it.each([
       ['[52.55]', 'coordinate must be a two-element array [lat,lon]'],
       ['[1, 2, 3]', 'coordinate must be a two-element array [lat,lon]'],
+      ['[[1, 2]]', 'coordinate must be a two-element array [lat,lon]'],
       ['["52.55", 13.5]', 'latitude must be a number'],
       ['[52.55, "13.5"]', 'longitude must be a number'],
       ['[95, 0]', 'latitude 95 is outside the valid range [-90, 90]'],
       ['[0, -181]', 'longitude -181 is outside the valid range [-180, 180]'],
-    ])('rejects %s', (text, reason) => {
-      expectIdentifierError(() => parsePointFilter(json(text)), PREFIX + reason);
+    ])('rejects %s, as an array and as a string', (text, reason) => {
+      expectIdentifierError(() => parsePointFilter(json(text)), ARRAY_PREFIX + reason);
+      expectIdentifierError(() => parsePointFilter(text), ARRAY_PREFIX + reason);
+    });
+
+    it.each(['[52.55, 13.5', '[', '[1e999, 0]'])('rejects %j, which is no JSON, as not a pair', (text) => {
+      expectIdentifierError(() => parsePointFilter(text), `${ARRAY_PREFIX}coordinate must be a two-element array [lat,lon]`);
     });
 
     it('rejects a non-finite number', () => {
       expectIdentifierError(
         () => parsePointFilter([new JsonNumber('1e999'), new JsonNumber('0')]),
-        `${PREFIX}latitude must be finite`,
+        `${ARRAY_PREFIX}latitude must be finite`,
+      );
+      expectIdentifierError(
+        () => parsePointFilter([new JsonNumber('0'), new JsonNumber('-1e999')]),
+        `${ARRAY_PREFIX}longitude must be finite`,
       );
     });
   });

@@ -11,9 +11,11 @@ const SQUARE = '(52.5,13.4,52.6,13.5,52.5,13.6,52.4,13.5,52.5,13.4)';
 
 describe('PolygonHandler', () => {
   describe('text form', () => {
-    it('keeps the original text as the canonical value', () => {
+    it('canonicalises to the array of numbers and keeps the original text for spatial_geometry (D27)', () => {
       const text = ' ( 50.0, 10.0 ,52.0,10.0,52.0,12.0,50.0,12.0,50.0,10.0 ) ';
-      expect(handler.parse(text).canonical).toBe(text);
+      const value = handler.parse(text);
+      expect(canonicalJson(value.canonical)).toBe('[[50,10],[52,10],[52,12],[50,12],[50,10]]');
+      expect(value.geometryText).toBe(text);
     });
 
     it('reads the ring latitude first', () => {
@@ -108,13 +110,16 @@ describe('PolygonHandler', () => {
     });
   });
 
-  describe('array form', () => {
+  describe('array form (reference-0.13.md §3)', () => {
     const arrayText = '[[50.0,10],[52,10.0],[52,12],[50,12],[50.0,10]]';
+    const CANONICAL = '[[50,10],[52,10],[52,12],[50,12],[50,10]]';
 
-    it('keeps the producer numbers in the canonical array', () => {
-      const value = handler.parse(json(arrayText));
-      expect(Array.isArray(value.canonical)).toBe(true);
-      expect(canonicalJson(value.canonical)).toBe(arrayText);
+    it('canonicalises the producer numbers to plain numbers (50.0 is written 50)', () => {
+      expect(canonicalJson(handler.parse(json(arrayText)).canonical)).toBe(CANONICAL);
+    });
+
+    it('writes the equivalent polygon text for spatial_geometry', () => {
+      expect(handler.parse(json(arrayText)).geometryText).toBe('(50,10,52,10,52,12,50,12,50,10)');
     });
 
     it('reads the ring and bounding box', () => {
@@ -124,14 +129,16 @@ describe('PolygonHandler', () => {
     });
 
     it.each([
-      ['[[0,0],[0,1],[1,1],[0]]', 'coordinate must be a two-element array [lat,lon]'],
-      ['[[0,0],[0,1],[1,1],[0,0,0]]', 'coordinate must be a two-element array [lat,lon]'],
-      ['[[0,0],[0,1],[1,1],5]', 'coordinate must be a two-element array [lat,lon]'],
-      ['[[0,0],["0",1],[1,1],[0,0]]', 'latitude must be a number'],
-      ['[[0,0],[0,null],[1,1],[0,0]]', 'longitude must be a number'],
-      ['[["a","b"],[0,1],[1,1],[0,0]]', 'latitude must be a number'],
-      ['[[0,0],[0,1],[90.5,1],[0,0]]', 'latitude 90.5 is outside the valid range [-90, 90]'],
-      ['[[0,0],[0,181],[1,1],[0,0]]', 'longitude 181 is outside the valid range [-180, 180]'],
+      ['[[0,0],[0,1],[1,1],[0]]', 'polygon point 3 is invalid: coordinate must be a two-element array [lat,lon]'],
+      ['[[0,0],[0,1],[1,1],[0,0,0]]', 'polygon point 3 is invalid: coordinate must be a two-element array [lat,lon]'],
+      ['[[0,0],[0,1],[1,1],5]', 'polygon point 3 is invalid: coordinate must be a two-element array [lat,lon]'],
+      ['[0,0,0,1,1,1,0,0]', 'polygon point 0 is invalid: coordinate must be a two-element array [lat,lon]'],
+      ['[[0,0],["0",1],[1,1],[0,0]]', 'polygon point 1 is invalid: latitude must be a number'],
+      ['[[0,0],[0,null],[1,1],[0,0]]', 'polygon point 1 is invalid: longitude must be a number'],
+      ['[["a","b"],[0,1],[1,1],[0,0]]', 'polygon point 0 is invalid: latitude must be a number'],
+      ['[[0,0],[0,1],[90.5,1],[0,0]]', 'polygon point 2 is invalid: latitude 90.5 is outside the valid range [-90, 90]'],
+      ['[[0,0],[0,181],[1,1],[0,0]]', 'polygon point 1 is invalid: longitude 181 is outside the valid range [-180, 180]'],
+      ['[[0,0],[0,1],[1,1],[0,-180.5]]', 'polygon point 3 is invalid: longitude -180.5 is outside the valid range [-180, 180]'],
       [
         '[[0,0],[0,1],[0,0]]',
         'polygon must have at least 4 coordinate pairs (3 unique vertices plus a closing repeat of the first vertex)',
@@ -142,11 +149,52 @@ describe('PolygonHandler', () => {
       expectIdentifierError(() => handler.parse(json(text)), PREFIX + reason);
     });
 
+    it('checks every point before the ring', () => {
+      expectIdentifierError(
+        () => handler.parse(json('[[0,0],[0,1],[91,0]]')),
+        `${PREFIX}polygon point 2 is invalid: latitude 91 is outside the valid range [-90, 90]`,
+      );
+    });
+
     it('rejects non-finite numbers', () => {
       const pair = (lat: string, lon: string) => [new JsonNumber(lat), new JsonNumber(lon)];
       const ring = (bad: ReturnType<typeof pair>) => [pair('0', '0'), bad, pair('1', '1'), pair('0', '0')];
-      expectIdentifierError(() => handler.parse(ring(pair('1e400', '0'))), `${PREFIX}latitude must be finite`);
-      expectIdentifierError(() => handler.parse(ring(pair('0', '-1e400'))), `${PREFIX}longitude must be finite`);
+      expectIdentifierError(() => handler.parse(ring(pair('1e400', '0'))), `${PREFIX}polygon point 1 is invalid: latitude must be finite`);
+      expectIdentifierError(() => handler.parse(ring(pair('0', '-1e400'))), `${PREFIX}polygon point 1 is invalid: longitude must be finite`);
+    });
+  });
+
+  describe('a string that starts with [ is read as JSON (reference-0.13.md §3)', () => {
+    it('accepts the array form in a string, leading whitespace allowed', () => {
+      for (const text of ['[[50.0,10],[52,10],[52,12],[50,12],[50.0,10]]', ' \n[ [50,10], [52,10], [52,12], [50,12], [50,10] ] ']) {
+        const value = handler.parse(text);
+        expect(canonicalJson(value.canonical)).toBe('[[50,10],[52,10],[52,12],[50,12],[50,10]]');
+        expect(value.geometryText).toBe('(50,10,52,10,52,12,50,12,50,10)');
+      }
+    });
+
+    it.each(['[[0,0],[0,1],[1,1],[0,0]', '[(0,0)]', '[', '[[0,0],[0,1],[1,1],[1e999,0]]'])(
+      'rejects %j, which is no JSON, as neither an array nor a compatible string',
+      (text) => {
+        expectIdentifierError(
+          () => handler.parse(text),
+          `${PREFIX}polygon must be an array of [lat,lon] points or a compatible string`,
+        );
+      },
+    );
+
+    it('reports a bad point of the JSON with its index', () => {
+      expectIdentifierError(
+        () => handler.parse('[[0,0],[0,"1"],[1,1],[0,0]]'),
+        `${PREFIX}polygon point 1 is invalid: longitude must be a number`,
+      );
+    });
+
+    it('applies the ring checks to the JSON', () => {
+      expectIdentifierError(
+        () => handler.parse('[[0,0],[0,1],[1,1],[1,0]]'),
+        `${PREFIX}polygon must be closed (first and last coordinates must be identical)`,
+      );
     });
   });
 

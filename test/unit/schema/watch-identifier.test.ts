@@ -83,6 +83,29 @@ describe('prepareWatch on schema-backed event types', () => {
     expect(selection.spatial?.kind).toBe('polygon_intersects');
   });
 
+  it('accepts the polygon as an array and as a string holding JSON (D27)', () => {
+    for (const polygon of ['[[0,0],[0,1],[1,1],[0,0]]', '"[[0,0],[0,1],[1,1],[0,0]]"']) {
+      const selection = prepare('test_polygon', `{"time":"1200","polygon":${polygon}}`);
+      expect(selection.pattern.display).toBe('polygon.*.1200');
+      expect(selection.spatial?.kind).toBe('polygon_intersects');
+    }
+  });
+
+  it('accepts the point as an array and as a string holding JSON (D27)', () => {
+    for (const point of ['[52.55,13.5]', '"[52.55,13.5]"']) {
+      expect(prepare('test_polygon', `{"point":${point}}`).spatial).toEqual({ kind: 'point_in_polygon', point: [52.55, 13.5] });
+    }
+  });
+
+  it('reports an invalid array polygon with the point index, on replay too', () => {
+    expect(failure('test_polygon', '{"polygon":[[0,0],[0,1],[1,"1"],[0,0]]}', 'replay')).toBe(
+      "field 'polygon' must be a valid polygon: polygon point 2 is invalid: longitude must be a number",
+    );
+    expect(failure('sensor_cloud', '{"date":"20250706","polygon":"[[0,0],[0,1]"}')).toBe(
+      "field 'polygon' must be a valid polygon: polygon must be an array of [lat,lon] points or a compatible string",
+    );
+  });
+
   it('refuses point on a schema without a polygon field (D21)', () => {
     expect(failure('mars', '{"class":"od","point":"1,2"}')).toBe("Unknown field 'point' provided for watch operation");
   });
@@ -113,6 +136,15 @@ describe('prepareWatch on generic event types', () => {
     const selection = prepare('scratch', '{"b":"*","a":"x.y"}');
     expect(selection.pattern.tokens).toEqual(['scratch', 'x.y', '*']);
     expect(selection.pattern.wire).toBe('scratch.x%2Ey.%2A');
+  });
+
+  it('takes spatial arrays as tokens too; they still filter geometrically, so nothing matches', () => {
+    const polygon = prepare('scratch', '{"polygon":[[0,0],[0,1],[1,1],[0,0]]}');
+    expect(polygon.pattern.tokens).toEqual(['scratch', '[[0,0],[0,1],[1,1],[0,0]]']);
+    expect(polygon.spatial?.kind).toBe('polygon_intersects');
+    const point = prepare('scratch', '{"point":[1,2]}');
+    expect(point.pattern.tokens).toEqual(['scratch', '[1,2]']);
+    expect(point.spatial).toEqual({ kind: 'point_in_polygon', point: [1, 2] });
   });
 
   it('refuses constraint objects without a schema', () => {

@@ -16,11 +16,11 @@ function notification(overrides: Partial<StoredNotification>): StoredNotificatio
 }
 
 describe('CloudEventRenderer', () => {
-  it('renders CE(3) of streaming.md §15 byte for byte from a reference-written message', () => {
+  it('renders CE(3) of streaming.md §15 byte for byte from a reference-written message, the polygon as the array (D27)', () => {
     const polygon = '(50.0,10.0,52.0,10.0,52.0,12.0,50.0,12.0,50.0,10.0)';
     const json = renderer().render(notification({ metadata: { spatial_bbox: '50,10,52,12', spatial_geometry: polygon } }));
     expect(json).toBe(
-      `{"data":{"identifier":{"date":"20250706","polygon":"${polygon}","time":"1200"},"payload":{"note":"a"}},` +
+      '{"data":{"identifier":{"date":"20250706","polygon":[[50,10],[52,10],[52,12],[50,12],[50,10]],"time":"1200"},"payload":{"note":"a"}},' +
         '"datacontenttype":"application/json","dataschema":"http://localhost:8000/schema/test_polygon",' +
         '"id":"test_polygon@3","source":"http://localhost:8000","specversion":"1.0","time":"2026-03-01T11:58:01.207Z",' +
         '"type":"int.ecmwf.aviso.test_polygon"}',
@@ -37,6 +37,52 @@ describe('CloudEventRenderer', () => {
       notification({ metadata: { aviso_identifier: '{"date":"20250706","time":"1200","polygon":[[0,0],[0,1],[1,1],[0,0]]}' } }),
     );
     expect(JSON.parse(json).data.identifier).toEqual({ date: '20250706', time: '1200', polygon: [[0, 0], [0, 1], [1, 1], [0, 0]] });
+  });
+
+  describe('polygon output (D27)', () => {
+    const CANONICAL = [[50, 10], [52, 10], [52, 12], [50, 12], [50, 10]];
+    const identifierOf = (metadata: Record<string, string>, topic?: string) =>
+      JSON.parse(renderer().render(notification({ metadata, ...(topic === undefined ? {} : { topic }) }))).data.identifier;
+
+    it('renders the array notify stores in the identifier header', () => {
+      const header = '{"date":"20250706","polygon":[[50,10],[52,10],[52,12],[50,12],[50,10]],"time":"1200"}';
+      expect(renderer().render(notification({ metadata: { aviso_identifier: header } }))).toContain(`"identifier":${header}`);
+    });
+
+    it('renders an older header holding the legacy text as the array', () => {
+      const header = '{"date":"20250706","polygon":" ( 50.0, 10 ,52,10,52,12,50,12,50,10 ) ","time":"1200"}';
+      expect(identifierOf({ aviso_identifier: header }).polygon).toEqual(CANONICAL);
+    });
+
+    it('renders an older header holding the producer array with 50.0 literals canonically', () => {
+      const header = '{"date":"20250706","polygon":[[50.0,10.0],[52.0,10],[52,12],[50,12],[50.0,10.0]],"time":"1200"}';
+      const json = renderer().render(notification({ metadata: { aviso_identifier: header } }));
+      expect(json).toContain('"polygon":[[50,10],[52,10],[52,12],[50,12],[50,10]]');
+    });
+
+    it('renders a reference-written ring of 3 pairs, which the reference 0.7.1 accepted, as the array', () => {
+      expect(identifierOf({ spatial_geometry: '((0,0,0,1,0,0))' }).polygon).toEqual([[0, 0], [0, 1], [0, 0]]);
+    });
+
+    it('renders a spatial_geometry holding a JSON array as the canonical array', () => {
+      expect(identifierOf({ spatial_geometry: '[[50.0,10],[52,10],[52,12],[50,12],[50,10]]' }).polygon).toEqual(CANONICAL);
+    });
+
+    it('keeps text no reading understands as text rather than failing the delivery', () => {
+      expect(identifierOf({ spatial_geometry: 'garbled' }).polygon).toBe('garbled');
+    });
+
+    it("keeps a schema-less event type's polygon value a string", () => {
+      const generic = renderer().render(
+        notification({ topic: 'adhoc.x', metadata: { aviso_identifier: '{"polygon":"(0,0,0,1,1,1,0,0)"}' } }),
+      );
+      expect(JSON.parse(generic).data.identifier).toEqual({ polygon: '(0,0,0,1,1,1,0,0)' });
+    });
+
+    it('leaves other identifier values strings', () => {
+      const header = '{"date":"20250706","polygon":"(50,10,52,10,52,12,50,12,50,10)","time":"1200"}';
+      expect(identifierOf({ aviso_identifier: header })).toEqual({ date: '20250706', polygon: CANONICAL, time: '1200' });
+    });
   });
 
   it('re-attaches a point cloud from its header', () => {
