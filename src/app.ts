@@ -12,7 +12,7 @@ import { registerApiDocs } from './http/api-docs.js';
 import { registerHomeRoutes } from './http/home-routes.js';
 import { frameworkErrorHandler, registerErrorHandling } from './http/error-handling.js';
 import { registerRawBodyReading } from './http/raw-body.js';
-import { registerHealthRoute } from './http/health-route.js';
+import { registerHealthRoutes } from './http/health-route.js';
 import { registerNotificationRoute } from './http/notification-route.js';
 import { generateRequestId, registerRequestIdHeader } from './http/request-id.js';
 import { registerSchemaRoutes } from './http/schema-routes.js';
@@ -115,7 +115,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     registry: deps.registry,
     logger: deps.logger,
   });
-  registerHealthRoute(app);
+  registerHealthRoutes(app, deps.backend);
   registerSchemaRoutes(app, deps.registry);
   registerNotificationRoute(app, { ...deps, access, metrics });
   registerStreamRoutes(app, {

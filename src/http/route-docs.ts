@@ -16,6 +16,11 @@ export const ROUTE_DOCS = {
     summary: 'Liveness',
     response: { 200: ref('HealthResponse') },
   },
+  ready: {
+    tags: ['health'],
+    summary: 'Readiness: whether the backend is connected (503 while NATS is down or reconnecting)',
+    response: { 200: ref('ReadyResponse'), 503: ref('NotReadyResponse') },
+  },
   home: {
     tags: ['general'],
     summary: 'Landing page',
