@@ -74,7 +74,8 @@ describe('GET /ready on the in-memory backend', () => {
         auth: { enabled: true, mode: 'trusted_proxy', jwt_secret: 'readiness-secret', admin_roles: { localrealm: ['admin'] } },
       }),
     );
-    for (const headers of [{}, { authorization: 'Bearer not-a-jwt' }, { authorization: 'Basic Zm9vOmJhcg==' }]) {
+    const attempts: Record<string, string>[] = [{}, { authorization: 'Bearer not-a-jwt' }, { authorization: 'Basic Zm9vOmJhcg==' }];
+    for (const headers of attempts) {
       const response = await request(`${server.url}/ready`, { headers });
       expect(response.status, JSON.stringify(headers)).toBe(200);
       expect(response.text).toBe(READY);
