@@ -6,13 +6,13 @@ import { registerAuthHook } from './auth/auth-hook.js';
 import { Authenticator } from './auth/authenticator.js';
 import type { ReadAuthorizationPlugin } from './auth/read-plugin.js';
 import { StreamAccess } from './auth/stream-access.js';
-import type { AuthConfig, WatchEndpointConfig } from './config/model.js';
+import { HOMEPAGE_DEFAULTS, type AuthConfig, type HomepageConfig, type WatchEndpointConfig } from './config/model.js';
 import { registerAdminRoutes } from './http/admin-routes.js';
 import { registerApiDocs } from './http/api-docs.js';
 import { registerHomeRoutes } from './http/home-routes.js';
 import { frameworkErrorHandler, registerErrorHandling } from './http/error-handling.js';
 import { registerRawBodyReading } from './http/raw-body.js';
-import { registerHealthRoute } from './http/health-route.js';
+import { registerHealthRoutes } from './http/health-route.js';
 import { registerNotificationRoute } from './http/notification-route.js';
 import { generateRequestId, registerRequestIdHeader } from './http/request-id.js';
 import { registerSchemaRoutes } from './http/schema-routes.js';
@@ -45,6 +45,8 @@ export interface AppDependencies {
   readonly metrics?: AvisoMetrics;
   /** `application.static_files_path`: `index.html` for `/` and the files under `/static/`. */
   readonly staticFilesPath?: string;
+  /** `application.homepage`: the homepage's documentation and repository links; defaults when absent. */
+  readonly homepage?: HomepageConfig;
   /** `application` connection limits (header size, timeouts, connections); defaults when absent. */
   readonly limits?: ServerLimits;
 }
@@ -114,8 +116,9 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     staticFilesPath: deps.staticFilesPath ?? '/app/static',
     registry: deps.registry,
     logger: deps.logger,
+    homepage: deps.homepage ?? HOMEPAGE_DEFAULTS,
   });
-  registerHealthRoute(app);
+  registerHealthRoutes(app, deps.backend);
   registerSchemaRoutes(app, deps.registry);
   registerNotificationRoute(app, { ...deps, access, metrics });
   registerStreamRoutes(app, {

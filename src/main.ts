@@ -129,6 +129,7 @@ async function main(): Promise<void> {
     readPlugins,
     metrics,
     staticFilesPath: config.application.static_files_path,
+    homepage: config.application.homepage,
     limits: config.application,
   });
 

@@ -147,6 +147,12 @@ export interface NotificationBackend {
   wipeStream(streamName: string): Promise<WipeOutcome>;
   wipeAll(): Promise<void>;
   stats(): Promise<BackendStats>;
+  /**
+   * Whether the backend can serve requests right now, read synchronously from state it already
+   * keeps (no round trip): `GET /ready` answers from it on every probe (D26). JetStream: false while
+   * the NATS connection is down or reconnecting, and for good once the client gave up.
+   */
+  isConnected(): boolean;
   /** Ends every live subscription and releases connections; called after HTTP has stopped. */
   shutdown(): Promise<void>;
 }

@@ -33,6 +33,34 @@ const RoleMap = (description: string) => Type.Record(Type.String(), Type.Array(T
 // ---------------------------------------------------------------------------------------------
 // application (§1.4.1)
 
+/**
+ * The homepage's links (D29, reference-0.13.md §5). This project has no published documentation
+ * site or repository URL of its own yet, so the server defaults point at a chosen repository
+ * location and its `docs/` folder; operators override them.
+ */
+export const HOMEPAGE_DEFAULTS = {
+  client_documentation_url: 'https://sites.ecmwf.int/docs/aviso-client/main/',
+  client_repository_url: 'https://github.com/ecmwf/aviso-client',
+  server_documentation_url: 'https://github.com/aviso-ts/aviso-ts/tree/main/docs',
+  server_repository_url: 'https://github.com/aviso-ts/aviso-ts',
+} as const;
+
+const homepageUrl = (key: keyof typeof HOMEPAGE_DEFAULTS, description: string) =>
+  Type.String({
+    default: HOMEPAGE_DEFAULTS[key],
+    description: `${description} An absolute \`http\`/\`https\` URL with a host and no user info (checked at startup).`,
+  });
+
+export const HomepageSchema = Type.Object(
+  {
+    client_documentation_url: homepageUrl('client_documentation_url', 'Client documentation, under "Use aviso".'),
+    client_repository_url: homepageUrl('client_repository_url', 'Client source repository, under "Use aviso".'),
+    server_documentation_url: homepageUrl('server_documentation_url', 'Server documentation, under "Operate the server".'),
+    server_repository_url: homepageUrl('server_repository_url', 'Server source repository, under "Operate the server".'),
+  },
+  { default: {}, description: 'Links shown on the homepage (`GET /`). Each field has its own default.' },
+);
+
 export const ApplicationSchema = Type.Object(
   {
     host: Type.String({ description: 'Bind address of the public HTTP server.' }),
@@ -83,6 +111,7 @@ export const ApplicationSchema = Type.Object(
           'Most simultaneous client connections (watch/replay streams included); further connections are closed at once by the server. Unset means no limit other than the process file-descriptor limit.',
       }),
     ),
+    homepage: HomepageSchema,
   },
   { description: 'The public HTTP server.' },
 );
@@ -240,8 +269,16 @@ export const JetStreamSchema = Type.Object(
       default: 'old',
       description: 'Stream discard policy.',
     }),
-    enable_auto_reconnect: Type.Boolean({ default: true, description: 'Reconnect after the connection is lost.' }),
-    max_reconnect_attempts: unsigned('Reconnect attempts after startup; `0` means unlimited.', 5),
+    enable_auto_reconnect: Type.Optional(
+      Type.Boolean({
+        description:
+          'Deprecated and ignored (removed in aviso-server 0.13): the client always reconnects, bounded by `max_reconnect_attempts`. Setting it logs a startup warning.',
+      }),
+    ),
+    max_reconnect_attempts: unsigned(
+      'Reconnect attempts after the connection is lost; `0` means unlimited. A positive value gives up for good once used up: every request then fails and `/ready` answers 503 until the process is restarted.',
+      0,
+    ),
     reconnect_delay_ms: unsigned('Wait between reconnect attempts and between startup connect attempts. > 0.', 2000),
     publish_retry_attempts: unsigned('Total attempts of a publish failing with a transient transport error. > 0.', 5),
     publish_retry_base_delay_ms: unsigned('Base of the exponential publish-retry backoff. > 0.', 150),
@@ -267,7 +304,7 @@ export const TopicSchema = Type.Object(
   {
     base: Type.String({
       description:
-        'Stream / subject root. Unique across schemas ignoring ASCII case; not empty; no `.`, `*`, `>`, `%` or whitespace.',
+        'Stream / subject root: must match `[A-Za-z0-9][A-Za-z0-9_-]*` and be unique across schemas ignoring ASCII case.',
     }),
     key_order: Type.Array(Type.String(), {
       description: 'Identifier fields that form the topic, in order. Each must be declared in `identifier`. May be empty.',
@@ -409,6 +446,7 @@ export const AppConfigSchema = Type.Object(
 
 export type AppConfig = Static<typeof AppConfigSchema>;
 export type ApplicationConfig = Static<typeof ApplicationSchema>;
+export type HomepageConfig = Static<typeof HomepageSchema>;
 export type LoggingConfig = Static<typeof LoggingSchema>;
 export type AuthConfig = Static<typeof AuthSchema>;
 export type AuthMode = Static<typeof AuthModeSchema>;

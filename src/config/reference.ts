@@ -313,43 +313,48 @@ StringHandler, …\`).
 
 **Stage B, semantic checks** (logged at \`error\` with the event in brackets), in this order:
 
-1. \`notification_backend.kind\` is \`in_memory\` or \`jetstream\`
+1. \`application\`: \`headers_timeout_ms\` ≤ \`request_timeout_ms\`; each \`application.homepage\`
+   link is an absolute \`http\`/\`https\` URL with a host, no user info and no whitespace
+   (\`application.homepage.<key> must be an absolute HTTP(S) URL with a host and no embedded
+   credentials\`; the value is not echoed).
+2. \`notification_backend.kind\` is \`in_memory\` or \`jetstream\`
    (\`Unknown notification_backend kind: <kind>\`); with \`in_memory\`, \`max_history_per_topic\`
    and \`max_topics\` are > 0; with \`jetstream\`, \`retention_policy\` is \`limits\` (\`workqueue\`
    and \`interest\` would delete notifications replay needs).
-2. Topic bases are unique ignoring ASCII case
-   (\`Schemas '<a>' and '<b>' both define topic base '<base>'\`).
-3. Every \`topic.key_order\` entry is declared in \`identifier\`.
-4. A \`storage_policy\` needs a \`topic\`; then every schema needs a \`topic\`.
-5. \`storage_policy.retention_time\` parses and is > 0, \`max_size\` parses, \`max_messages\` > 0.
-6. \`storage_policy\` fields are supported by the backend: none with \`in_memory\`, all with
+3. Every \`topic.base\` matches \`[A-Za-z0-9][A-Za-z0-9_-]*\` (\`Schema '<event_type>' has invalid
+   topic base: topic base must match [A-Za-z0-9][A-Za-z0-9_-]*\`), then topic bases are unique
+   ignoring ASCII case (\`Schemas '<a>' and '<b>' both define topic base '<base>'\`: \`<a>\` is
+   the schema listed first, \`<base>\` as the second one spells it).
+4. Every \`topic.key_order\` entry is declared in \`identifier\`.
+5. A \`storage_policy\` needs a \`topic\`; then every schema needs a \`topic\`.
+6. \`storage_policy.retention_time\` parses and is > 0, \`max_size\` parses, \`max_messages\` > 0.
+7. \`storage_policy\` fields are supported by the backend: none with \`in_memory\`, all with
    \`jetstream\` (\`Schema '<event_type>' storage_policy.<field> is not supported by backend '<kind>'\`).
-7. Per schema: \`topic.base\` is not empty and has no \`.\`, \`*\`, \`>\`, \`%\` or whitespace; a
-   PolygonHandler field is named \`polygon\` and a PointCloudHandler field \`point_cloud\`; at most
-   one spatial field; a point-cloud schema declares no \`polygon\` identifier; \`max_points\` is
+8. Per schema: a PolygonHandler field is named \`polygon\` and a PointCloudHandler field
+   \`point_cloud\`; at most one spatial field; a point-cloud schema declares no \`polygon\` identifier; \`max_points\` is
    1…10000 (\`field 'point_cloud' max_points must be between 1 and 10000, got <n>\`); \`point_cloud\`
    is not in \`key_order\`; a \`range\` has min ≤ max; \`max_historical_notifications\` is positive.
    A \`polygon\` listed in \`key_order\` is accepted with a warning
    (\`configuration.schema.spatial_key_order\`); watch/replay leave that subject position open.
-   All of 1–7 log \`startup.configuration.validation.failed\`.
-8. Global auth, when enabled [\`startup.auth.validation.failed\`]: no padded \`auth_o_tron_url\` /
+   All of 1–8 log \`startup.configuration.validation.failed\`.
+9. Global auth, when enabled [\`startup.auth.validation.failed\`]: no padded \`auth_o_tron_url\` /
    \`jwt_secret\`; \`timeout_ms\` > 0; \`admin_roles\` has a realm; no empty role list, no blank or
    padded realm or role; \`direct\` needs \`auth_o_tron_url\` and \`jwt_secret\`,
    \`trusted_proxy\` needs \`jwt_secret\`.
-9. Stream plugins [\`startup.auth.plugin_validation.failed\`]: \`auth.plugins\` not empty, only
-   \`ecpds\`, and \`auth.required: true\`.
-10. Stream auth [\`startup.auth.stream_validation.failed\`]: \`read_roles\` / \`write_roles\` not
+10. Stream plugins [\`startup.auth.plugin_validation.failed\`]: \`auth.plugins\` not empty, only
+    \`ecpds\`, and \`auth.required: true\`.
+11. Stream auth [\`startup.auth.stream_validation.failed\`]: \`read_roles\` / \`write_roles\` not
     \`{}\`, no empty list, no blank or padded realm or role; with global auth enabled,
     \`required: false\` with a role map is an error; with global auth disabled, \`required: true\`
     or any role map is an error.
-11. Metrics, when enabled [\`startup.metrics.validation.failed\`]: \`port\` set, not 0, and not
+12. Metrics, when enabled [\`startup.metrics.validation.failed\`]: \`port\` set, not 0, and not
     \`application.port\`.
-12. ECPDS, when a stream lists it [\`startup.ecpds.validation.failed\`]: the section exists;
+13. ECPDS, when a stream lists it [\`startup.ecpds.validation.failed\`]: the section exists;
     \`servers\` non-empty, each an absolute \`https\` URL (\`http\` only for \`127.0.0.1\`,
     \`[::1]\`, \`localhost\`) without query or fragment; \`username\`, \`password\`,
     \`target_field\` not blank or padded; \`match_key\` without whitespace, \`/\` or NUL; the
     four limits > 0; \`match_key\` names a required identifier field of every plugin stream.
-13. \`watch_endpoint\` [\`startup.configuration.validation.failed\`]:
+14. \`watch_endpoint\` [\`startup.configuration.validation.failed\`]:
     \`sse_heartbeat_interval_sec\`, \`connection_max_duration_sec\`, \`replay_batch_size\`,
     \`concurrent_notification_processing\`, \`max_historical_notifications\` and
     \`max_buffered_events\` are > 0 (\`replay_batch_delay_ms: 0\` means no pause).
@@ -357,7 +362,9 @@ StringHandler, …\`).
 Warnings logged at startup: \`configuration.schema_strict.explicit_disabled\` when
 \`notification_schema_strict: false\` is set with a non-empty schema;
 \`configuration.auth.admin_open\` when global auth is disabled (admin endpoints are then open
-to anyone who can reach the server); \`configuration.schema.spatial_key_order\` as above.
+to anyone who can reach the server); \`configuration.schema.spatial_key_order\` as above;
+\`configuration.setting.deprecated\` when \`notification_backend.jetstream.enable_auto_reconnect\`
+is set (it is ignored).
 
 **Stage C, when the JetStream backend starts** [\`startup.backend.initialization.failed\`]:
 \`nats_url\` not blank; \`timeout_seconds\`, \`retry_attempts\`, \`reconnect_delay_ms\`,

@@ -1,4 +1,5 @@
 import { MAX_POINT_CLOUD_POINTS } from '../schema/identifier-rule.js';
+import { homepageLinkProblem } from './homepage-links.js';
 import {
   BACKEND_KINDS,
   STORAGE_POLICY_FIELDS,
@@ -35,6 +36,7 @@ export const WARNING_EVENTS = {
   strictDisabled: 'configuration.schema_strict.explicit_disabled',
   spatialKeyOrder: 'configuration.schema.spatial_key_order',
   adminOpen: 'configuration.auth.admin_open',
+  deprecatedSetting: 'configuration.setting.deprecated',
 } as const;
 
 export class ConfigValidationError extends Error {
@@ -65,12 +67,18 @@ export interface ValidatedConfig {
 /** Known authorisation plugins; this build always ships ECPDS (§2.10), so "not available" cannot happen. */
 export const KNOWN_PLUGINS: readonly string[] = ['ecpds'];
 
-const TOPIC_BASE_FORBIDDEN = /[.*>%\s]/u;
+/**
+ * D31 (reference-0.13.md §6): a base is used unescaped as the first subject token and, upper-cased,
+ * as the stream name, so it is limited to what both accept without percent-encoding.
+ */
+const TOPIC_BASE = /^[A-Za-z0-9][A-Za-z0-9_-]*$/u;
+const TOPIC_BASE_RULE = 'topic base must match [A-Za-z0-9][A-Za-z0-9_-]*';
 const LOOPBACK_HOSTS: ReadonlySet<string> = new Set(['127.0.0.1', '[::1]', 'localhost']);
 
 export function validateConfig(config: AppConfig): ValidatedConfig {
   const warnings: ConfigWarning[] = [];
   checkApplicationLimits(config);
+  checkHomepageLinks(config);
   checkBackend(config);
   checkSchemas(config, warnings);
   checkGlobalAuth(config);
@@ -82,6 +90,14 @@ export function validateConfig(config: AppConfig): ValidatedConfig {
 
   const strict = resolveStrictMode(config);
   if (strict.warning !== undefined) warnings.push(strict.warning);
+  if (config.notification_backend.jetstream.enable_auto_reconnect !== undefined) {
+    // Gone in aviso-server 0.13; still accepted so existing files keep starting (reference-0.13.md §6).
+    warnings.push({
+      event: WARNING_EVENTS.deprecatedSetting,
+      message:
+        'notification_backend.jetstream.enable_auto_reconnect is deprecated and ignored: the NATS client always reconnects, bounded by max_reconnect_attempts (0 = unlimited)',
+    });
+  }
   if (!config.auth.enabled) {
     warnings.push({
       event: WARNING_EVENTS.adminOpen,
@@ -188,7 +204,13 @@ function checkSchemas(config: AppConfig, warnings: ConfigWarning[]): void {
   const schemas = schemaEntries(config);
   const kind = config.notification_backend.kind;
 
-  // B1.2 unique topic bases, ignoring ASCII case
+  // D31 valid topic bases, then B1.2 unique ones, ignoring ASCII case. The message names the
+  // earlier schema first and quotes the base as the later one spells it, as the reference does.
+  for (const [eventType, schema] of schemas) {
+    if (schema.topic !== undefined && !TOPIC_BASE.test(schema.topic.base)) {
+      configError(`Schema '${eventType}' has invalid topic base: ${TOPIC_BASE_RULE}`);
+    }
+  }
   const owners = new Map<string, string>();
   for (const [eventType, schema] of schemas) {
     if (schema.topic === undefined) continue;
@@ -263,14 +285,6 @@ function asciiLower(text: string): string {
 
 function checkSchemaStructure(eventType: string, schema: EventSchemaConfig, warnings: ConfigWarning[]): void {
   const topic = schema.topic;
-  if (topic !== undefined) {
-    const where = at(eventType, 'topic.base');
-    if (topic.base === '') configError(`${where}: must not be empty`);
-    if (TOPIC_BASE_FORBIDDEN.test(topic.base)) {
-      configError(`${where}: must not contain '.', '*', '>', '%' or whitespace, got ${JSON.stringify(topic.base)}`);
-    }
-  }
-
   const fields = Object.entries(schema.identifier);
   for (const [name, rule] of fields) {
     if (rule.type === 'PolygonHandler' && name !== 'polygon') {
@@ -429,6 +443,12 @@ function checkApplicationLimits(config: AppConfig): void {
       `application.headers_timeout_ms: must not exceed application.request_timeout_ms (${headers} > ${request})`,
     );
   }
+}
+
+/** D29: the homepage links. */
+function checkHomepageLinks(config: AppConfig): void {
+  const problem = homepageLinkProblem(config.application.homepage);
+  if (problem !== undefined) configError(problem);
 }
 
 /** B5: metrics, only when enabled. */

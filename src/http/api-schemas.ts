@@ -8,6 +8,16 @@ import Type from 'typebox';
 
 export const HealthResponse = Type.Object({ status: Type.Literal('ok') }, { $id: 'HealthResponse' });
 
+export const ReadyResponse = Type.Object(
+  { backend_connected: Type.Literal(true), status: Type.Literal('ready') },
+  { $id: 'ReadyResponse' },
+);
+
+export const NotReadyResponse = Type.Object(
+  { backend_connected: Type.Literal(false), status: Type.Literal('not_ready') },
+  { $id: 'NotReadyResponse' },
+);
+
 export const NotificationRequest = Type.Object(
   {
     event_type: Type.String({ description: 'A configured event type (or any name when strict mode is off).' }),
@@ -145,6 +155,8 @@ export const DeleteNotificationResponse = Type.Object(
 /** Component schemas, registered once so routes can refer to them by name. */
 export const API_COMPONENTS = [
   HealthResponse,
+  ReadyResponse,
+  NotReadyResponse,
   NotificationRequest,
   NotificationResponse,
   PayloadConfig,

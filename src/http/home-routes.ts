@@ -4,6 +4,8 @@ import { join, resolve } from 'node:path';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import { HOMEPAGE_KEYS } from '../config/homepage-links.js';
+import type { HomepageConfig } from '../config/model.js';
 import type { SchemaRegistry } from '../schema/schema-registry.js';
 import { SERVER_VERSION } from '../version.js';
 import { ROUTE_DOCS } from './route-docs.js';
@@ -12,21 +14,28 @@ const INDEX_NOT_FOUND = '<h1>Index file not found</h1><p>Please check the static
 
 /**
  * `GET /` and `/static/*` (operations.md §4.3): `index.html` from `application.static_files_path`,
- * read on every request with `{{SERVER_VERSION}}` and `{{EVENT_TYPES}}` filled in, and the
- * directory itself with listings.
+ * read on every request with `{{SERVER_VERSION}}`, `{{EVENT_TYPES}}` and the four
+ * `application.homepage` links (`{{CLIENT_DOCUMENTATION_URL}}` …, D29) filled in, and the directory
+ * itself with listings.
  */
 export async function registerHomeRoutes(
   app: FastifyInstance,
-  options: { staticFilesPath: string; registry: SchemaRegistry; logger: Logger },
+  options: { staticFilesPath: string; registry: SchemaRegistry; logger: Logger; homepage: HomepageConfig },
 ): Promise<void> {
   const root = resolve(options.staticFilesPath);
-  const eventTypes = eventTypeList(options.registry);
+  const fills = new Map<string, string>([
+    ['SERVER_VERSION', SERVER_VERSION],
+    ['EVENT_TYPES', eventTypeList(options.registry)],
+    // Validated at startup as http(s) URLs, and still escaped: the page is HTML whatever they hold.
+    ...HOMEPAGE_KEYS.map((key): [string, string] => [key.toUpperCase(), escapeHtml(options.homepage[key])]),
+  ]);
 
   app.get('/', { schema: ROUTE_DOCS.home }, async (_request, reply) => {
     let html: string;
     try {
       const template = await readFile(join(root, 'index.html'), 'utf8');
-      html = template.replaceAll('{{SERVER_VERSION}}', SERVER_VERSION).replaceAll('{{EVENT_TYPES}}', eventTypes);
+      // One pass, so a filled-in value that happens to contain `{{…}}` is never filled in again.
+      html = template.replace(/\{\{([A-Z_]+)\}\}/g, (placeholder, name: string) => fills.get(name) ?? placeholder);
     } catch {
       html = INDEX_NOT_FOUND;
     }

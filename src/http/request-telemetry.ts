@@ -21,6 +21,7 @@ const timings = new WeakMap<FastifyRequest, RequestTiming>();
 export function isInfrastructurePath(path: string): boolean {
   return (
     path === '/health' ||
+    path === '/ready' ||
     path === '/metrics' ||
     path.startsWith('/static/') ||
     path.startsWith('/swagger-ui/') ||

@@ -16,6 +16,14 @@ export const ROUTE_DOCS = {
     summary: 'Liveness',
     response: { 200: ref('HealthResponse') },
   },
+  ready: {
+    tags: ['health'],
+    summary: 'Readiness: whether the backend is connected (503 while NATS is down or reconnecting)',
+    response: {
+      200: { ...ref('ReadyResponse'), description: 'The backend is connected' },
+      503: { ...ref('NotReadyResponse'), description: 'The backend is disconnected (JetStream: NATS down or reconnecting)' },
+    },
+  },
   home: {
     tags: ['general'],
     summary: 'Landing page',

@@ -459,6 +459,10 @@ class InstrumentedBackend implements NotificationBackend {
     return this.inner.stats();
   }
 
+  isConnected(): boolean {
+    return this.inner.isConnected();
+  }
+
   shutdown(): Promise<void> {
     return this.inner.shutdown();
   }

@@ -22,7 +22,6 @@ const settings: JetStreamConfig = {
   storage_type: 'memory',
   retention_policy: 'limits',
   discard_policy: 'old',
-  enable_auto_reconnect: true,
   max_reconnect_attempts: 0,
   reconnect_delay_ms: 200,
   publish_retry_attempts: 3,

@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serverConfig, TEST_SCHEMAS } from '../support/schemas.js';
-import { startServer, type RunningServer } from '../support/server-process.js';
+import { runServerToExit, startServer, type RunningServer } from '../support/server-process.js';
 
 /**
  * The homepage, the static files, the OpenAPI document and the Swagger UI against the real
@@ -25,6 +25,7 @@ const INDEX_NOT_FOUND = '<h1>Index file not found</h1><p>Please check the static
 const DOCUMENTED_ROUTES: Readonly<Record<string, readonly string[]>> = {
   '/': ['get'],
   '/health': ['get'],
+  '/ready': ['get'],
   '/api/v1/schema': ['get'],
   '/api/v1/schema/{event_type}': ['get'],
   '/api/v1/notification': ['post'],
@@ -37,6 +38,8 @@ const DOCUMENTED_ROUTES: Readonly<Record<string, readonly string[]>> = {
 
 const COMPONENT_SCHEMAS = [
   'HealthResponse',
+  'ReadyResponse',
+  'NotReadyResponse',
   'NotificationRequest',
   'NotificationResponse',
   'ApiEventSchema',
@@ -62,9 +65,26 @@ interface OpenApiDocument {
   readonly components: { schemas: Record<string, unknown>; securitySchemes: Record<string, unknown> };
 }
 
+/** The defaults of `application.homepage` (D29), in page order. */
+const DEFAULT_LINKS = [
+  'https://sites.ecmwf.int/docs/aviso-client/main/',
+  'https://github.com/ecmwf/aviso-client',
+  'https://github.com/aviso-ts/aviso-ts/tree/main/docs',
+  'https://github.com/aviso-ts/aviso-ts',
+];
+
+/** Links with characters that must be escaped in HTML, set on the `secured` server (one through the environment). */
+const CUSTOM_LINKS = {
+  client_documentation_url: 'https://docs.example.int/client?a=1&b="2"',
+  client_repository_url: "https://git.example.int/client'repo",
+  server_documentation_url: 'https://docs.example.int/server/<docs>',
+  server_repository_url: 'http://git.example.int:8080/server',
+};
+
 function securedConfig(): Record<string, unknown> {
+  const { server_repository_url: _fromEnv, ...fromFile } = CUSTOM_LINKS;
   return serverConfig({
-    application: { host: '127.0.0.1', port: 0, base_url: 'http://localhost:8000', static_files_path: STATIC_DIR },
+    application: { host: '127.0.0.1', port: 0, base_url: 'http://localhost:8000', static_files_path: STATIC_DIR, homepage: fromFile },
     auth: {
       enabled: true,
       mode: 'trusted_proxy',
@@ -99,7 +119,10 @@ beforeAll(async () => {
         application: { host: '127.0.0.1', port: 0, base_url: 'http://localhost:8000', static_files_path: STATIC_DIR },
       }),
     }),
-    startServer({ config: securedConfig() }),
+    startServer({
+      config: securedConfig(),
+      env: { AVISOSERVER_APPLICATION__HOMEPAGE__SERVER_REPOSITORY_URL: CUSTOM_LINKS.server_repository_url },
+    }),
     startServer({
       config: serverConfig({
         application: {
@@ -142,15 +165,44 @@ describe('GET / (operations.md §4.3, api.md §8.7)', () => {
     }
   });
 
-  it('links to the API documentation and loads nothing from elsewhere', async () => {
+  it('links to the API documentation and loads nothing from elsewhere; its only external links are the homepage links', async () => {
     const { text } = await get(`${open.url}/`);
-    const references = [...attributeValues(text, 'href'), ...attributeValues(text, 'src')];
-    expect(references.filter(isExternal)).toEqual([]);
-    expect(references).toContain('swagger-ui/');
-    for (const reference of references) {
+    const links = attributeValues(text, 'href');
+    const sources = attributeValues(text, 'src');
+    expect(sources.filter(isExternal)).toEqual([]);
+    expect(links.filter(isExternal)).toEqual(DEFAULT_LINKS);
+    expect(links).toContain('swagger-ui/');
+    for (const reference of [...links.filter((link) => !isExternal(link)), ...sources]) {
       const target = await get(new URL(reference, `${open.url}/`).href);
       expect(target.status, reference).toBe(200);
     }
+  });
+
+  it('shows "Use aviso" (client links), then "Operate the server" (server links), then the API reference (D29)', async () => {
+    const { text } = await get(`${open.url}/`);
+    const positions = [
+      text.indexOf('<h2>Use aviso</h2>'),
+      text.indexOf(`href="${DEFAULT_LINKS[0]}"`),
+      text.indexOf(`href="${DEFAULT_LINKS[1]}"`),
+      text.indexOf('<h2>Operate the server</h2>'),
+      text.indexOf(`href="${DEFAULT_LINKS[2]}"`),
+      text.indexOf(`href="${DEFAULT_LINKS[3]}"`),
+      text.indexOf('href="swagger-ui/"'),
+    ];
+    expect(positions.every((position) => position >= 0), JSON.stringify(positions)).toBe(true);
+    expect([...positions].sort((a, b) => a - b)).toEqual(positions);
+  });
+
+  it('takes the links from application.homepage and its environment override, HTML-escaped', async () => {
+    const { text } = await get(`${secured.url}/`);
+    expect(attributeValues(text, 'href').filter(isExternal)).toEqual([
+      'https://docs.example.int/client?a=1&#38;b=&#34;2&#34;',
+      'https://git.example.int/client&#39;repo',
+      'https://docs.example.int/server/&#60;docs&#62;',
+      'http://git.example.int:8080/server',
+    ]);
+    expect(text).not.toContain('<docs>');
+    expect(text).not.toMatch(/\{\{[A-Z_]+\}\}/);
   });
 
   it('reads index.html on each request: with a static_files_path that does not exist it is the fixed placeholder', async () => {
@@ -158,6 +210,20 @@ describe('GET / (operations.md §4.3, api.md §8.7)', () => {
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('text/html; charset=utf-8');
     expect(response.text).toBe(INDEX_NOT_FOUND);
+  });
+});
+
+describe('application.homepage at startup (D29)', () => {
+  it('refuses a link that is not an absolute http(s) URL, without echoing it', async () => {
+    const secret = 'https://operator:hunter2@docs.example.int/';
+    const result = await runServerToExit({
+      config: serverConfig({ application: { host: '127.0.0.1', port: 0, homepage: { server_documentation_url: secret } } }),
+    });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(
+      'aviso-server: configuration error: application.homepage.server_documentation_url must be an absolute HTTP(S) URL with a host and no embedded credentials\n',
+    );
+    expect(result.stdout + result.stderr).not.toContain('hunter2');
   });
 });
 

@@ -296,18 +296,14 @@ describe('a single NATS server is killed and restarted (same port, same store)',
     await nats.stop();
   });
 
+  // A client that gives up (`max_reconnect_attempts` > 0) stays down for good since 0.13
+  // (reference-0.13.md §6); test/e2e/readiness.test.ts covers that case.
   const cases = [
     {
       name: 'the client keeps reconnecting (max_reconnect_attempts: 0)',
       jetstream: { reconnect_delay_ms: 200, max_reconnect_attempts: 0 },
       // The shared live feed outlives the outage: the open watch just goes on.
       watcher: 'continuous',
-    },
-    {
-      name: 'the client gives up reconnecting (max_reconnect_attempts: 2)',
-      jetstream: { reconnect_delay_ms: 200, max_reconnect_attempts: 2 },
-      // The connection is closed for good, so the feed ends its watches, saying so (D23).
-      watcher: 'error:stream_processing_failed + connection-closing:end_of_stream',
     },
   ];
 
@@ -346,6 +342,9 @@ describe('a single NATS server is killed and restarted (same port, same store)',
       const health = await request(`${server.url}/health`);
       expect(health.status).toBe(200);
       expect(health.json).toEqual({ status: 'ok' });
+      const readiness = await request(`${server.url}/ready`);
+      expect(readiness.status).toBe(503);
+      expect(readiness.json).toEqual({ backend_connected: false, status: 'not_ready' });
       expect(server.process.exitCode).toBeNull();
 
       await nats.restart();

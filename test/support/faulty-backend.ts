@@ -73,6 +73,10 @@ export class FaultyBackend implements NotificationBackend {
     return this.inner.stats();
   }
 
+  isConnected(): boolean {
+    return this.inner.isConnected();
+  }
+
   shutdown(): Promise<void> {
     return this.inner.shutdown();
   }

@@ -78,7 +78,6 @@ export class JetStreamBackend implements NotificationBackend {
         connectTimeoutMs: settings.timeout_seconds * 1000,
         startupAttempts: settings.retry_attempts,
         reconnectDelayMs: settings.reconnect_delay_ms,
-        autoReconnect: settings.enable_auto_reconnect,
         maxReconnectAttempts: settings.max_reconnect_attempts,
       },
       logger,
@@ -238,6 +237,10 @@ export class JetStreamBackend implements NotificationBackend {
       }
     }
     return { live_feeds: liveFeeds, live_subscriptions: liveSubscriptions };
+  }
+
+  isConnected(): boolean {
+    return this.link.isConnected;
   }
 
   async shutdown(): Promise<void> {

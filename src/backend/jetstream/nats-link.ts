@@ -11,8 +11,7 @@ export interface NatsLinkSettings {
   readonly connectTimeoutMs: number;
   readonly startupAttempts: number;
   readonly reconnectDelayMs: number;
-  readonly autoReconnect: boolean;
-  /** 0 = unlimited. */
+  /** 0 = unlimited; a positive value gives up for good once exhausted (reference-0.13.md §6). */
   readonly maxReconnectAttempts: number;
 }
 
@@ -30,9 +29,12 @@ export class NatsConnectError extends Error {
 }
 
 /**
- * Owns the NATS connection: startup attempts, the client's own reconnects, and — when the client
- * gives up after `max_reconnect_attempts` — a fresh connection as soon as NATS answers again, so
- * losing NATS never needs a process restart. Between the two the backend fails fast.
+ * Owns the NATS connection: startup attempts and the client's own reconnects. With unlimited
+ * reconnects (`max_reconnect_attempts: 0`) losing NATS never needs a process restart: should the
+ * client still close the connection, a fresh one is made as soon as NATS answers again. A positive
+ * `max_reconnect_attempts` is an operator's explicit bound, as in aviso-server 0.13: once the client
+ * has used it up the link stays down for good, every request fails at once and `/ready` answers
+ * 503 until the process is restarted. While disconnected the backend fails fast.
  */
 export class NatsLink {
   private current: NatsClients | undefined;
@@ -82,6 +84,14 @@ export class NatsLink {
     return this.current;
   }
 
+  /**
+   * Connected to a server right now (D26): false while the client is reconnecting and once it gave
+   * up. A plain read of state the status watcher keeps, so a readiness probe costs nothing.
+   */
+  get isConnected(): boolean {
+    return this.current !== undefined && !this.disconnected && !this.current.nc.isClosed();
+  }
+
   /** Called when the connection closed for good (the client stopped reconnecting). */
   onLost(listener: (error: Error) => void): void {
     this.lostListeners.add(listener);
@@ -113,7 +123,7 @@ export class NatsLink {
       servers: natsServers(settings.url),
       name: 'aviso-ts',
       timeout: settings.connectTimeoutMs,
-      reconnect: settings.autoReconnect,
+      reconnect: true,
       maxReconnectAttempts: settings.maxReconnectAttempts === 0 ? -1 : settings.maxReconnectAttempts,
       reconnectTimeWait: settings.reconnectDelayMs,
       ...(settings.token !== undefined ? { token: settings.token } : {}),
@@ -161,9 +171,15 @@ export class NatsLink {
     if (this.current !== clients || this.closing) return;
     this.current = undefined;
     const reason = error ? errorText(error) : 'connection closed';
-    this.logger.error({ event_name: 'backend.jetstream.connection.lost', error: reason }, 'NATS connection lost');
+    const givenUp = this.settings.maxReconnectAttempts > 0;
+    this.logger.error(
+      { event_name: 'backend.jetstream.connection.lost', error: reason, max_reconnect_attempts: this.settings.maxReconnectAttempts },
+      givenUp
+        ? `NATS connection lost for good: max_reconnect_attempts (${this.settings.maxReconnectAttempts}) exhausted; restart the process once NATS is back`
+        : 'NATS connection lost',
+    );
     for (const listener of this.lostListeners) listener(new NatsUnavailableError(`NATS connection lost: ${reason}`));
-    if (this.settings.autoReconnect) void this.reestablish();
+    if (!givenUp) void this.reestablish();
   }
 
   private async reestablish(): Promise<void> {

@@ -100,6 +100,16 @@ export class StreamCatalog {
       }
     }
     if (current) {
+      if (current.config.storage !== desired.storage) {
+        // Storage cannot be changed in place, and recreating the stream would drop its history:
+        // leave it to the operator and fail every request that needs it (reference-0.13.md §6).
+        const mismatch = new StreamStorageMismatchError(layout.name, current.config.storage, desired.storage);
+        this.logger.error(
+          { event_name: 'backend.jetstream.stream.storage_mismatch', stream: layout.name, error: mismatch.message },
+          mismatch.message,
+        );
+        throw mismatch;
+      }
       const drifted = driftedFields(current.config, desired, supported);
       if (drifted.length > 0) {
         try {
@@ -126,6 +136,19 @@ export class StreamCatalog {
     }
     return layout;
   }
+}
+
+/** An existing stream stores in File and the configuration asks for Memory, or the other way round. */
+export class StreamStorageMismatchError extends Error {
+  constructor(stream: string, current: string, requested: string) {
+    super(`Stream '${stream}' storage mismatch: current ${storageLabel(current)}, requested ${storageLabel(requested)}`);
+    this.name = 'StreamStorageMismatchError';
+  }
+}
+
+/** `file` → `File`, as the reference prints JetStream's storage types. */
+function storageLabel(storage: string): string {
+  return storage.charAt(0).toUpperCase() + storage.slice(1);
 }
 
 /** The upper-cased base (§7.3); encoded, so a schema-less event type cannot produce an invalid name. */

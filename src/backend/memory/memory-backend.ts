@@ -242,6 +242,11 @@ export class MemoryBackend implements NotificationBackend {
     };
   }
 
+  /** Nothing to connect to: always ready (D26). */
+  isConnected(): boolean {
+    return true;
+  }
+
   async shutdown(): Promise<void> {
     this.shutDown = true;
     const registrations = [...this.registrations];

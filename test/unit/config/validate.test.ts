@@ -105,6 +105,14 @@ describe('B1.2 unique topic bases', () => {
     );
   });
 
+  it('names the earlier schema first and quotes the base as the later one spells it', () => {
+    expectFailure(
+      withSchemas({ weather: schema('weather'), WEATHER: schema('WeAtHeR') }),
+      CONFIGURATION,
+      "Schemas 'weather' and 'WEATHER' both define topic base 'WeAtHeR'",
+    );
+  });
+
   it('rejects duplicates whether or not they have a storage_policy', () => {
     const error = failure(withSchemas({ a: schema('x', { storage_policy: { retention_time: '1d' } }), b: schema('x') }, JETSTREAM));
     expect(error.message).toBe("Schemas 'a' and 'b' both define topic base 'x'");
@@ -201,21 +209,29 @@ describe('B1.6 storage_policy support by backend', () => {
   });
 });
 
-describe('topic.base syntax (D19)', () => {
-  it('rejects an empty base', () => {
-    expectFailure(withSchemas({ mars: schema('') }), CONFIGURATION, 'notification_schema.mars.topic.base: must not be empty');
-  });
+describe('topic.base syntax (D31, reference-0.13.md §6)', () => {
+  const rule = 'topic base must match [A-Za-z0-9][A-Za-z0-9_-]*';
 
-  it.each(['ma.rs', 'ma*', 'ma>', 'ma%2E', 'ma rs', 'ma\trs', 'mars\n'])('rejects %j', (base) => {
-    expectFailure(
-      withSchemas({ mars: schema(base) }),
-      CONFIGURATION,
-      `notification_schema.mars.topic.base: must not contain '.', '*', '>', '%' or whitespace, got ${JSON.stringify(base)}`,
-    );
-  });
+  it.each(['', '.', '%', '*', '>', 'ma.rs', 'ma*', 'ma>', 'ma%2E', 'ma rs', 'ma\trs', 'mars\n', '\u00e9', '_mars', '-mars', 'ma/rs', 'ma+rs'])(
+    'rejects %j, naming the schema',
+    (base) => {
+      expectFailure(withSchemas({ mars: schema(base) }), CONFIGURATION, `Schema 'mars' has invalid topic base: ${rule}`);
+    },
+  );
 
-  it.each(['mars', 'extreme_event', 'Diss-2'])('accepts %j', (base) => {
+  it.each(['mars', 'extreme_event', 'Diss-2', 'weather_v2', '9', 'UPPER', 'a-', 'a_'])('accepts %j', (base) => {
     expect(() => validate(withSchemas({ mars: schema(base) }))).not.toThrow();
+  });
+
+  it('is checked before duplicate bases', () => {
+    const error = failure(withSchemas({ a: schema('x'), b: schema('X'), c: schema('bad.base') }));
+    expect(error.message).toBe(`Schema 'c' has invalid topic base: ${rule}`);
+  });
+
+  it('still accepts a key_order that leaves scalar fields out (D18 filters them)', () => {
+    const partial = schema('mars', { topic: { key_order: ['class'] } });
+    expect(Object.keys((partial as { identifier: Record<string, unknown> }).identifier).length).toBeGreaterThan(1);
+    expect(() => validate(withSchemas({ mars: partial }))).not.toThrow();
   });
 });
 
@@ -645,6 +661,82 @@ describe('warnings', () => {
 
   it('does not warn about admin endpoints when auth is enabled', () => {
     expect(validate(AUTH_ON).warnings.map((w) => w.event)).not.toContain('configuration.auth.admin_open');
+  });
+});
+
+describe('JetStream reconnect settings (reference-0.13.md §6)', () => {
+  const DEPRECATED = 'configuration.setting.deprecated';
+
+  it('defaults max_reconnect_attempts to 0 (unlimited)', () => {
+    expect(loadDoc(JETSTREAM).notification_backend.jetstream.max_reconnect_attempts).toBe(0);
+  });
+
+  it.each([true, false])('accepts enable_auto_reconnect: %s with a deprecation warning', (value) => {
+    const result = validate(merged(JETSTREAM, { notification_backend: { jetstream: { enable_auto_reconnect: value } } }));
+    const warning = result.warnings.find((w) => w.event === DEPRECATED);
+    expect(warning?.message).toBe(
+      'notification_backend.jetstream.enable_auto_reconnect is deprecated and ignored: the NATS client always reconnects, bounded by max_reconnect_attempts (0 = unlimited)',
+    );
+  });
+
+  it('does not warn when enable_auto_reconnect is absent', () => {
+    expect(validate(JETSTREAM).warnings.map((w) => w.event)).not.toContain(DEPRECATED);
+  });
+});
+
+describe('application.homepage links (D29, reference-0.13.md §5)', () => {
+  const KEYS = ['client_documentation_url', 'client_repository_url', 'server_documentation_url', 'server_repository_url'];
+  const homepage = (key: string, value: string): Doc => ({ application: { homepage: { [key]: value } } });
+
+  it('has the documented defaults, all of them valid', () => {
+    const config = loadDoc({});
+    expect(config.application.homepage).toEqual({
+      client_documentation_url: 'https://sites.ecmwf.int/docs/aviso-client/main/',
+      client_repository_url: 'https://github.com/ecmwf/aviso-client',
+      server_documentation_url: 'https://github.com/aviso-ts/aviso-ts/tree/main/docs',
+      server_repository_url: 'https://github.com/aviso-ts/aviso-ts',
+    });
+    expect(() => validateConfig(config)).not.toThrow();
+  });
+
+  it.each(KEYS)('takes %s from AVISOSERVER_APPLICATION__HOMEPAGE__<KEY>', (key) => {
+    const config = loadDoc({}, { [`AVISOSERVER_APPLICATION__HOMEPAGE__${key.toUpperCase()}`]: 'https://docs.example.int/aviso' });
+    expect(config.application.homepage[key as keyof typeof config.application.homepage]).toBe('https://docs.example.int/aviso');
+  });
+
+  const BAD = [
+    '',
+    '/docs',
+    'docs.example.int',
+    'javascript:alert(1)',
+    'data:text/html,<b>x</b>',
+    'https://',
+    'https://user@host',
+    'https://user:pw@host',
+    'https://:pw@host',
+    'ftp://host/docs',
+    'mailto:ops@example.int',
+    ' https://host',
+    'https://host/\tdocs',
+    'https://ho\nst',
+  ];
+  for (const key of KEYS) {
+    it.each(BAD)(`rejects ${key} %j without echoing the value`, (value) => {
+      expectFailure(
+        homepage(key, value),
+        CONFIGURATION,
+        `application.homepage.${key} must be an absolute HTTP(S) URL with a host and no embedded credentials`,
+      );
+    });
+  }
+
+  it.each(['http://localhost:8000/docs', 'https://docs.example.int/a?b=c#d', 'https://[::1]/x', 'HTTPS://Example.INT'])('accepts %j', (value) => {
+    for (const key of KEYS) expect(() => validate(homepage(key, value))).not.toThrow();
+  });
+
+  it('reports the first bad key in the documented order', () => {
+    const error = failure({ application: { homepage: { server_repository_url: '/x', client_repository_url: '/y' } } });
+    expect(error.message).toMatch(/^application\.homepage\.client_repository_url /);
   });
 });
 

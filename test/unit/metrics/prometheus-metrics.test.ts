@@ -594,7 +594,7 @@ describe('instrumentBackend', () => {
     }
   });
 
-  it('forwards subscribe, history bounds, stats and shutdown without timing them', async () => {
+  it('forwards subscribe, history bounds, stats, the connection state and shutdown without timing them', async () => {
     const m = metrics();
     const memory = memoryBackend();
     const backend = m.instrumentBackend(memory);
@@ -608,6 +608,8 @@ describe('instrumentBackend', () => {
     expect(delivered).toEqual([1]);
     expect(await backend.captureHistoryBound(new TopicPattern(['mars', '*']))).toBe(1);
     expect(await backend.stats()).toEqual(await memory.stats());
+    expect(backend.isConnected()).toBe(true);
+    expect(m.instrumentBackend(failingBackend(new Error('down'))).isConnected()).toBe(false);
     subscription.close();
     await backend.shutdown();
     const exposition = await Exposition.of(m);
@@ -632,6 +634,7 @@ function failingBackend(failure: Error): NotificationBackend {
     wipeStream: reject,
     wipeAll: reject,
     stats: reject,
+    isConnected: () => false,
     shutdown: async () => undefined,
   };
 }

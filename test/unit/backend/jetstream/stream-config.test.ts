@@ -10,7 +10,6 @@ const defaults: JetStreamConfig = {
   storage_type: 'file',
   retention_policy: 'limits',
   discard_policy: 'old',
-  enable_auto_reconnect: true,
   max_reconnect_attempts: 5,
   reconnect_delay_ms: 2000,
   publish_retry_attempts: 5,

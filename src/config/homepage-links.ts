@@ -1,0 +1,37 @@
+import type { HomepageConfig } from './model.js';
+
+/** The `application.homepage` keys in the order they are checked and shown. */
+export const HOMEPAGE_KEYS = [
+  'client_documentation_url',
+  'client_repository_url',
+  'server_documentation_url',
+  'server_repository_url',
+] as const satisfies readonly (keyof HomepageConfig)[];
+
+/**
+ * The startup check of D29 (reference-0.13.md §5): each homepage link must be an absolute
+ * `http`/`https` URL with a host and no user info, so the page can only ever link to a web page
+ * (never `javascript:` or `data:`) and never shows a credential. The value is not echoed in the
+ * message: a URL with user info is exactly what must not reach the logs.
+ *
+ * Returns the message for the first bad key, or undefined when all are good.
+ */
+export function homepageLinkProblem(homepage: HomepageConfig): string | undefined {
+  const bad = HOMEPAGE_KEYS.find((key) => !isWebLink(homepage[key]));
+  return bad === undefined
+    ? undefined
+    : `application.homepage.${bad} must be an absolute HTTP(S) URL with a host and no embedded credentials`;
+}
+
+function isWebLink(text: string): boolean {
+  // The URL parser silently drops tabs and line breaks and trims spaces: a value holding any of
+  // them is not the URL it looks like, so it is refused rather than repaired.
+  if (/[\s\p{Cc}]/u.test(text)) return false;
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return false;
+  }
+  return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '' && url.username === '' && url.password === '';
+}
