@@ -29,6 +29,10 @@ class ScriptedExporter implements LogRecordExporter {
     this.shutdowns += 1;
     return Promise.resolve();
   }
+
+  forceFlush(): Promise<void> {
+    return Promise.resolve();
+  }
 }
 
 const nullStdout = () =>
