@@ -33,7 +33,7 @@ describe('defaults', () => {
         request_timeout_ms: 60000,
         keep_alive_timeout_ms: 72000,
       },
-      logging: { level: 'info' },
+      logging: { level: 'info', otlp: { enabled: false, protocol: 'grpc' } },
       auth: { enabled: false, mode: 'direct', auth_o_tron_url: '', jwt_secret: '', admin_roles: {}, timeout_ms: 5000 },
       metrics: { enabled: false, host: '127.0.0.1' },
       notification_backend: {
@@ -79,8 +79,9 @@ describe('defaults', () => {
   });
 
   it('defaults each logging field on its own (§7 item 3)', () => {
-    expect(loadDoc({ logging: { format: 'json' } }).logging).toEqual({ level: 'info', format: 'json' });
-    expect(loadDoc({ logging: { level: 'debug' } }).logging).toEqual({ level: 'debug' });
+    const otlp = { enabled: false, protocol: 'grpc' };
+    expect(loadDoc({ logging: { format: 'json' } }).logging).toEqual({ level: 'info', format: 'json', otlp });
+    expect(loadDoc({ logging: { level: 'debug' } }).logging).toEqual({ level: 'debug', otlp });
   });
 
   it('accepts any logging level text (it is never a startup error)', () => {
