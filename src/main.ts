@@ -9,7 +9,9 @@ import { ConfigLoadError, loadConfig } from './config/load.js';
 import type { AppConfig } from './config/model.js';
 import { ConfigValidationError, validateConfig } from './config/validate.js';
 import { effectiveLevel } from './logging/log-level.js';
-import { createLogger, endLogger } from './logging/logger.js';
+import { createLogger, endLogger, logResource } from './logging/logger.js';
+import { createOtlpExporter, createOtlpLogExport, type OtlpLogExport } from './logging/otlp/otlp-export.js';
+import { otlpTarget, type OtlpTarget } from './logging/otlp/otlp-target.js';
 import type { AvisoMetrics } from './metrics/aviso-metrics.js';
 import { startMetricsServer } from './metrics/metrics-server.js';
 import { createDisabledMetrics, createPrometheusMetrics } from './metrics/prometheus-metrics.js';
@@ -20,6 +22,8 @@ import { SERVER_VERSION } from './version.js';
 const SHUTDOWN_GRACE_MS = 30_000;
 const METRICS_SHUTDOWN_GRACE_MS = 5_000;
 const LOG_FLUSH_GRACE_MS = 2_000;
+/** Flushing queued OTLP records on shutdown; a dead collector must not hold the exit longer. */
+const OTLP_FLUSH_GRACE_MS = 2_000;
 /** A NATS drain that hangs (a server gone mid-drain) must not keep the process from exiting. */
 const BACKEND_SHUTDOWN_GRACE_MS = 5_000;
 
@@ -45,7 +49,8 @@ async function main(): Promise<void> {
 
   const level = effectiveLevel(config.logging.level, process.env.RUST_LOG);
   if (level.warning) process.stderr.write(`${level.warning}\n`);
-  const logger = createLogger({ level: level.level, serviceVersion: SERVER_VERSION });
+  const otlp = createOtlpExport(config);
+  const logger = createLogger({ level: level.level, serviceVersion: SERVER_VERSION, ...(otlp ? { tee: otlp.sink } : {}) });
   logger.info(
     {
       event_name: 'configuration.load.succeeded',
@@ -56,6 +61,7 @@ async function main(): Promise<void> {
     },
     'Configuration loaded',
   );
+  if (otlp) reportOtlp(logger, otlp);
 
   let strictMode: boolean;
   try {
@@ -94,6 +100,7 @@ async function main(): Promise<void> {
         version: SERVER_VERSION,
         backendKind: config.notification_backend.kind as 'in_memory' | 'jetstream',
         eventTypes: registry.eventTypes,
+        ...(otlp ? { otlpStats: () => otlp.sink.stats() } : {}),
       })
     : createDisabledMetrics();
   const readPlugins = createReadPlugins(config, logger, metrics);
@@ -146,7 +153,39 @@ async function main(): Promise<void> {
     `aviso-server ${SERVER_VERSION} listening on ${config.application.host}:${port}`,
   );
 
-  installShutdown({ app, backend, logger, plugins: readPlugins, metricsServer });
+  installShutdown({ app, backend, logger, plugins: readPlugins, metricsServer, otlp: otlp?.sink });
+}
+
+/**
+ * Built before the logger so the OTLP sink sees every record, the first included. An enabled
+ * section without an endpoint builds nothing here: validateConfig reports it right after, on stdout.
+ */
+function createOtlpExport(config: AppConfig): { sink: OtlpLogExport; target: OtlpTarget } | undefined {
+  let target: OtlpTarget | undefined;
+  try {
+    target = otlpTarget(config.logging.otlp);
+  } catch {
+    return undefined;
+  }
+  if (!target) return undefined;
+  const sink = createOtlpLogExport({
+    exporter: createOtlpExporter(target),
+    resource: logResource(SERVER_VERSION),
+    serviceVersion: SERVER_VERSION,
+  });
+  return { sink, target };
+}
+
+/** Export trouble shows on stdout (which always has every record), once per change rather than per batch. */
+function reportOtlp(logger: Logger, { sink, target }: { sink: OtlpLogExport; target: OtlpTarget }): void {
+  logger.info(
+    { event_name: 'logging.otlp.export.enabled', protocol: target.protocol, endpoint: target.url },
+    'OTLP log export enabled',
+  );
+  sink.onHealthChange(({ healthy, reason }) => {
+    if (healthy) logger.info({ event_name: 'logging.otlp.export.recovered' }, 'OTLP log export recovered');
+    else logger.warn({ event_name: 'logging.otlp.export.failed', error: reason }, 'OTLP log export failing; records are dropped from the export until it recovers');
+  });
 }
 
 /** The ECPDS checker exists only when a section is configured and some stream opts in (§2.10.1). */
@@ -181,13 +220,14 @@ interface Running {
   readonly logger: Logger;
   readonly plugins: ReadonlyMap<string, EcpdsPlugin>;
   readonly metricsServer: { close(): Promise<void> } | undefined;
+  readonly otlp: OtlpLogExport | undefined;
 }
 
 /**
  * operations.md §4.2: streams end with `server_shutdown`, the metrics server stops, the public
  * server drains for up to 30 s, then the backend closes; the process exits 0 once it has.
  */
-function installShutdown({ app, backend, logger, plugins, metricsServer }: Running): void {
+function installShutdown({ app, backend, logger, plugins, metricsServer, otlp }: Running): void {
   let shuttingDown = false;
   const shutdown = async (signal: NodeJS.Signals): Promise<void> => {
     if (shuttingDown) process.exit(1); // a second signal while draining means "now"
@@ -211,6 +251,7 @@ function installShutdown({ app, backend, logger, plugins, metricsServer }: Runni
     } catch (error) {
       logger.error({ event_name: 'startup.backend.shutdown.failed', error: reasonOf(error) }, 'Backend shutdown failed');
     }
+    if (otlp) await otlp.shutdown(OTLP_FLUSH_GRACE_MS);
     await endLogger(logger, LOG_FLUSH_GRACE_MS);
     process.exit(0);
   };

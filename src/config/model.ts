@@ -119,6 +119,27 @@ export const ApplicationSchema = Type.Object(
 // ---------------------------------------------------------------------------------------------
 // logging (§1.4.2; per-field defaults are deviation §7 item 3)
 
+/** OTLP log export (reference-0.13.md §7): a second sink beside stdout, off unless enabled. */
+export const OtlpSchema = Type.Object(
+  {
+    enabled: Type.Boolean({
+      default: false,
+      description: 'Also export every log record to an OpenTelemetry collector. stdout logging continues unchanged.',
+    }),
+    endpoint: Type.Optional(
+      Type.String({
+        description:
+          'Collector address, required (non-blank) when `enabled`. Without a scheme `http://` is assumed; with `protocol: http`, `/v1/logs` is appended unless already there.',
+      }),
+    ),
+    protocol: Type.Union([Type.Literal('grpc'), Type.Literal('http')], {
+      default: 'grpc',
+      description: '`grpc` (OTLP/gRPC, usually port 4317) or `http` (OTLP/HTTP with JSON bodies, usually port 4318).',
+    }),
+  },
+  { default: {}, description: 'OTLP log export. Optional; disabled by default.' },
+);
+
 export const LoggingSchema = Type.Object(
   {
     level: Type.String({
@@ -129,6 +150,7 @@ export const LoggingSchema = Type.Object(
     format: Type.Optional(
       Type.String({ description: 'Accepted for compatibility and ignored: logs are always pino JSON lines.' }),
     ),
+    otlp: OtlpSchema,
   },
   { default: {}, description: 'Log output. Optional; each field has its own default.' },
 );
@@ -448,6 +470,7 @@ export type AppConfig = Static<typeof AppConfigSchema>;
 export type ApplicationConfig = Static<typeof ApplicationSchema>;
 export type HomepageConfig = Static<typeof HomepageSchema>;
 export type LoggingConfig = Static<typeof LoggingSchema>;
+export type OtlpConfig = Static<typeof OtlpSchema>;
 export type AuthConfig = Static<typeof AuthSchema>;
 export type AuthMode = Static<typeof AuthModeSchema>;
 export type EcpdsConfig = Static<typeof EcpdsSchema>;

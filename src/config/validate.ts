@@ -1,3 +1,4 @@
+import { otlpTarget } from '../logging/otlp/otlp-target.js';
 import { MAX_POINT_CLOUD_POINTS } from '../schema/identifier-rule.js';
 import { homepageLinkProblem } from './homepage-links.js';
 import {
@@ -77,6 +78,7 @@ const LOOPBACK_HOSTS: ReadonlySet<string> = new Set(['127.0.0.1', '[::1]', 'loca
 
 export function validateConfig(config: AppConfig): ValidatedConfig {
   const warnings: ConfigWarning[] = [];
+  checkLogging(config);
   checkApplicationLimits(config);
   checkHomepageLinks(config);
   checkBackend(config);
@@ -145,6 +147,15 @@ export function validateJetStreamSettings(js: JetStreamConfig): void {
   if (js.retention_time !== undefined) {
     const seconds = parseOr(js.retention_time, parseDuration, (reason) => fail('retention_time', reason));
     if (seconds <= 0) fail('retention_time', `must be greater than 0, got '${js.retention_time}'`);
+  }
+}
+
+/** reference-0.13.md §7: OTLP export needs somewhere to export to. */
+function checkLogging(config: AppConfig): void {
+  try {
+    otlpTarget(config.logging.otlp);
+  } catch (error) {
+    configError(error instanceof Error ? error.message : String(error));
   }
 }
 

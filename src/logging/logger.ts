@@ -22,24 +22,46 @@ export interface LoggerOptions {
   readonly serviceVersion: string;
   readonly env?: Readonly<Record<string, string | undefined>>;
   readonly destination?: DestinationStream;
+  /**
+   * A second sink receiving every line too (the OTLP export, reference-0.13.md §7). stdout (or
+   * `destination`) is written first and exactly as without it.
+   */
+  readonly tee?: DestinationStream;
+}
+
+/** The identity block of every line (§3.4.1), also the OTLP resource. */
+export function logResource(
+  serviceVersion: string,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): Record<string, string> {
+  const resource: Record<string, string> = {
+    'service.name': 'aviso-server',
+    'service.version': serviceVersion,
+  };
+  const namespace = env.K8S_NAMESPACE_NAME;
+  const pod = env.K8S_POD_NAME ?? env.HOSTNAME;
+  if (namespace) resource['k8s.namespace.name'] = namespace;
+  if (pod) resource['k8s.pod.name'] = pod;
+  return resource;
 }
 
 /** The stdout writer of each logger `createLogger` made without a destination of its own. */
 const STDOUT_WRITERS = new WeakMap<Logger, ReturnType<typeof pino.destination>>();
 
 export function createLogger(options: LoggerOptions): Logger {
-  const env = options.env ?? process.env;
-  const resource: Record<string, string> = {
-    'service.name': 'aviso-server',
-    'service.version': options.serviceVersion,
-  };
-  const namespace = env.K8S_NAMESPACE_NAME;
-  const pod = env.K8S_POD_NAME ?? env.HOSTNAME;
-  if (namespace) resource['k8s.namespace.name'] = namespace;
-  if (pod) resource['k8s.pod.name'] = pod;
+  const resource = logResource(options.serviceVersion, options.env ?? process.env);
 
   // Asynchronous writes (the libuv thread pool), as pino does by default, kept so `endLogger` can wait for them.
   const stdout = options.destination ? undefined : pino.destination({ dest: 1, sync: false });
+  const primary = options.destination ?? stdout;
+  // Every stream at `trace`: the logger's own level is the one filter, for both sinks alike.
+  const streams =
+    options.tee && primary
+      ? pino.multistream([
+          { level: 'trace', stream: primary },
+          { level: 'trace', stream: options.tee },
+        ])
+      : primary;
   const logger = pino(
     {
       level: options.level,
@@ -60,7 +82,7 @@ export function createLogger(options: LoggerOptions): Logger {
         },
       },
     },
-    options.destination ?? stdout,
+    streams,
   );
   if (stdout) STDOUT_WRITERS.set(logger, stdout);
   return logger;

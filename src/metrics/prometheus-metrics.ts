@@ -23,6 +23,8 @@ import type {
 import type { TopicPattern } from '../topic/topic-pattern.js';
 import type { AuthModeLabel, AuthOutcome, AvisoMetrics, NotificationStatus, SseRoute } from './aviso-metrics.js';
 import { UNKNOWN_EVENT_TYPE, methodLabel } from './labels.js';
+import { registerOtlpMetrics } from './otlp-metrics.js';
+import type { OtlpExportStats } from '../logging/otlp/export-gate.js';
 
 /** Histogram buckets unless stated otherwise (operations.md §3.3.2); spelled out so a library upgrade cannot move them. */
 export const DURATION_BUCKETS: readonly number[] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -46,6 +48,8 @@ export interface PrometheusMetricsOptions {
   readonly backendKind: BackendKind;
   /** Configured schema names, whose notification series exist from startup (§3.3.5). */
   readonly eventTypes: readonly string[];
+  /** The OTLP log export's totals (`aviso_otlp_*`); absent when export is disabled. */
+  readonly otlpStats?: () => OtlpExportStats;
 }
 
 /** All metrics in one dedicated registry, so nothing depends on prom-client's global one. */
@@ -55,6 +59,7 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions): Avis
   const core = defineCoreMetrics(register);
   const ecpds = defineEcpdsMetrics(register);
   precreateSeries(options, core, ecpds);
+  registerOtlpMetrics(register, options.otlpStats);
   return new PrometheusMetrics(register, core, createEcpdsTelemetry(ecpds), options.backendKind);
 }
 

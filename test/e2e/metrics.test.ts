@@ -300,6 +300,11 @@ describe('metrics after scripted anonymous traffic (strict schemas)', () => {
       expect(buckets.every((s) => s.value === 0)).toBe(true);
     });
 
+    it('pre-creates the OTLP export counters at 0 although export is disabled', () => {
+      expect(valueOf(atStartup, 'aviso_otlp_export_failures_total')).toBe(0);
+      expect(valueOf(atStartup, 'aviso_otlp_suppressed_log_records_total')).toBe(0);
+    });
+
     it('pre-creates every ECPDS series at 0 although no ecpds section exists', () => {
       expect(valueOf(atStartup, 'aviso_ecpds_cache_hits_total')).toBe(0);
       expect(valueOf(atStartup, 'aviso_ecpds_cache_misses_total')).toBe(0);
@@ -358,6 +363,8 @@ describe('metrics after scripted anonymous traffic (strict schemas)', () => {
         aviso_ecpds_cache_size: 'gauge',
         aviso_ecpds_access_decisions_total: 'counter',
         aviso_ecpds_fetch_total: 'counter',
+        aviso_otlp_export_failures_total: 'counter',
+        aviso_otlp_suppressed_log_records_total: 'counter',
       };
       const declared = Object.fromEntries([...atStartup.types].filter(([name]) => name.startsWith('aviso_')));
       expect(declared).toEqual(expected);

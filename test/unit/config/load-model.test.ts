@@ -39,7 +39,7 @@ describe('defaults', () => {
           server_repository_url: 'https://github.com/aviso-ts/aviso-ts',
         },
       },
-      logging: { level: 'info' },
+      logging: { level: 'info', otlp: { enabled: false, protocol: 'grpc' } },
       auth: { enabled: false, mode: 'direct', auth_o_tron_url: '', jwt_secret: '', admin_roles: {}, timeout_ms: 5000 },
       metrics: { enabled: false, host: '127.0.0.1' },
       notification_backend: {
@@ -84,8 +84,9 @@ describe('defaults', () => {
   });
 
   it('defaults each logging field on its own (§7 item 3)', () => {
-    expect(loadDoc({ logging: { format: 'json' } }).logging).toEqual({ level: 'info', format: 'json' });
-    expect(loadDoc({ logging: { level: 'debug' } }).logging).toEqual({ level: 'debug' });
+    const otlp = { enabled: false, protocol: 'grpc' };
+    expect(loadDoc({ logging: { format: 'json' } }).logging).toEqual({ level: 'info', format: 'json', otlp });
+    expect(loadDoc({ logging: { level: 'debug' } }).logging).toEqual({ level: 'debug', otlp });
   });
 
   it('accepts any logging level text (it is never a startup error)', () => {

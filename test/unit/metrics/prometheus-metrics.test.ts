@@ -105,6 +105,26 @@ function exerciseAll(m: AvisoMetrics): void {
   m.authRequest('direct', 'success');
 }
 
+describe('aviso_otlp_* (reference-0.13.md §7)', () => {
+  it('are 0 when OTLP export is disabled', async () => {
+    const exposition = await Exposition.of(metrics());
+    expect(exposition.value('aviso_otlp_export_failures_total')).toBe(0);
+    expect(exposition.value('aviso_otlp_suppressed_log_records_total')).toBe(0);
+  });
+
+  it("follow the export's totals at every scrape", async () => {
+    let stats = { exportFailures: 2, suppressedRecords: 40 };
+    const m = metrics({ otlpStats: () => stats });
+    let exposition = await Exposition.of(m);
+    expect(exposition.value('aviso_otlp_export_failures_total')).toBe(2);
+    expect(exposition.value('aviso_otlp_suppressed_log_records_total')).toBe(40);
+    stats = { exportFailures: 3, suppressedRecords: 41 };
+    exposition = await Exposition.of(m);
+    expect(exposition.value('aviso_otlp_export_failures_total')).toBe(3);
+    expect(exposition.value('aviso_otlp_suppressed_log_records_total')).toBe(41);
+  });
+});
+
 describe('createPrometheusMetrics: inventory', () => {
   it('declares every metric with its type', async () => {
     const m = metrics();
@@ -130,6 +150,8 @@ describe('createPrometheusMetrics: inventory', () => {
       aviso_ecpds_cache_size: 'gauge',
       aviso_ecpds_access_decisions_total: 'counter',
       aviso_ecpds_fetch_total: 'counter',
+      aviso_otlp_export_failures_total: 'counter',
+      aviso_otlp_suppressed_log_records_total: 'counter',
     };
     for (const [name, type] of Object.entries(expected)) expect({ name, type: exposition.type(name) }).toEqual({ name, type });
     const declared = [...exposition.body.matchAll(/^# TYPE (aviso_\w+) /gm)].map((match) => match[1]);
@@ -160,6 +182,8 @@ describe('createPrometheusMetrics: inventory', () => {
       aviso_ecpds_cache_size: [],
       aviso_ecpds_access_decisions_total: ['outcome'],
       aviso_ecpds_fetch_total: ['outcome'],
+      aviso_otlp_export_failures_total: [],
+      aviso_otlp_suppressed_log_records_total: [],
     };
     for (const [name, labels] of Object.entries(expected)) {
       const sets = exposition.labelNames(name);
