@@ -508,6 +508,24 @@ export function describeBackendContract(label: string, factory: BackendFactory):
         expect(batches.length).toBeGreaterThan(1);
       });
 
+      it('replays everything for a date cursor at or before the epoch (the year 1500 included)', async () => {
+        const { backend, bases } = await setup(1);
+        const [base] = bases as [string];
+        const pattern = new TopicPattern([base, '*']);
+        const stored = [(await publish(backend, [base, 'a'])).sequence, (await publish(backend, [base, 'b'])).sequence];
+        const bound = await backend.captureHistoryBound(pattern);
+        const year1500 = BigInt(Date.UTC(1500, 0, 1)) * 1_000_000n;
+        for (const atNs of [year1500, -1n, 0n]) {
+          expect(sequences((await fetchAll(backend, pattern, bound, { start: byDate(atNs) })).messages)).toEqual(stored);
+          const cursor = await backend.openReplay({ pattern, start: byDate(atNs), upperBound: bound });
+          try {
+            expect(sequences((await cursor.next(10)).messages)).toEqual(stored);
+          } finally {
+            cursor.close();
+          }
+        }
+      });
+
       it('gives an empty, exhausted batch for a date cursor after everything stored', async () => {
         const { backend, bases } = await setup(1);
         const [base] = bases as [string];

@@ -67,9 +67,10 @@ export class JetStreamReplayCursor implements ReplayCursor {
   static async open(
     clients: () => NatsClients,
     streamName: string,
-    request: ReplayRequest,
+    asked: ReplayRequest,
     pullTimeoutMs: number,
   ): Promise<JetStreamReplayCursor> {
+    const request = fromEpochAtTheEarliest(asked);
     const cursor = new JetStreamReplayCursor(clients, streamName, request, pullTimeoutMs);
     const { start, upperBound } = request;
     const nothing =
@@ -318,6 +319,16 @@ export function parseRfc3339Nanos(text: string): bigint {
   const whole = BigInt(Date.parse(`${match?.[1] ?? text}Z`)) * 1_000_000n;
   const fraction = BigInt((match?.[2] ?? '').padEnd(9, '0').slice(0, 9) || '0');
   return whole + fraction;
+}
+
+/**
+ * No message is stored before the epoch, so a date start at or before it is the whole stream; it is
+ * sent as "deliver all" because nats-server (2.9) delivers nothing for a start time that far back
+ * (`from_date` in the year 1500 would otherwise replay an empty history).
+ */
+function fromEpochAtTheEarliest<T extends ReplayRequest>(request: T): T {
+  if (request.start.kind !== 'date' || request.start.atNs > 0n) return request;
+  return { ...request, start: { kind: 'sequence', sequence: 0 } };
 }
 
 /** RFC 3339 with nanoseconds, as `opt_start_time` takes it. */
