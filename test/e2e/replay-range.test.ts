@@ -5,6 +5,7 @@ import { BACKEND_KINDS, useBackend } from '../support/backends.js';
 import { startServer, type RunningServer } from '../support/server-process.js';
 import { SseClient, withoutHeartbeats, type SseEvent } from '../support/sse-client.js';
 import { SECOND, expectClose, expectControl, frameLabel } from '../support/transcript.js';
+import { BOTH_ENDS, TO_DATE_EMPTY, TO_ID_EMPTY, invalidToDate, invalidToId } from '../support/replay-end-messages.js';
 
 /**
  * Replay ranges (D25, reference-0.13.md §1) against the real server process on both backends:
@@ -234,14 +235,6 @@ describe.each(BACKEND_KINDS)('replay ranges on the %s backend', (kind) => {
 
 const REPLAY_NEEDS_CURSOR =
   'Replay endpoint requires either from_id or from_date parameter. Use from_id for sequence-based replay or from_date for time-based replay.';
-const BOTH_ENDS =
-  'Cannot specify both to_id and to_date. Please provide only one replay end parameter. Use to_id for a sequence-based end or to_date for a time-based end.';
-const TO_ID_EMPTY = 'to_id cannot be empty. Provide a valid sequence number or omit the field';
-const TO_DATE_EMPTY = 'to_date cannot be empty. Provide a valid datetime/timestamp or omit the field';
-const invalidToId = (value: string) =>
-  `to_id must be a valid positive integer. Got: '${value}'. Valid examples: '1', '123', '9999'`;
-const invalidToDate = (value: string) =>
-  `to_date must be a valid datetime/timestamp. Got: '${value}'. Error: expected ISO-8601 datetime (RFC3339/space-separated with optional timezone) or unix epoch seconds/milliseconds. Valid examples: '2025-06-09T13:15:00Z', '2025-06-09 13:15:00+00:00', '2025-06-09 13:15:00', '1740509903', '1740509903710'`;
 const invalidFromId = (value: string) =>
   `from_id must be a valid positive integer. Got: '${value}'. Valid examples: '1', '123', '9999'`;
 const NOT_ON_WATCH = 'to_id and to_date are only supported for the replay endpoint, not /watch';
