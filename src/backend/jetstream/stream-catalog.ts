@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { JetStreamConfig, StoragePolicyConfig } from '../../config/model.js';
 import { encodeToken } from '../../topic/percent-codec.js';
+import { streamNameOf } from '../../topic/stream-name.js';
 import type { NatsLink } from './nats-link.js';
 import { errorText, isStreamNameInUse, isStreamNotFound } from './nats-errors.js';
 import { desiredStreamConfig, driftedFields, updatedStreamConfig, type StreamLayout } from './stream-config.js';
@@ -152,6 +153,4 @@ function storageLabel(storage: string): string {
 }
 
 /** The upper-cased base (§7.3); encoded, so a schema-less event type cannot produce an invalid name. */
-export function streamName(base: string): string {
-  return encodeToken(base).toUpperCase();
-}
+export const streamName = streamNameOf;
