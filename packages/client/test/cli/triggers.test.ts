@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseListenerFile } from '../../src/cli/listeners.js';
 import { commandEnvironment } from '../../src/cli/triggers/command.js';
-import { RequiredTriggerFailed, runTriggers } from '../../src/cli/triggers/run.js';
+import { TriggerFailedError } from '../../src/index.js';
+import { runTriggers } from '../../src/cli/triggers/run.js';
 import type { TriggerEnvironment, TriggerNotification } from '../../src/cli/triggers/types.js';
 
 const cloudEvent = { specversion: '1.0', id: 'mars@7', type: 'int.ecmwf.aviso.mars', source: 'test', data: { identifier: { class: 'od' }, payload: { v: 1 } } };
@@ -109,7 +110,7 @@ describe('command', () => {
     const failing = (extra: string) => triggersOf(`      - type: command\n        command: "echo x >> ${count}; echo boom >&2; exit 3"\n        retries: 2\n${extra}`);
     await expect(runTriggers(failing(''), n, ctx(), opts)).rejects.toThrow(/exited with code 3; stderr: boom/);
     expect(readFileSync(count, 'utf8')).toBe('x\n');
-    await expect(runTriggers(failing('        fail_fast: false\n'), n, ctx(), opts)).rejects.toBeInstanceOf(RequiredTriggerFailed);
+    await expect(runTriggers(failing('        fail_fast: false\n'), n, ctx(), opts)).rejects.toBeInstanceOf(TriggerFailedError);
     expect(readFileSync(count, 'utf8')).toBe('x\n'.repeat(4));
     const slow = triggersOf('      - type: command\n        command: "sleep 5"\n        timeout: 200ms');
     await expect(runTriggers(slow, n, ctx(), opts)).rejects.toThrow(/timed out after 200 ms/);

@@ -1,14 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { TriggerFailedError } from '../../index.js';
 import type { TriggerSpec } from '../listeners.js';
 import { runCommand } from './command.js';
 import { runEcho, runLog } from './echo-log.js';
 import { runPost, runWebhook } from './http.js';
 import { AttemptError, type TriggerEnvironment, type TriggerNotification } from './types.js';
-
-/** A required trigger failed for good: the listener stops without committing the notification. */
-export class RequiredTriggerFailed extends Error {
-  override readonly name = 'RequiredTriggerFailed';
-}
 
 export interface RunOptions {
   readonly signal?: AbortSignal;
@@ -50,7 +46,8 @@ async function runOne(spec: TriggerSpec, n: TriggerNotification, ctx: TriggerEnv
       const last = tried >= spec.retries || (failFast && deterministic);
       if (last) {
         const where = `${spec.type} trigger for ${n.view.event_type}@${n.view.sequence}`;
-        if (spec.required) throw new RequiredTriggerFailed(`${where} failed: ${message}`, { cause: error });
+        // A required trigger that failed for good stops the listener without committing the notification.
+        if (spec.required) throw new TriggerFailedError(spec.type, `${where} failed: ${message}`, { cause: error });
         options.warn(`WARN optional ${where} failed, continuing: ${message}`);
         return;
       }
