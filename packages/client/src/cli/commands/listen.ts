@@ -51,18 +51,18 @@ export async function listenCommand(ctx: CommandContext, files: readonly string[
     await mkdir(dirname(ctx.settings.stateFile.value), { recursive: true });
     store = new JsonFileStore(ctx.settings.stateFile.value);
   } else store = new MemoryStore();
-  const results = await Promise.allSettled(
+  let failed = false;
+  await Promise.all(
     listeners.map(async (listener) => {
-      const from = await startOf(listener, override, store, client.baseUrlInput);
-      return runListener(client, ctx, { listener, from, replayOnly: false, stateStore: store, startupTimeoutMs, banner: true });
+      try {
+        const from = await startOf(listener, override, store, client.baseUrlInput);
+        await runListener(client, ctx, { listener, from, replayOnly: false, stateStore: store, startupTimeoutMs, banner: true });
+      } catch (error) {
+        // Reported at once; the other listeners keep running and the run exits 1 at the end.
+        failed = true;
+        ctx.output.error(`listener ${listener.name ?? 'unnamed'} [${listener.event}]: ${error instanceof Error ? error.message : String(error)}`);
+      }
     }),
   );
-  let failed = false;
-  results.forEach((result, i) => {
-    if (result.status === 'fulfilled') return;
-    failed = true;
-    const listener = listeners[i] as ListenerSpec;
-    ctx.output.error(`listener ${listener.name ?? 'unnamed'} [${listener.event}]: ${(result.reason as Error).message ?? String(result.reason)}`);
-  });
   return failed ? 1 : 0;
 }

@@ -15,14 +15,16 @@ export async function notifyCommand(ctx: CommandContext, parameters: readonly st
   );
 }
 
+/** `aviso schema list`: the server's `event_types`, each with its public schema when piped. */
 export async function schemaListCommand(ctx: CommandContext): Promise<void> {
-  const schemas = await createClient(ctx).schema();
-  const names = Object.keys(schemas).sort();
+  const answer = (await createClient(ctx).schema()) as { event_types?: unknown; schema?: Record<string, unknown> };
+  const schemas = answer.schema ?? {};
+  const names = (Array.isArray(answer.event_types) ? answer.event_types.map(String) : Object.keys(schemas)).sort();
   if (ctx.output.human) {
     await ctx.output.write(`Event types (${names.length}):\n${names.map((n) => `  - ${n}\n`).join('')}`);
     return;
   }
-  for (const name of names) await ctx.output.write(`${JSON.stringify({ event_type: name, schema: schemas[name] })}\n`);
+  for (const name of names) await ctx.output.write(`${JSON.stringify({ event_type: name, schema: schemas[name] ?? null })}\n`);
 }
 
 export async function schemaGetCommand(ctx: CommandContext, eventType: string): Promise<void> {
