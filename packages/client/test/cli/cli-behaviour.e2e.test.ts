@@ -23,9 +23,6 @@ const WEATHER = {
   payload: { required: false },
 };
 
-function lines(path: string): string[] {
-  return existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter(Boolean) : [];
-}
 
 describe('aviso CLI behaviour (in memory)', () => {
   let server: RunningServer;
