@@ -1,3 +1,6 @@
+import type * as FsPromises from 'node:fs/promises';
+import type * as NodePath from 'node:path';
+import type { lock as LockFunction } from 'proper-lockfile';
 import { StateStoreError } from '../errors.js';
 import { KEY_FORMAT_VERSION } from './resume-key.js';
 import type { Checkpoint, StateStore } from './store.js';
@@ -58,7 +61,7 @@ export class JsonFileStore implements StateStore {
    * proper-lockfile locks by creating a directory. The Rust client leaves `<path>.lock` behind as a
    * plain file (it flocks it); when that file exists our processes agree on `<path>.lock.d` instead.
    */
-  private async lock(fs: typeof import('node:fs/promises'), lockfile: typeof import('proper-lockfile')): Promise<() => Promise<void>> {
+  private async lock(fs: typeof FsPromises, lockfile: { lock: typeof LockFunction }): Promise<() => Promise<void>> {
     let lockPath = `${this.path}.lock`;
     const existing = await fs.stat(lockPath).catch(() => undefined);
     if (existing?.isFile()) lockPath = `${this.path}.lock.d`;
@@ -86,7 +89,7 @@ export class JsonFileStore implements StateStore {
     return parseStateDocument(text, this.path);
   }
 
-  private async writeAtomically(fs: typeof import('node:fs/promises'), path: typeof import('node:path'), text: string): Promise<void> {
+  private async writeAtomically(fs: typeof FsPromises, path: typeof NodePath, text: string): Promise<void> {
     const directory = path.dirname(this.path);
     const temp = path.join(directory, `.${path.basename(this.path)}.${process.pid}.${Date.now()}.tmp`);
     const handle = await fs.open(temp, 'w', 0o600);
