@@ -1,12 +1,12 @@
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serverConfig, TEST_SCHEMAS } from '../../../../test/support/schemas.js';
 import { startServer, type RunningServer } from '../../../../test/support/server-process.js';
 import { resumeKey } from '../../src/index.js';
-import { cliEnv, ndjson, runCli, sequences, startCli } from './support.js';
+import { CLI_ENTRY, cliEnv, ndjson, runCli, sequences, startCli } from './support.js';
 
 const MARS = 'class=od,expver=0001,domain=g,date=20250706,time=12:00,stream=enfo';
 const FIXTURES = join(import.meta.dirname, 'fixtures');
@@ -227,9 +227,25 @@ describe('aviso CLI behaviour (in memory)', () => {
     expect(await cli.exited).toBe(130);
   });
 
-  it('copies of the documented fixtures stay byte-identical to the ones under test', () => {
-    const copy = join(mkdtempSync(join(tmpdir(), 'aviso-fx-')), 'x.yaml');
-    copyFileSync(join(FIXTURES, 'listener-minimal.yaml'), copy);
-    expect(readFileSync(copy, 'utf8')).toBe(readFileSync(join(FIXTURES, 'listener-minimal.yaml'), 'utf8'));
+  it('the command-on-every-notification example of docs/cli.md runs as documented', async () => {
+    const doc = readFileSync(join(import.meta.dirname, '../../../../docs/cli.md'), 'utf8');
+    const block = /<!-- tested: every-notification -->\n```yaml\n([\s\S]*?)```/.exec(doc)?.[1];
+    expect(block).toBeDefined();
+    const dir = mkdtempSync(join(tmpdir(), 'aviso-cli-doc-'));
+    writeFileSync(join(dir, 'every-mars.yaml'), block as string);
+    const cli = startCli(['listen', 'every-mars.yaml', '--no-state-store'], env, dir);
+    await cli.waitFor(({ stderr }) => stderr.includes('Listening for every-mars [mars] (class=od)'));
+    await notify(`event=mars,${MARS},step:=31`);
+    await notify(`event=mars,${MARS},step:=32`);
+    const log = join(dir, 'notifications.log');
+    await cli.waitFor(() => existsSync(log) && readFileSync(log, 'utf8').split('\n').length > 2);
+    cli.child.kill('SIGINT');
+    expect(await cli.exited).toBe(0);
+    expect(readFileSync(log, 'utf8')).toMatch(/^mars@\d+ step=31\nmars@\d+ step=32\n$/);
+  });
+
+  it('the bin is executable with its shebang, as npx runs it', () => {
+    expect(statSync(CLI_ENTRY).mode & 0o111).not.toBe(0);
+    expect(execFileSync(CLI_ENTRY, ['--version'], { encoding: 'utf8' }).trim()).toMatch(/^\d+\.\d+\.\d+$/);
   });
 });
