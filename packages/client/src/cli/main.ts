@@ -19,6 +19,9 @@ async function run(command: Command, body: (ctx: CommandContext) => Promise<numb
   const flags = command.optsWithGlobals<GlobalFlags & { json?: boolean; verbose: number }>();
   const output = createOutput({ json: flags.json === true, verbosity: flags.verbose });
   const interrupt = installInterruptHandler(() => output.info('Stopping (press Ctrl+C again within 5 s to exit at once)...'));
+  // The library unrefs its backoff and watchdog timers (they must not keep an embedding
+  // process alive); the command itself must stay alive until its work ends, backoff included.
+  const keepAlive = setInterval(() => undefined, 1 << 30);
   try {
     const settings = resolveSettings(flags, process.env);
     const code = await body({ settings, output, env: process.env, signal: interrupt.signal });
@@ -29,6 +32,7 @@ async function run(command: Command, body: (ctx: CommandContext) => Promise<numb
     if (output.verbosity > 1 && e.stack) output.debug(e.stack);
     exitCode = USAGE_ERROR_NAMES.has(e.name) ? EXIT_USAGE : EXIT_RUNTIME;
   } finally {
+    clearInterval(keepAlive);
     interrupt.dispose();
   }
 }

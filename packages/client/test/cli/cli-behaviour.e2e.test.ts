@@ -244,6 +244,37 @@ describe('aviso CLI behaviour (in memory)', () => {
     expect(readFileSync(log, 'utf8')).toMatch(/^mars@\d+ step=31\nmars@\d+ step=32\n$/);
   });
 
+  it("uses the config file's listeners: when no file is given, and replay --listener picks one", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'aviso-cli-config-'));
+    const config = join(dir, 'config.yaml');
+    writeFileSync(
+      config,
+      `base_url: ${server.url}\nlisteners:\n  - name: from-config\n    event: mars\n    identifiers: {class: od}\n    triggers: [{type: echo}]\n  - name: other\n    event: mars\n    identifiers: {class: rd}\n`,
+    );
+    const noUrl = cliEnv(home);
+    await notify(`event=mars,${MARS},step:=41`);
+    const cli = startCli(['--config', config, 'listen', '--no-state-store', '--from', '0'], noUrl);
+    await cli.waitFor(({ stderr }) => stderr.includes('Listening for from-config [mars]') && stderr.includes('Listening for other [mars]'));
+    await cli.waitFor(({ stdout }) => stdout.includes('\n'));
+    cli.child.kill('SIGINT');
+    expect(await cli.exited).toBe(0);
+    const ambiguous = await runCli(['--config', config, 'replay', '--from', '0'], noUrl);
+    expect(ambiguous.code).toBe(2);
+    expect(ambiguous.stderr).toMatch(/choose one with --listener NAME \(from-config, other\)/);
+    const picked = await runCli(['--config', config, 'replay', '--listener', 'from-config', '--from', '0'], noUrl);
+    expect(picked.code).toBe(0);
+    const classes = ndjson(picked.stdout).map((n) => (n.identifier as { class: string }).class);
+    expect(classes.length).toBeGreaterThan(0);
+    expect(new Set(classes)).toEqual(new Set(['od']));
+  });
+
+  it('--startup-timeout fails a listener that never connects (exit 1)', async () => {
+    const r = await runCli(['--base-url', 'http://127.0.0.1:9', 'listen', '--event', 'mars', '--identifier', 'class=od', '--no-state-store', '--startup-timeout', '1s'], env);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^Error: listener ad-hoc \[mars\]: /m);
+    expect(r.stderr).not.toContain('Listening for');
+  });
+
   it('the bin is executable with its shebang, as npx runs it', () => {
     expect(statSync(CLI_ENTRY).mode & 0o111).not.toBe(0);
     expect(execFileSync(CLI_ENTRY, ['--version'], { encoding: 'utf8' }).trim()).toMatch(/^\d+\.\d+\.\d+$/);
