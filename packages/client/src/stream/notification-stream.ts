@@ -180,6 +180,8 @@ export class NotificationStream implements AsyncIterableIterator<Notification> {
         if (this.pinnedEnd !== undefined && resumeAfter !== undefined && resumeAfter >= this.pinnedEnd) return;
         const outcome = await this.connect(this.body(resumeAfter));
         if (outcome.kind === 'finished') return;
+        // A range whose pinned end already came off the wire is complete: what is queued is handed over, nothing is asked again.
+        if (this.pinnedEnd !== undefined && this.received !== undefined && this.received >= this.pinnedEnd) return;
         // Undelivered notifications are fetched again from the resume cursor.
         this.queue.clear();
         this.received = this.handed ?? this.baseline;
