@@ -28,7 +28,9 @@ async function run(command: Command, body: (ctx: CommandContext) => Promise<numb
     exitCode = typeof code === 'number' ? code : EXIT_OK;
   } catch (error) {
     const e = error instanceof Error ? error : new Error(String(error));
-    output.error(e.message);
+    // The server's request id lets an operator find the request in the server's logs.
+    const requestId = (e as { requestId?: unknown }).requestId;
+    output.error(typeof requestId === 'string' ? `${e.message} (request id ${requestId})` : e.message);
     if (output.verbosity > 1 && e.stack) output.debug(e.stack);
     exitCode = USAGE_ERROR_NAMES.has(e.name) ? EXIT_USAGE : EXIT_RUNTIME;
   } finally {

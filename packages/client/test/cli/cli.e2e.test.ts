@@ -25,6 +25,12 @@ describe.each(BACKEND_KINDS)('aviso CLI on %s', (kind) => {
     await server?.stop();
   });
 
+  const notify = async (params: string): Promise<void> => {
+    const r = await runCli(['notify', params], env);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+  };
+
   it('notify prints the server answer as one JSON line when piped, and replay --from 0 --until N prints exactly 1..N', async () => {
     for (let step = 1; step <= 5; step += 1) {
       const r = await runCli(['notify', `event=mars,${MARS},step:=${step}`, 'data={"n":1}'], env);
@@ -70,6 +76,40 @@ describe.each(BACKEND_KINDS)('aviso CLI on %s', (kind) => {
     second.child.kill('SIGINT');
     expect(await second.exited).toBe(0);
     expect(readLines(seen)).toEqual(['mars@4', 'mars@5', 'mars@6']);
+  });
+
+  it('two CLI processes sharing one state file lose nothing', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'aviso-cli-shared-'));
+    const stateFile = join(dir, 'state.json');
+    const start = (cls: string, from: string[]): ReturnType<typeof startCli> =>
+      startCli(['--state-file', stateFile, 'listen', '--event', 'dissemination', '--identifier', `class=${cls}`, '--identifier', 'destination=SHARED', ...from], env);
+    const publish = async (cls: string, n: number): Promise<void> => {
+      for (let i = 0; i < n; i += 1) await notify(`event=dissemination,destination=SHARED,class=${cls}`);
+    };
+    const round = async (from: string[], expected: number): Promise<[number[], number[]]> => {
+      const a = start('od', from);
+      const b = start('rd', from);
+      await Promise.all([a, b].map((c) => c.waitFor(({ stderr }) => stderr.includes('Listening for'))));
+      await Promise.all([publish('od', 5), publish('rd', 5)]);
+      await Promise.all([a, b].map((c) => c.waitFor(({ stdout }) => sequences(stdout).length >= expected)));
+      a.child.kill('SIGINT');
+      b.child.kill('SIGINT');
+      expect(await a.exited).toBe(0);
+      expect(await b.exited).toBe(0);
+      return [sequences(a.stdout()), sequences(b.stdout())];
+    };
+    const [od1, rd1] = await round(['--from', '0'], 5);
+    const [od2, rd2] = await round([], 5);
+    const stored = async (c: string): Promise<number[]> =>
+      sequences((await runCli(['replay', '--event', 'dissemination', '--identifier', `class=${c}`, '--identifier', 'destination=SHARED', '--from', '0'], env)).stdout);
+    const odStored = await stored('od');
+    expect(odStored).toHaveLength(10);
+    expect([...od1, ...od2]).toEqual(odStored);
+    expect([...rd1, ...rd2]).toEqual(await stored('rd'));
+    const state = JSON.parse(readFileSync(stateFile, 'utf8')) as { checkpoints: Record<string, { last_committed_sequence: number }> };
+    expect(Object.values(state.checkpoints).map((c) => c.last_committed_sequence).sort((x, y) => x - y)).toEqual(
+      [od2.at(-1), rd2.at(-1)].sort((x, y) => (x as number) - (y as number)),
+    );
   });
 });
 
