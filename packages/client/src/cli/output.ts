@@ -19,11 +19,25 @@ export interface Output {
 
 export function createOutput(options: { json: boolean; verbosity: number }, stdout: NodeJS.WriteStream = process.stdout, stderr: NodeJS.WriteStream = process.stderr): Output {
   const human = !options.json && stdout.isTTY === true;
+  // A reader that went away (`aviso listen | head -1`) surfaces as EPIPE on a later write; keep
+  // it so the next write fails as a trigger failure instead of crashing on an unhandled event.
+  let broken: Error | undefined;
+  const describe = (error: NodeJS.ErrnoException): Error =>
+    new Error(error.code === 'EPIPE' ? 'stdout was closed by its reader' : `cannot write to stdout: ${error.message}`);
+  stdout.on('error', (error: NodeJS.ErrnoException) => {
+    broken = describe(error);
+  });
   return {
     human,
     verbosity: options.verbosity,
     async write(text) {
-      if (!stdout.write(text)) await once(stdout, 'drain');
+      if (broken) throw broken;
+      try {
+        if (!stdout.write(text)) await once(stdout, 'drain');
+      } catch (error) {
+        throw describe(error as NodeJS.ErrnoException);
+      }
+      if (broken) throw broken;
     },
     async result(data, humanText) {
       await this.write(human ? `${humanText}\n` : `${JSON.stringify(data)}\n`);

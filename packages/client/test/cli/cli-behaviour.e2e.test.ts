@@ -239,6 +239,11 @@ describe('aviso CLI behaviour (in memory)', () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/^Error: listener ad-hoc \[mars\]: /m);
     expect(r.stderr).not.toContain('Listening for');
+    // Ctrl+C while it is still retrying is a clean stop.
+    const retrying = startCli(['--base-url', 'http://127.0.0.1:9', 'listen', '--event', 'mars', '--identifiers', '{}', '--no-state-store'], env);
+    await new Promise((r) => setTimeout(r, 500));
+    retrying.child.kill('SIGINT');
+    expect(await retrying.exited).toBe(0);
   });
 
   it('the bin is executable with its shebang, as npx runs it', () => {

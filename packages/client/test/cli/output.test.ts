@@ -32,4 +32,10 @@ describe('TTY-aware output', () => {
     createOutput({ json: false, verbosity: 1 }, stream(false), err).debug('shown');
     expect(err.text()).toBe('Error: boom\nDEBUG shown\n');
   });
+  it('turns a closed pipe into an error of the next write instead of a crash', async () => {
+    const out = stream(false);
+    const o = createOutput({ json: false, verbosity: 0 }, out, stream(false));
+    (out as unknown as PassThrough).emit('error', Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }));
+    await expect(o.write('x\n')).rejects.toThrow('stdout was closed by its reader');
+  });
 });
