@@ -1,5 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -244,6 +246,37 @@ describe('aviso CLI behaviour (in memory)', () => {
     await new Promise((r) => setTimeout(r, 500));
     retrying.child.kill('SIGINT');
     expect(await retrying.exited).toBe(0);
+  });
+
+  it('the post trigger forwards the server CloudEvent as application/cloudevents+json', async () => {
+    const bodies: { type: string | undefined; body: string }[] = [];
+    const receiver = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        bodies.push({ type: req.headers['content-type'], body });
+        res.end();
+      });
+    });
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+    try {
+      const port = (receiver.address() as AddressInfo).port;
+      const dir = mkdtempSync(join(tmpdir(), 'aviso-cli-post-'));
+      const file = join(dir, 'post.yaml');
+      writeFileSync(file, `listeners:\n  - event: mars\n    identifiers: {class: od, step: 51}\n    triggers:\n      - type: post\n        url: "http://127.0.0.1:${port}/aviso/{{ notification.identifier.step }}"\n`);
+      const cli = startCli(['listen', file, '--no-state-store'], env);
+      await cli.waitFor(({ stderr }) => stderr.includes('Listening for unnamed [mars]'));
+      await notify(`event=mars,${MARS},step:=51`);
+      await cli.waitFor(() => bodies.length === 1);
+      cli.child.kill('SIGINT');
+      expect(await cli.exited).toBe(0);
+      expect(bodies[0]?.type).toBe('application/cloudevents+json');
+      const event = JSON.parse(bodies[0]?.body ?? '') as Record<string, unknown>;
+      expect(event).toMatchObject({ specversion: '1.0', type: expect.stringContaining('mars'), id: expect.stringMatching(/^mars@\d+$/) });
+      expect(event.data).toMatchObject({ identifier: { class: 'od', step: '51' } });
+    } finally {
+      receiver.close();
+    }
   });
 
   it('the bin is executable with its shebang, as npx runs it', () => {
