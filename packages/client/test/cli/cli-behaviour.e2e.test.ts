@@ -242,8 +242,8 @@ describe('aviso CLI behaviour (in memory)', () => {
     expect(r.stderr).toMatch(/^Error: listener ad-hoc \[mars\]: /m);
     expect(r.stderr).not.toContain('Listening for');
     // Ctrl+C while it is still retrying is a clean stop.
-    const retrying = startCli(['--base-url', 'http://127.0.0.1:9', 'listen', '--event', 'mars', '--identifiers', '{}', '--no-state-store'], env);
-    await new Promise((r) => setTimeout(r, 500));
+    const retrying = startCli(['-v', '--base-url', 'http://127.0.0.1:9', 'listen', '--event', 'mars', '--identifiers', '{}', '--no-state-store'], env);
+    await retrying.waitFor(({ stderr }) => stderr.includes('reconnecting in'));
     retrying.child.kill('SIGINT');
     expect(await retrying.exited).toBe(0);
   });
