@@ -1,6 +1,7 @@
 import { systemClock, type Clock } from './clock.js';
 import { DecodeError, HttpError } from './errors.js';
 import { Transport } from './http.js';
+import { defaultFetch, type DefaultFetch } from './transport/default-fetch.js';
 import { NotificationStream } from './stream/notification-stream.js';
 import type { AdminResult, AvisoClientOptions, NotifyRequest, NotifyResult, SchemaList, WatchRequest } from './types.js';
 import { parseBaseUrl } from './url.js';
@@ -36,17 +37,19 @@ export class AvisoClient {
   /** @internal */
   readonly clock: Clock;
   private readonly timeoutMs: number;
+  private readonly shared: DefaultFetch | undefined;
 
   constructor(options: AvisoClientOptions) {
     this.baseUrl = parseBaseUrl(options.baseUrl);
     this.baseUrlInput = options.baseUrl;
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.clock = options.clock ?? systemClock;
+    this.shared = options.fetch === undefined ? defaultFetch(options.ca === undefined ? {} : { ca: options.ca }) : undefined;
     this.transport = new Transport({
       baseUrl: this.baseUrl,
       auth: options.auth,
       userAgent: options.userAgent,
-      fetch: options.fetch ?? globalThis.fetch.bind(globalThis),
+      fetch: options.fetch ?? this.shared!.fetch,
     });
     this.admin = new AvisoAdmin(this);
   }
@@ -75,6 +78,11 @@ export class AvisoClient {
   /** Opens a supervised stream; iterate it with `for await`. */
   watch(request: WatchRequest): NotificationStream {
     return new NotificationStream(this, request);
+  }
+
+  /** Releases the client's connections (open streams should be closed first). */
+  async close(): Promise<void> {
+    await this.shared?.close();
   }
 
   /** @internal */

@@ -12,8 +12,14 @@ export interface AvisoClientOptions {
   readonly userAgent?: string;
   /** Time source and timers; tests inject a manual clock. */
   readonly clock?: Clock;
-  /** Replaces the fetch implementation (browsers, tests). Default: undici with a shared agent. */
+  /**
+   * Replaces the fetch implementation (tests, custom agents). Default in Node: undici over shared
+   * connections (HTTP/2 to https servers, at most 64 watches per connection); in browsers the
+   * platform fetch.
+   */
   readonly fetch?: typeof globalThis.fetch;
+  /** Extra trusted CA certificates (PEM) for https in Node, e.g. a private gateway's. */
+  readonly ca?: string;
 }
 
 /** An identifier value as sent: strings by default, typed JSON when the caller chose it. */

@@ -1,25 +1,16 @@
 import { sleep, type TimerHandle } from '../clock.js';
 import type { AvisoClient } from '../client.js';
-import { AuthError, AvisoError, ConfigError, HistoryGapError, HttpError, StateStoreError, StreamProtocolError, TransportError } from '../errors.js';
+import { AvisoError, ConfigError, HistoryGapError, StateStoreError, StreamProtocolError, TransportError } from '../errors.js';
 import { resumeKey } from '../state/resume-key.js';
 import type { StateStore } from '../state/store.js';
 import type { Notification, StreamOpening, WatchRequest, WatchStatus } from '../types.js';
-import {
-  backoffDelay,
-  DEFAULT_HEARTBEAT_INTERVAL_MS,
-  isEventStream,
-  OPENING_DEADLINE_MS,
-  retryAfterDelay,
-  SERVER_SHUTDOWN_WAIT_MS,
-  SHORT_SESSION_MS,
-  watchdogTimeout,
-} from './backoff.js';
-import { CLOSE_REASONS, decodeNotification } from './frames.js';
+import { backoffDelay, DEFAULT_HEARTBEAT_INTERVAL_MS, OPENING_DEADLINE_MS, watchdogTimeout } from './backoff.js';
+import { decodeNotification } from './frames.js';
+import { closeOutcome, responseOutcome, type Outcome } from './outcomes.js';
+import { watchBody } from './watch-body.js';
 import { BoundedQueue } from './queue.js';
 import { SseReader, type SseFrame } from './sse-reader.js';
 
-/** What one connection ended with. */
-type Outcome = { readonly kind: 'finished' } | { readonly kind: 'reconnect'; readonly wait: 'now' | 'backoff' | number; readonly reason: string };
 
 interface ConnectionState {
   opened: boolean;
@@ -230,16 +221,7 @@ export class NotificationStream implements AsyncIterableIterator<Notification> {
   }
 
   private body(resumeAfter: number | undefined): Record<string, unknown> {
-    const body: Record<string, unknown> = { event_type: this.request.eventType, identifier: this.request.identifier ?? {} };
-    const from = this.request.from;
-    if (resumeAfter !== undefined) body.from_id = String(resumeAfter + 1);
-    else if (from !== undefined && 'fromId' in from) body.from_id = String(from.fromId);
-    else if (from !== undefined) body.from_date = from.fromDate;
-    const to = this.request.to;
-    if (this.pinnedEnd !== undefined) body.to_id = String(this.pinnedEnd);
-    else if (to !== undefined && 'toId' in to) body.to_id = String(to.toId);
-    else if (to !== undefined) body.to_date = to.toDate;
-    return body;
+    return watchBody(this.request, resumeAfter, this.pinnedEnd);
   }
 
   private async connect(body: Record<string, unknown>): Promise<Outcome> {
@@ -303,27 +285,16 @@ export class NotificationStream implements AsyncIterableIterator<Notification> {
   }
 
   /** `undefined` when the response is an event stream to read; otherwise a reconnect or a throw. */
-  private async checkResponse(response: Response): Promise<Outcome | undefined> {
-    const status = response.status;
-    if (status === 200 && isEventStream(response.headers.get('content-type'))) return undefined;
-    const text = await response.text().catch(() => '');
-    const requestId = response.headers.get('x-request-id') ?? undefined;
-    if (status === 401) {
-      if (this.client.transport.options.auth && !this.refreshedThisCycle) {
+  private checkResponse(response: Response): Promise<Outcome | undefined> {
+    const auth = this.client.transport.options.auth !== undefined;
+    return responseOutcome(response, {
+      canRefresh: auth && !this.refreshedThisCycle,
+      refresh: async () => {
         this.refreshedThisCycle = true;
         await this.client.transport.refresh();
-        return { kind: 'reconnect', wait: 'now', reason: '401, credential refreshed' };
-      }
-      throw new AuthError('the server refused the credential (401)', 401, { cause: new HttpError(401, text, requestId) });
-    }
-    if (status === 429 || status === 503) {
-      const wait = retryAfterDelay(response.headers.get('retry-after'), this.client.clock.now());
-      return { kind: 'reconnect', wait: wait ?? 'backoff', reason: `HTTP ${status}` };
-    }
-    if (status >= 500) return { kind: 'reconnect', wait: 'backoff', reason: `HTTP ${status}` };
-    if (status >= 400) throw new HttpError(status, text, requestId);
-    if (status !== 200) throw new StreamProtocolError(`expected HTTP 200 for a stream, got ${status}`);
-    throw new StreamProtocolError(`expected Content-Type text/event-stream, got ${response.headers.get('content-type') ?? 'none'}`);
+      },
+      now: this.client.clock.now(),
+    });
   }
 
   private async handleFrame(frame: SseFrame, state: ConnectionState): Promise<Outcome | undefined> {
@@ -387,15 +358,9 @@ export class NotificationStream implements AsyncIterableIterator<Notification> {
   }
 
   private handleClose(data: Record<string, unknown>, state: ConnectionState): Outcome {
-    const reason = data.reason;
-    if (typeof reason !== 'string' || !CLOSE_REASONS.has(reason)) throw new StreamProtocolError(`unknown close reason ${JSON.stringify(reason)}`);
+    const outcome = closeOutcome(data, { replay: this.replay, sessionMs: this.client.clock.now() - state.openedAt });
     this.status({ type: 'control', frame: data });
-    if (reason === 'server_shutdown') return { kind: 'reconnect', wait: SERVER_SHUTDOWN_WAIT_MS, reason };
-    // A replay's own end_of_stream is its completion; a slow-consumer close (D32) still resumes.
-    if (this.replay && reason === 'end_of_stream' && data.cause === undefined) return { kind: 'finished' };
-    const short = this.client.clock.now() - state.openedAt < SHORT_SESSION_MS;
-    const label = data.cause === undefined ? reason : `${reason} (${String(data.cause)})`;
-    return { kind: 'reconnect', wait: short ? 'backoff' : 'now', reason: label };
+    return outcome;
   }
 
   private async handleNotification(data: Record<string, unknown>): Promise<void> {
