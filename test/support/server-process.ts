@@ -30,6 +30,8 @@ export interface ServerOptions {
   /** Written as YAML and passed with AVISOSERVER_CONFIG_FILE. */
   readonly config: Record<string, unknown> | string;
   readonly env?: Record<string, string>;
+  /** Listen on this port (`application.port` of an object config); a restart reuses its old one. */
+  readonly port?: number;
 }
 
 function ensureBuilt(): void {
@@ -47,7 +49,11 @@ function writeConfig(config: Record<string, unknown> | string): { dir: string; f
 
 function spawnServer(options: ServerOptions): { child: ChildProcess; dir: string } {
   ensureBuilt();
-  const { dir, file } = writeConfig(options.config);
+  const config =
+    options.port === undefined || typeof options.config === 'string'
+      ? options.config
+      : { ...options.config, application: { ...(options.config.application as object | undefined), port: options.port } };
+  const { dir, file } = writeConfig(config);
   const child = spawn(process.execPath, [SERVER_ENTRY], {
     cwd: dir,
     env: { PATH: process.env.PATH ?? '', HOME: dir, AVISOSERVER_CONFIG_FILE: file, ...options.env },

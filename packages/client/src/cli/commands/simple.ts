@@ -1,0 +1,63 @@
+import { UsageError } from '../errors.js';
+import { dumpSettings } from '../settings.js';
+import { parseNotifyParameters } from '../values.js';
+import { asIdentifier, createClient, type CommandContext } from './common.js';
+import { stringify } from 'yaml';
+
+/** `aviso notify event=TYPE k=v ... [data=JSON] [--identifier k=v | k:=JSON ...]` */
+export async function notifyCommand(ctx: CommandContext, parameters: readonly string[], identifiers: readonly string[]): Promise<void> {
+  const request = parseNotifyParameters(parameters, identifiers);
+  const client = createClient(ctx);
+  const result = await client.notify({ ...request, identifier: asIdentifier(request.identifier), signal: ctx.signal });
+  await ctx.output.result(
+    { status: result.status, request_id: result.requestId, processed_at: result.processedAt, event_type: request.eventType },
+    `Published ${request.eventType} notification: ${result.status} (request ${result.requestId}, processed at ${result.processedAt})`,
+  );
+}
+
+/** `aviso schema list`: the server's `event_types`, each with its public schema when piped. */
+export async function schemaListCommand(ctx: CommandContext): Promise<void> {
+  const answer = (await createClient(ctx).schema()) as { event_types?: unknown; schema?: Record<string, unknown> };
+  const schemas = answer.schema ?? {};
+  const names = (Array.isArray(answer.event_types) ? answer.event_types.map(String) : Object.keys(schemas)).sort();
+  if (ctx.output.human) {
+    await ctx.output.write(`Event types (${names.length}):\n${names.map((n) => `  - ${n}\n`).join('')}`);
+    return;
+  }
+  for (const name of names) await ctx.output.write(`${JSON.stringify({ event_type: name, schema: schemas[name] ?? null })}\n`);
+}
+
+export async function schemaGetCommand(ctx: CommandContext, eventType: string): Promise<void> {
+  const schema = await createClient(ctx).schema(eventType);
+  await ctx.output.write(ctx.output.human ? `${JSON.stringify(schema, null, 2)}\n` : `${JSON.stringify(schema)}\n`);
+}
+
+export type AdminAction = { kind: 'wipe-stream'; eventType: string } | { kind: 'wipe-all' } | { kind: 'delete'; id: string };
+
+export async function adminCommand(ctx: CommandContext, action: AdminAction, yes: boolean): Promise<void> {
+  if (!yes) throw new UsageError(`aviso admin ${action.kind} deletes notifications: pass --yes to confirm`);
+  if (action.kind === 'delete' && !/^[^@]+@\d+$/.test(action.id)) {
+    throw new UsageError(`"${action.id}" is not a notification id: use <event_type>@<sequence>, for example mars@42`);
+  }
+  const admin = createClient(ctx).admin;
+  const result =
+    action.kind === 'wipe-stream' ? await admin.wipeStream(action.eventType) : action.kind === 'wipe-all' ? await admin.wipeAll() : await admin.deleteNotification(action.id);
+  await ctx.output.result(
+    { success: result.success, message: result.message, request_id: result.requestId, ...(result.notificationId ? { notification_id: result.notificationId } : {}) },
+    result.message,
+  );
+}
+
+/** `aviso config dump [--redact]`: YAML with source comments on a terminal, JSON with `source` fields otherwise. */
+export async function configDumpCommand(ctx: CommandContext, redact: boolean): Promise<void> {
+  const dump = dumpSettings(ctx.settings, redact);
+  if (!ctx.output.human) {
+    await ctx.output.write(`${JSON.stringify(dump)}\n`);
+    return;
+  }
+  let text = '';
+  for (const [key, { value, source }] of Object.entries(dump)) {
+    text += `# ${key}: from ${source}\n${stringify({ [key]: value })}`;
+  }
+  await ctx.output.write(text);
+}

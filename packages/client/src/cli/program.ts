@@ -1,0 +1,118 @@
+import { Command, Option } from 'commander';
+import { adminCommand, configDumpCommand, notifyCommand, schemaGetCommand, schemaListCommand } from './commands/simple.js';
+import type { CommandContext } from './commands/common.js';
+import { listenCommand, type ListenFlags } from './commands/listen.js';
+import { replayCommand, type ReplayFlags } from './commands/replay.js';
+import { completionScript } from './completions.js';
+
+/**
+ * The `aviso` command tree, flag for flag the aviso client's (client.md §5). Each action
+ * receives a ready CommandContext from `run` and returns its exit code.
+ */
+export type Run = (command: Command, body: (ctx: CommandContext) => Promise<number | void>) => Promise<void>;
+
+const collect = (value: string, previous: string[]): string[] => [...previous, value];
+const increase = (_: string, previous: number): number => previous + 1;
+
+export function buildProgram(version: string, run: Run): Command {
+  const program = new Command('aviso')
+    .description('Publish, listen to and replay aviso notifications')
+    .version(version, '-V, --version')
+    .option('-c, --config <PATH>', 'config file (default ~/.config/aviso/config.yaml, env AVISO_CLIENT_CONFIG_FILE)')
+    .option('--state-file <PATH>', 'state file (default ~/.config/aviso/state.json, env AVISO_STATE_FILE)')
+    .option('--base-url <URL>', 'server URL (env AVISO_BASE_URL)')
+    .option('--token <TOKEN>', 'bearer token (env AVISO_TOKEN)')
+    .option('--username <USERNAME>', 'basic auth user name, with --password (env AVISO_USERNAME)')
+    .option('--password <PASSWORD>', 'basic auth password, with --username (env AVISO_PASSWORD)')
+    .option('--json', 'JSON output even on a terminal')
+    .addOption(new Option('--color <MODE>', 'color mode; output is never colored').choices(['auto', 'always', 'never']).default('never'))
+    .option('-v, --verbose', 'more diagnostics on stderr (-v, -vv)', increase, 0)
+    .showHelpAfterError();
+  program.exitOverride();
+
+  program
+    .command('notify')
+    .description('publish one notification: event=TYPE key=value ... [data=JSON]')
+    .argument('<PARAMETERS...>', 'comma-separated key=value lists; event= is required, data= is the JSON payload, key:=JSON a typed value')
+    .option('--identifier <KEY=VALUE>', 'one identifier: key=value (string) or key:=JSON (typed); repeatable', collect, [])
+    .action((parameters: string[], opts: { identifier: string[] }, cmd: Command) =>
+      run(cmd, (ctx) => notifyCommand(ctx, parameters, opts.identifier)),
+    );
+
+  const inline = (cmd: Command): Command =>
+    cmd
+      .option('--event <TYPE>', 'ad-hoc listener: the event type (with --identifiers or --identifier)')
+      .option('--identifiers <JSON>', 'ad-hoc listener: the filter as one JSON object')
+      .option('--identifier <KEY=VALUE>', 'ad-hoc listener: one filter field, key=value or key:=JSON; repeatable', collect, []);
+
+  inline(
+    program
+      .command('listen')
+      .description('run listeners until Ctrl+C')
+      .argument('[LISTENER_FILES...]', 'listener YAML files (replace the config file\'s listeners:)')
+      .option('--from <VALUE>', 'start after this sequence, or at this date, for every listener')
+      .option('--no-state-store', 'keep cursors in memory only for this run')
+      .option('--startup-timeout <DURATION>', 'give up when no connection is confirmed within this time', '30s'),
+  ).action((files: string[], opts: ListenFlags, cmd: Command) => run(cmd, (ctx) => listenCommand(ctx, files, opts)));
+
+  inline(
+    program
+      .command('replay')
+      .description('replay stored notifications through a listener\'s triggers, then exit')
+      .argument('[LISTENER_FILES...]', 'listener YAML files')
+      .requiredOption('--from <VALUE>', 'start after this sequence, or at this date')
+      .option('--until <VALUE>', 'end at this sequence or date (inclusive)')
+      .option('--listener <NAME>', 'the listener to replay when several resolve'),
+  ).action((files: string[], opts: ReplayFlags, cmd: Command) => run(cmd, (ctx) => replayCommand(ctx, files, opts)));
+
+  const schema = program.command('schema').description('inspect the server\'s schemas');
+  schema
+    .command('list')
+    .description('list event types')
+    .action((_: unknown, cmd: Command) => run(cmd, (ctx) => schemaListCommand(ctx)));
+  schema
+    .command('get')
+    .description('print one schema')
+    .argument('<EVENT_TYPE>')
+    .action((eventType: string, _: unknown, cmd: Command) => run(cmd, (ctx) => schemaGetCommand(ctx, eventType)));
+
+  const admin = program.command('admin').description('destructive operations (need --yes)');
+  admin
+    .command('wipe-stream')
+    .description('delete every notification of one event type')
+    .argument('<EVENT_TYPE>')
+    .option('--yes', 'confirm')
+    .action((eventType: string, opts: { yes?: boolean }, cmd: Command) =>
+      run(cmd, (ctx) => adminCommand(ctx, { kind: 'wipe-stream', eventType }, opts.yes === true)),
+    );
+  admin
+    .command('wipe-all')
+    .description('delete every notification of every stream')
+    .option('--yes', 'confirm')
+    .action((opts: { yes?: boolean }, cmd: Command) => run(cmd, (ctx) => adminCommand(ctx, { kind: 'wipe-all' }, opts.yes === true)));
+  admin
+    .command('delete')
+    .description('delete one notification, TYPE@SEQUENCE')
+    .argument('<NOTIFICATION_ID>')
+    .option('--yes', 'confirm')
+    .action((id: string, opts: { yes?: boolean }, cmd: Command) => run(cmd, (ctx) => adminCommand(ctx, { kind: 'delete', id }, opts.yes === true)));
+
+  program
+    .command('config')
+    .description('inspect the resolved configuration')
+    .command('dump')
+    .description('print every resolved setting and where it came from')
+    .option('--redact', 'mask tokens and passwords')
+    .action((opts: { redact?: boolean }, cmd: Command) => run(cmd, (ctx) => configDumpCommand(ctx, opts.redact === true)));
+
+  program
+    .command('completions')
+    .description('print a shell completion script')
+    .argument('<SHELL>', 'bash, zsh or fish')
+    .action((shell: string, _: unknown, cmd: Command) =>
+      run(cmd, async (ctx) => {
+        await ctx.output.write(completionScript(program, shell));
+      }),
+    );
+  return program;
+}

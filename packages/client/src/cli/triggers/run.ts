@@ -1,0 +1,71 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { TriggerFailedError } from '../../index.js';
+import type { TriggerSpec } from '../listeners.js';
+import { runCommand } from './command.js';
+import { runEcho, runLog } from './echo-log.js';
+import { runPost, runWebhook } from './http.js';
+import { AttemptError, type TriggerEnvironment, type TriggerNotification } from './types.js';
+
+export interface RunOptions {
+  readonly signal?: AbortSignal;
+  readonly warn: (message: string) => void;
+  /** Backoff before retry `attempt` (1-based); injectable so tests need not wait. */
+  readonly backoffMs?: (attempt: number) => number;
+}
+
+/** The supervisor's schedule: full jitter, uniform in [0, min(250 ms · 2^attempt, 30 s)). */
+export function triggerBackoffMs(attempt: number): number {
+  return Math.random() * Math.min(250 * 2 ** attempt, 30_000);
+}
+
+function attempt(spec: TriggerSpec, n: TriggerNotification, ctx: TriggerEnvironment): Promise<void> {
+  switch (spec.type) {
+    case 'echo':
+      return runEcho(n, ctx);
+    case 'log':
+      return runLog(n, spec.path);
+    case 'command':
+      return runCommand(n, spec, ctx);
+    case 'webhook':
+      return runWebhook(n, spec, ctx);
+    case 'post':
+      return runPost(n, spec, ctx);
+  }
+}
+
+async function runOne(spec: TriggerSpec, n: TriggerNotification, ctx: TriggerEnvironment, options: RunOptions): Promise<void> {
+  const failFast = spec.type === 'echo' || spec.type === 'log' ? false : spec.failFast;
+  const backoff = options.backoffMs ?? triggerBackoffMs;
+  for (let tried = 0; ; tried += 1) {
+    try {
+      await attempt(spec, n, ctx);
+      return;
+    } catch (error) {
+      const deterministic = error instanceof AttemptError && error.deterministic;
+      const message = error instanceof Error ? error.message : String(error);
+      const last = tried >= spec.retries || (failFast && deterministic);
+      if (last) {
+        const where = `${spec.type} trigger for ${n.view.event_type}@${n.view.sequence}`;
+        // A required trigger that failed for good stops the listener without committing the notification.
+        if (spec.required) throw new TriggerFailedError(spec.type, `${where} failed: ${message}`, { cause: error });
+        options.warn(`WARN optional ${where} failed, continuing: ${message}`);
+        return;
+      }
+      // A Ctrl+C during the wait ends the run here, before the next attempt starts.
+      await sleep(backoff(tried + 1), undefined, options.signal ? { signal: options.signal } : {});
+    }
+  }
+}
+
+/** Runs a listener's triggers in declaration order; a notification counts as delivered after all. */
+export async function runTriggers(
+  triggers: readonly TriggerSpec[],
+  n: TriggerNotification,
+  ctx: TriggerEnvironment,
+  options: RunOptions,
+): Promise<void> {
+  for (const spec of triggers) {
+    options.signal?.throwIfAborted();
+    await runOne(spec, n, ctx, options);
+  }
+}

@@ -1,0 +1,119 @@
+import { systemClock, type Clock } from './clock.js';
+import { DecodeError, HttpError } from './errors.js';
+import { Transport } from './http.js';
+import { defaultFetch, type DefaultFetch } from './transport/default-fetch.js';
+import { NotificationStream } from './stream/notification-stream.js';
+import type { AdminResult, AvisoClientOptions, NotifyRequest, NotifyResult, SchemaList, WatchRequest } from './types.js';
+import { parseBaseUrl } from './url.js';
+
+const DEFAULT_TIMEOUT_MS = 30_000;
+
+function decodeJson(text: string, what: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new DecodeError(`${what}: the response is not JSON`, { cause: error });
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new DecodeError(`${what}: the response is not a JSON object`);
+  return value as Record<string, unknown>;
+}
+
+function requestIdOf(response: Response, body: Record<string, unknown>): string {
+  const header = response.headers.get('x-request-id');
+  if (header) return header;
+  if (typeof body.request_id === 'string') return body.request_id;
+  throw new DecodeError('the response carries no request id');
+}
+
+/** A client of one aviso server (client.md §2). */
+export class AvisoClient {
+  readonly baseUrl: URL;
+  /** The base URL as given, for the resume key (the aviso client hashes its own normalisation of it). */
+  readonly baseUrlInput: string;
+  readonly admin: AvisoAdmin;
+  /** @internal shared with the streams */
+  readonly transport: Transport;
+  /** @internal */
+  readonly clock: Clock;
+  private readonly timeoutMs: number;
+  private readonly shared: DefaultFetch | undefined;
+
+  constructor(options: AvisoClientOptions) {
+    this.baseUrl = parseBaseUrl(options.baseUrl);
+    this.baseUrlInput = options.baseUrl;
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.clock = options.clock ?? systemClock;
+    this.shared = options.fetch === undefined ? defaultFetch(options.ca === undefined ? {} : { ca: options.ca }) : undefined;
+    this.transport = new Transport({
+      baseUrl: this.baseUrl,
+      auth: options.auth,
+      userAgent: options.userAgent,
+      fetch: options.fetch ?? this.shared!.fetch,
+    });
+    this.admin = new AvisoAdmin(this);
+  }
+
+  /** Publishes one notification. Not retried once sent (it could be stored twice), except after a 401 refresh. */
+  async notify(request: NotifyRequest): Promise<NotifyResult> {
+    const body: Record<string, unknown> = { event_type: request.eventType, identifier: request.identifier };
+    if (request.payload !== undefined) body.payload = request.payload;
+    const { response, text } = await this.transport.exchange('POST', 'api/v1/notification', body, this.timeoutMs, request.signal);
+    if (response.status !== 200) throw new HttpError(response.status, text, response.headers.get('x-request-id') ?? undefined);
+    const json = decodeJson(text, 'notify');
+    if (typeof json.status !== 'string' || typeof json.processed_at !== 'string') throw new DecodeError('notify: unexpected response shape');
+    return { status: json.status, requestId: requestIdOf(response, json), processedAt: json.processed_at };
+  }
+
+  /** Every schema (`schema()`) or one (`schema("mars")`), as the server's public view. */
+  schema(): Promise<SchemaList>;
+  schema(eventType: string): Promise<Record<string, unknown>>;
+  async schema(eventType?: string): Promise<Record<string, unknown>> {
+    const path = eventType === undefined ? 'api/v1/schema' : `api/v1/schema/${encodeURIComponent(eventType)}`;
+    const { response, text } = await this.transport.exchange('GET', path, undefined, this.timeoutMs);
+    if (response.status !== 200) throw new HttpError(response.status, text, response.headers.get('x-request-id') ?? undefined);
+    return decodeJson(text, 'schema');
+  }
+
+  /** Opens a supervised stream; iterate it with `for await`. */
+  watch(request: WatchRequest): NotificationStream {
+    return new NotificationStream(this, request);
+  }
+
+  /** Releases the client's connections (open streams should be closed first). */
+  async close(): Promise<void> {
+    await this.shared?.close();
+  }
+
+  /** @internal */
+  async adminCall(method: string, path: string, body?: unknown): Promise<AdminResult> {
+    const { response, text } = await this.transport.exchange(method, path, body, this.timeoutMs);
+    if (response.status !== 200) throw new HttpError(response.status, text, response.headers.get('x-request-id') ?? undefined);
+    const json = decodeJson(text, 'admin');
+    if (typeof json.success !== 'boolean' || typeof json.message !== 'string') throw new DecodeError('admin: unexpected response shape');
+    return {
+      success: json.success,
+      message: json.message,
+      requestId: requestIdOf(response, json),
+      ...(typeof json.notification_id === 'string' ? { notificationId: json.notification_id } : {}),
+    };
+  }
+}
+
+/** Admin operations; each throws `HttpError` on a non-200 answer. */
+export class AvisoAdmin {
+  constructor(private readonly client: AvisoClient) {}
+
+  wipeStream(name: string): Promise<AdminResult> {
+    return this.client.adminCall('DELETE', 'api/v1/admin/wipe/stream', { stream_name: name });
+  }
+
+  wipeAll(): Promise<AdminResult> {
+    return this.client.adminCall('DELETE', 'api/v1/admin/wipe/all');
+  }
+
+  /** `id` is `<event_type>@<sequence>`, for example `mars@42`. */
+  deleteNotification(id: string): Promise<AdminResult> {
+    return this.client.adminCall('DELETE', `api/v1/admin/notification/${encodeURIComponent(id)}`);
+  }
+}

@@ -1,0 +1,149 @@
+import type * as FsPromises from 'node:fs/promises';
+import type * as NodePath from 'node:path';
+import type { lock as LockFunction } from 'proper-lockfile';
+import { StateStoreError } from '../errors.js';
+import { KEY_FORMAT_VERSION } from './resume-key.js';
+import type { Checkpoint, StateStore } from './store.js';
+
+/** Format version of the document itself (the aviso client's `version`). */
+export const STATE_FILE_VERSION = 1;
+
+interface FileCheckpoint {
+  last_committed_sequence: number;
+  last_event_id: string | null;
+}
+
+interface StateDocument {
+  version: number;
+  key_format_version: number;
+  checkpoints: Record<string, FileCheckpoint>;
+}
+
+/** Node modules loaded on first use, so importing the library in a browser never touches them. */
+async function nodeModules() {
+  const [fs, pathModule, lockfile] = await Promise.all([import('node:fs/promises'), import('node:path'), import('proper-lockfile')]);
+  return { fs, path: pathModule, lockfile: lockfile.default };
+}
+
+/**
+ * The aviso client's state file (`{"version":1,"key_format_version":1,"checkpoints":{...}}`), so
+ * the Rust `aviso` and this library can share one file. Every put runs under an exclusive lock on
+ * `<path>.lock`, re-reads the file, merges monotonically (the higher sequence wins, other keys are
+ * kept) and replaces the file atomically (temp file, fsync, rename, fsync of the directory).
+ * The parent directory must exist; the file and its lock are created on the first put.
+ */
+export class JsonFileStore implements StateStore {
+  constructor(readonly path: string) {}
+
+  async get(key: string): Promise<Checkpoint | undefined> {
+    const document = await this.read();
+    const entry = document?.checkpoints[key];
+    return entry === undefined ? undefined : { lastCommittedSequence: entry.last_committed_sequence, lastEventId: entry.last_event_id };
+  }
+
+  async put(key: string, checkpoint: Checkpoint): Promise<void> {
+    const { fs, path, lockfile } = await nodeModules();
+    const release = await this.lock(fs, lockfile);
+    try {
+      const document = (await this.read()) ?? { version: STATE_FILE_VERSION, key_format_version: KEY_FORMAT_VERSION, checkpoints: {} };
+      const current = document.checkpoints[key];
+      if (current !== undefined && current.last_committed_sequence >= checkpoint.lastCommittedSequence) return;
+      document.checkpoints[key] = { last_committed_sequence: checkpoint.lastCommittedSequence, last_event_id: checkpoint.lastEventId };
+      await this.writeAtomically(fs, path, `${JSON.stringify(document, null, 2)}\n`);
+    } catch (error) {
+      throw error instanceof StateStoreError ? error : new StateStoreError(`cannot write state file ${this.path}: ${(error as Error).message}`, { cause: error });
+    } finally {
+      await release().catch(() => undefined);
+    }
+  }
+
+  /**
+   * proper-lockfile locks by creating a directory. The Rust client leaves `<path>.lock` behind as a
+   * plain file (it flocks it); when that file exists our processes agree on `<path>.lock.d` instead.
+   */
+  private async lock(fs: typeof FsPromises, lockfile: { lock: typeof LockFunction }): Promise<() => Promise<void>> {
+    let lockPath = `${this.path}.lock`;
+    const existing = await fs.stat(lockPath).catch(() => undefined);
+    if (existing?.isFile()) lockPath = `${this.path}.lock.d`;
+    try {
+      return await lockfile.lock(this.path, {
+        realpath: false,
+        lockfilePath: lockPath,
+        stale: 10_000,
+        retries: { retries: 200, factor: 1.2, minTimeout: 5, maxTimeout: 100 },
+      });
+    } catch (error) {
+      throw new StateStoreError(`cannot lock state file ${this.path}: ${(error as Error).message}`, { cause: error });
+    }
+  }
+
+  private async read(): Promise<StateDocument | undefined> {
+    const { fs } = await nodeModules();
+    let text: string;
+    try {
+      text = await fs.readFile(this.path, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw new StateStoreError(`cannot read state file ${this.path}: ${(error as Error).message}`, { cause: error });
+    }
+    return parseStateDocument(text, this.path);
+  }
+
+  private async writeAtomically(fs: typeof FsPromises, path: typeof NodePath, text: string): Promise<void> {
+    const directory = path.dirname(this.path);
+    const temp = path.join(directory, `.${path.basename(this.path)}.${process.pid}.${Date.now()}.tmp`);
+    const handle = await fs.open(temp, 'w', 0o600);
+    try {
+      await handle.writeFile(text, 'utf8');
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    try {
+      await fs.rename(temp, this.path);
+    } catch (error) {
+      await fs.rm(temp, { force: true });
+      throw error;
+    }
+    // The rename is durable only once the directory entry is.
+    const dir = await fs.open(directory, 'r');
+    try {
+      await dir.sync();
+    } finally {
+      await dir.close();
+    }
+  }
+}
+
+/** Validates the document exactly as the aviso client does (exact version matches). */
+export function parseStateDocument(text: string, path: string): StateDocument {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new StateStoreError(`state file ${path} is not valid JSON: ${(error as Error).message}`, { cause: error });
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new StateStoreError(`state file ${path} is not a JSON object`);
+  const record = value as Record<string, unknown>;
+  if (record.version !== STATE_FILE_VERSION) {
+    throw new StateStoreError(`state file format version ${String(record.version)} does not match supported version ${STATE_FILE_VERSION}`);
+  }
+  if (record.key_format_version !== KEY_FORMAT_VERSION) {
+    throw new StateStoreError(`state file uses key_format_version ${String(record.key_format_version)}; this client uses ${KEY_FORMAT_VERSION}`);
+  }
+  const checkpoints = record.checkpoints;
+  if (checkpoints === null || typeof checkpoints !== 'object' || Array.isArray(checkpoints)) {
+    throw new StateStoreError(`state file ${path}: checkpoints must be an object`);
+  }
+  const result: Record<string, FileCheckpoint> = {};
+  for (const [key, entry] of Object.entries(checkpoints as Record<string, unknown>)) {
+    const item = entry as Record<string, unknown> | null;
+    const sequence = item?.last_committed_sequence;
+    const eventId = item?.last_event_id;
+    if (!/^[0-9a-f]{64}$/.test(key) || typeof sequence !== 'number' || !Number.isSafeInteger(sequence) || sequence < 0 || (eventId !== null && eventId !== undefined && typeof eventId !== 'string')) {
+      throw new StateStoreError(`state file ${path}: checkpoint ${key} is malformed`);
+    }
+    result[key] = { last_committed_sequence: sequence, last_event_id: eventId ?? null };
+  }
+  return { version: STATE_FILE_VERSION, key_format_version: KEY_FORMAT_VERSION, checkpoints: result };
+}

@@ -1,0 +1,51 @@
+import canonicalize from 'canonicalize';
+import { ConfigError } from '../errors.js';
+import type { Identifier } from '../types.js';
+
+/** The hash-input recipe version of the aviso client; stored as `key_format_version`. */
+export const KEY_FORMAT_VERSION = 1;
+
+/**
+ * The aviso client's normalised base URL: scheme and host lower-cased, default port dropped,
+ * user info, query and fragment removed (the WHATWG serialisation, so `https://h` → `https://h/`).
+ */
+export function normaliseBaseUrl(baseUrl: string): string {
+  const url = new URL(baseUrl);
+  url.username = '';
+  url.password = '';
+  url.search = '';
+  url.hash = '';
+  return url.href;
+}
+
+const encoder = new TextEncoder();
+
+function lengthPrefixed(text: string): Uint8Array {
+  const bytes = encoder.encode(text);
+  const framed = new Uint8Array(8 + bytes.length);
+  new DataView(framed.buffer).setBigUint64(0, BigInt(bytes.length), true);
+  framed.set(bytes, 8);
+  return framed;
+}
+
+/**
+ * The resume key exactly as the aviso client computes it (its state-file internals page):
+ * lower-case hex SHA-256 over `key_format_version` as u32 LE, then the normalised base URL, the
+ * event type and the RFC 8785 canonical filter JSON, each preceded by its byte length as u64 LE,
+ * then one zero byte for "no schema fingerprint". WebCrypto, so it runs in browsers too.
+ */
+export async function resumeKey(baseUrl: string, eventType: string, identifier: Identifier = {}): Promise<string> {
+  const filter = canonicalize(identifier);
+  if (filter === undefined) throw new ConfigError('the watch filter cannot be canonicalised');
+  const version = new Uint8Array(4);
+  new DataView(version.buffer).setUint32(0, KEY_FORMAT_VERSION, true);
+  const parts = [version, lengthPrefixed(normaliseBaseUrl(baseUrl)), lengthPrefixed(eventType), lengthPrefixed(filter), new Uint8Array([0])];
+  const input = new Uint8Array(parts.reduce((total, part) => total + part.length, 0));
+  let offset = 0;
+  for (const part of parts) {
+    input.set(part, offset);
+    offset += part.length;
+  }
+  const digest = new Uint8Array(await globalThis.crypto.subtle.digest('SHA-256', input));
+  return Array.from(digest, (byte) => byte.toString(16).padStart(2, '0')).join('');
+}

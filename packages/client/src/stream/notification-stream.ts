@@ -1,0 +1,376 @@
+import { sleep, type TimerHandle } from '../clock.js';
+import type { AvisoClient } from '../client.js';
+import { AvisoError, ConfigError, HistoryGapError, StateStoreError, StreamProtocolError, TransportError } from '../errors.js';
+import { resumeKey } from '../state/resume-key.js';
+import type { StateStore } from '../state/store.js';
+import type { Notification, StreamOpening, WatchRequest, WatchStatus } from '../types.js';
+import { backoffDelay, DEFAULT_HEARTBEAT_INTERVAL_MS, OPENING_DEADLINE_MS, watchdogTimeout } from './backoff.js';
+import { decodeNotification } from './frames.js';
+import { closeOutcome, responseOutcome, type Outcome } from './outcomes.js';
+import { watchBody } from './watch-body.js';
+import { BoundedQueue } from './queue.js';
+import { SseReader, type SseFrame } from './sse-reader.js';
+
+
+interface ConnectionState {
+  opened: boolean;
+  openedAt: number;
+  readonly expectReplay: boolean;
+  readonly cancelDeadline: () => void;
+}
+
+const DEFAULT_QUEUE = 128;
+
+/**
+ * A supervised watch (client.md §3): an async iterator of notifications that reconnects and
+ * resumes by itself and ends only when the stream is complete, closed, or hits a terminal error.
+ */
+export class NotificationStream implements AsyncIterableIterator<Notification> {
+  /** Resolves at the first confirmed opening; rejects if the stream fails or closes before. */
+  readonly ready: Promise<StreamOpening>;
+  private resolveReady!: (opening: StreamOpening) => void;
+  private rejectReady!: (error: unknown) => void;
+  private readonly abort = new AbortController();
+  private readonly queue: BoundedQueue<Notification>;
+  private readonly store: StateStore | undefined;
+  private readonly replay: boolean;
+  private readonly ranged: boolean;
+  private readonly unfiltered: boolean;
+  private readonly heartbeatMs: number;
+  private key: string | undefined;
+  private failure: unknown;
+  private failureReported = false;
+  private finished = false;
+  private confirmedEver = false;
+  private attempt = 0;
+  private refreshedThisCycle = false;
+  /** Highest sequence handed to the consumer. */
+  private handed: number | undefined;
+  /** Highest sequence accepted from the wire since the last reconnect (for duplicates and gaps). */
+  private received: number | undefined;
+  private committed: number | undefined;
+  private pending: Notification | undefined;
+  private pinnedEnd: number | undefined;
+  /** The gap baseline before anything is handed: the stored cursor, when it decides the start. */
+  private baseline: number | undefined;
+
+  constructor(private readonly client: AvisoClient, private readonly request: WatchRequest) {
+    this.ranged = request.to !== undefined;
+    this.replay = request.replayOnly === true || this.ranged;
+    this.store = request.stateStore;
+    this.unfiltered = Object.keys(request.identifier ?? {}).length === 0;
+    this.heartbeatMs = request.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS;
+    this.queue = new BoundedQueue(request.queueSize ?? (this.store ? 1 : DEFAULT_QUEUE));
+    this.ready = new Promise((resolve, reject) => {
+      this.resolveReady = resolve;
+      this.rejectReady = reject;
+    });
+    // Callers that only iterate must not see an unhandled rejection of `ready`.
+    this.ready.catch(() => undefined);
+    if (request.signal) {
+      if (request.signal.aborted) this.abort.abort(request.signal.reason);
+      else request.signal.addEventListener('abort', () => this.close(), { once: true });
+    }
+    void this.run();
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  /** Highest sequence handed to the consumer so far. */
+  get lastSequence(): number | undefined {
+    return this.handed;
+  }
+
+  async next(): Promise<IteratorResult<Notification>> {
+    for (;;) {
+      await this.commitPending();
+      const item = this.queue.shift();
+      if (item !== undefined) {
+        this.handed = item.sequence;
+        if (this.store) this.pending = item;
+        return { value: item, done: false };
+      }
+      if (this.failure !== undefined && !this.failureReported) {
+        this.failureReported = true;
+        throw this.failure;
+      }
+      if (this.finished) return { value: undefined, done: true };
+      await this.queue.waitForItem();
+    }
+  }
+
+  /** Stops iterating (a `break` out of `for await`); the last handed cursor is not committed, use `commit()`. */
+  return(): Promise<IteratorResult<Notification>> {
+    this.close();
+    return Promise.resolve({ value: undefined, done: true });
+  }
+
+  /** Commits the last handed notification to the state store now (a graceful exit's flush). */
+  async commit(): Promise<void> {
+    await this.commitPending();
+  }
+
+  /** Ends the stream: the socket is released and iteration finishes after nothing more. */
+  close(): void {
+    if (!this.abort.signal.aborted) this.abort.abort(new DOMException('the stream was closed', 'AbortError'));
+    this.finished = true;
+    this.queue.clear();
+    this.queue.wake();
+    this.rejectReady(new TransportError('the stream was closed before it opened'));
+  }
+
+  private status(status: WatchStatus): void {
+    this.request.onStatus?.(status);
+  }
+
+  private async commitPending(): Promise<void> {
+    const item = this.pending;
+    if (!this.store || item === undefined || this.key === undefined) return;
+    this.pending = undefined;
+    if (this.committed !== undefined && item.sequence <= this.committed) return;
+    try {
+      await this.store.put(this.key, { lastCommittedSequence: item.sequence, lastEventId: `${item.eventType}@${item.sequence}` });
+    } catch (error) {
+      const failure = error instanceof StateStoreError ? error : new StateStoreError(`state store put failed: ${(error as Error).message}`, { cause: error });
+      this.fail(failure);
+      this.failureReported = true;
+      throw failure;
+    }
+    this.committed = item.sequence;
+  }
+
+  private fail(error: unknown): void {
+    if (this.failure === undefined) this.failure = error;
+    this.rejectReady(error);
+    if (!this.abort.signal.aborted) this.abort.abort(error);
+    this.finished = true;
+    this.queue.wake();
+  }
+
+  private validate(): void {
+    const { request } = this;
+    if (request.to !== undefined && request.from === undefined && !this.store) {
+      throw new ConfigError('a replay range needs a start (from)');
+    }
+    if (this.replay && request.from === undefined && !this.store) throw new ConfigError('replayOnly needs a start (from)');
+  }
+
+  private async run(): Promise<void> {
+    try {
+      this.validate();
+      if (this.store) await this.loadCursor(this.store);
+      if (this.replay && this.request.from === undefined && this.committed === undefined) {
+        throw new ConfigError('replayOnly needs a start (from) or a stored cursor');
+      }
+      const startupDeadline = this.request.startupTimeoutMs === undefined ? undefined : this.client.clock.now() + this.request.startupTimeoutMs;
+      for (;;) {
+        if (this.abort.signal.aborted) return;
+        const resumeAfter = this.resumeAfter();
+        if (this.pinnedEnd !== undefined && resumeAfter !== undefined && resumeAfter >= this.pinnedEnd) return;
+        const outcome = await this.connect(this.body(resumeAfter));
+        if (outcome.kind === 'finished') return;
+        // A range whose pinned end already came off the wire is complete: what is queued is handed over, nothing is asked again.
+        if (this.pinnedEnd !== undefined && this.received !== undefined && this.received >= this.pinnedEnd) return;
+        // Undelivered notifications are fetched again from the resume cursor.
+        this.queue.clear();
+        this.received = this.handed ?? this.baseline;
+        const wait = outcome.wait === 'now' ? 0 : outcome.wait === 'backoff' ? backoffDelay(this.attempt++, () => this.client.clock.random()) : outcome.wait;
+        if (!this.confirmedEver && startupDeadline !== undefined && this.client.clock.now() + wait > startupDeadline) {
+          throw new TransportError(`no confirmed opening within the startup budget of ${this.request.startupTimeoutMs} ms (last: ${outcome.reason})`);
+        }
+        this.status({ type: 'reconnecting', delayMs: wait, attempt: this.attempt, reason: outcome.reason });
+        if (wait > 0) await sleep(this.client.clock, wait, this.abort.signal);
+      }
+    } catch (error) {
+      if (!this.abort.signal.aborted) this.fail(error);
+    } finally {
+      this.finished = true;
+      this.queue.wake();
+      this.rejectReady(this.failure ?? new TransportError('the stream ended before it opened'));
+      this.status({ type: 'ended', reason: this.failure === undefined ? 'finished' : String((this.failure as Error).name) });
+    }
+  }
+
+  private async loadCursor(store: StateStore): Promise<void> {
+    this.key = await resumeKey(this.client.baseUrlInput, this.request.eventType, this.request.identifier ?? {});
+    let checkpoint;
+    try {
+      checkpoint = await store.get(this.key);
+    } catch (error) {
+      throw error instanceof StateStoreError ? error : new StateStoreError(`state store get failed: ${(error as Error).message}`, { cause: error });
+    }
+    if (checkpoint !== undefined) {
+      this.committed = checkpoint.lastCommittedSequence;
+      // An explicit start is a rewind: its first sequence is unknown, so only a stored cursor sets the gap baseline.
+      if (this.request.from === undefined) this.received = this.baseline = this.committed;
+    }
+  }
+
+  /** The sequence after which a new connection resumes, if any is known. */
+  private resumeAfter(): number | undefined {
+    if (this.store) {
+      if (this.handed !== undefined && (this.committed === undefined || this.handed > this.committed)) {
+        // The handed one is not committed yet: resume at it (it is recognised and skipped as a duplicate).
+        return this.committed !== undefined ? Math.max(this.committed, this.handed - 1) : this.handed - 1;
+      }
+      return this.request.from !== undefined && this.handed === undefined ? undefined : this.committed;
+    }
+    return this.handed;
+  }
+
+  private body(resumeAfter: number | undefined): Record<string, unknown> {
+    return watchBody(this.request, resumeAfter, this.pinnedEnd);
+  }
+
+  private async connect(body: Record<string, unknown>): Promise<Outcome> {
+    const clock = this.client.clock;
+    const connection = new AbortController();
+    const onAbort = (): void => connection.abort();
+    this.abort.signal.addEventListener('abort', onAbort, { once: true });
+    let cause: 'deadline' | 'silence' | undefined;
+    const deadline = clock.setTimeout(() => {
+      cause = 'deadline';
+      connection.abort();
+    }, OPENING_DEADLINE_MS);
+    let watchdog: TimerHandle | undefined;
+    const armWatchdog = (): void => {
+      watchdog?.cancel();
+      watchdog = clock.setTimeout(() => {
+        cause ??= 'silence';
+        connection.abort();
+      }, watchdogTimeout(this.heartbeatMs));
+    };
+    const state: ConnectionState = { opened: false, openedAt: 0, expectReplay: 'from_id' in body || 'from_date' in body, cancelDeadline: () => deadline.cancel() };
+    const path = this.replay ? 'api/v1/replay' : 'api/v1/watch';
+    try {
+      const headers = await this.client.transport.headers({ accept: 'text/event-stream', 'content-type': 'application/json' });
+      armWatchdog();
+      const response = await this.client.transport.options.fetch(this.client.transport.url(path), {
+        method: 'POST',
+        headers,
+        body: JSON.stringify(body),
+        signal: connection.signal,
+        redirect: 'manual',
+      });
+      const rejected = await this.checkResponse(response);
+      if (rejected) return rejected;
+      const reader = new SseReader();
+      for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+        armWatchdog();
+        for (const frame of reader.feed(chunk)) {
+          watchdog?.cancel();
+          const outcome = await this.handleFrame(frame, state);
+          armWatchdog();
+          if (outcome) return outcome;
+        }
+      }
+      return { kind: 'reconnect', wait: 'backoff', reason: 'the connection ended without a close frame' };
+    } catch (error) {
+      if (this.abort.signal.aborted) return { kind: 'finished' };
+      if (cause === 'deadline' && !state.opened) {
+        if (!this.confirmedEver) throw new TransportError(`no opening control within ${OPENING_DEADLINE_MS / 1000} s`, { cause: error });
+        return { kind: 'reconnect', wait: 'backoff', reason: 'opening deadline expired' };
+      }
+      if (cause === 'silence') return { kind: 'reconnect', wait: 'backoff', reason: 'no bytes within the heartbeat watchdog' };
+      if (error instanceof AvisoError && !(error instanceof TransportError)) throw error;
+      return { kind: 'reconnect', wait: 'backoff', reason: `transport error: ${(error as Error).message}` };
+    } finally {
+      deadline.cancel();
+      watchdog?.cancel();
+      this.abort.signal.removeEventListener('abort', onAbort);
+      connection.abort();
+    }
+  }
+
+  /** `undefined` when the response is an event stream to read; otherwise a reconnect or a throw. */
+  private checkResponse(response: Response): Promise<Outcome | undefined> {
+    const auth = this.client.transport.options.auth !== undefined;
+    return responseOutcome(response, {
+      canRefresh: auth && !this.refreshedThisCycle,
+      refresh: async () => {
+        this.refreshedThisCycle = true;
+        await this.client.transport.refresh();
+      },
+      now: this.client.clock.now(),
+    });
+  }
+
+  private async handleFrame(frame: SseFrame, state: ConnectionState): Promise<Outcome | undefined> {
+    let data: Record<string, unknown>;
+    try {
+      const value: unknown = JSON.parse(frame.data);
+      if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new Error('not an object');
+      data = value as Record<string, unknown>;
+    } catch (error) {
+      throw new StreamProtocolError(`${frame.event} frame data is not a JSON object`, { cause: error });
+    }
+    if (!state.opened) return this.handleOpening(frame, data, state);
+    switch (frame.event) {
+      case 'heartbeat':
+        return undefined;
+      case 'error':
+        throw new StreamProtocolError(`the server ended the stream with an error: ${String(data.error)}: ${String(data.message)}`);
+      case 'connection-closing':
+        return this.handleClose(data, state);
+      case 'replay-control':
+        if (data.type === 'replay_completed') {
+          this.status({ type: 'control', frame: data });
+          return undefined;
+        }
+        if (data.type === 'notification_replay_limit_reached') {
+          throw new HistoryGapError({ kind: 'replay_limit_reached', maxAllowed: Number(data.max_allowed) });
+        }
+        throw new StreamProtocolError(`unexpected replay-control ${String(data.type)}`);
+      case 'live-notification':
+      case 'replay':
+        if (typeof data.specversion !== 'string') throw new StreamProtocolError(`unexpected ${frame.event} control ${String(data.type)}`);
+        await this.handleNotification(data);
+        return undefined;
+      default:
+        throw new StreamProtocolError(`unknown SSE event ${JSON.stringify(frame.event)}`);
+    }
+  }
+
+  private handleOpening(frame: SseFrame, data: Record<string, unknown>, state: ConnectionState): undefined {
+    const expected = state.expectReplay ? 'replay_started' : 'connection_established';
+    const expectedEvent = state.expectReplay ? 'replay-control' : 'live-notification';
+    if (frame.event !== expectedEvent || data.type !== expected) {
+      throw new StreamProtocolError(`expected ${expected} as the opening frame, got ${frame.event} ${String(data.type ?? '')}`.trim());
+    }
+    state.opened = true;
+    state.openedAt = this.client.clock.now();
+    state.cancelDeadline();
+    this.attempt = 0;
+    this.refreshedThisCycle = false;
+    this.confirmedEver = true;
+    if (this.ranged && this.pinnedEnd === undefined && typeof data.end_sequence === 'number') this.pinnedEnd = data.end_sequence;
+    const opening: StreamOpening = {
+      kind: expected,
+      requestId: typeof data.request_id === 'string' ? data.request_id : undefined,
+      topic: typeof data.topic === 'string' ? data.topic : undefined,
+      frame: data,
+    };
+    this.resolveReady(opening);
+    this.status({ type: 'opened', opening, attempt: this.attempt });
+    return undefined;
+  }
+
+  private handleClose(data: Record<string, unknown>, state: ConnectionState): Outcome {
+    const outcome = closeOutcome(data, { replay: this.replay, sessionMs: this.client.clock.now() - state.openedAt });
+    this.status({ type: 'control', frame: data });
+    return outcome;
+  }
+
+  private async handleNotification(data: Record<string, unknown>): Promise<void> {
+    const notification = decodeNotification(data, this.request.eventType);
+    const sequence = notification.sequence;
+    if (this.received !== undefined && sequence <= this.received) return;
+    if (this.unfiltered && this.received !== undefined && sequence !== this.received + 1) {
+      throw new HistoryGapError({ kind: 'sequence_jump', expected: this.received + 1, observed: sequence });
+    }
+    this.received = sequence;
+    await this.queue.push(notification, this.abort.signal);
+  }
+}

@@ -1,0 +1,106 @@
+/** Public option and result types of the library (client.md §2). */
+import type { AuthProvider } from './auth/provider.js';
+import type { Clock } from './clock.js';
+import type { StateStore } from './state/store.js';
+
+export interface AvisoClientOptions {
+  /** `http://` or `https://`; a path prefix is kept (`https://gw/aviso/` + `api/v1/...`). */
+  readonly baseUrl: string;
+  readonly auth?: AuthProvider;
+  /** Deadline for one request/response exchange (notify, schema, admin). Default 30 000 ms. */
+  readonly timeoutMs?: number;
+  readonly userAgent?: string;
+  /** Time source and timers; tests inject a manual clock. */
+  readonly clock?: Clock;
+  /**
+   * Replaces the fetch implementation (tests, custom agents). Default in Node: undici over shared
+   * connections (HTTP/2 to https servers, at most 64 watches per connection); in browsers the
+   * platform fetch.
+   */
+  readonly fetch?: typeof globalThis.fetch;
+  /** Extra trusted CA certificates (PEM) for https in Node, e.g. a private gateway's. */
+  readonly ca?: string;
+}
+
+/** An identifier value as sent: strings by default, typed JSON when the caller chose it. */
+export type IdentifierValue = string | number | boolean | null | readonly unknown[] | { readonly [key: string]: unknown };
+export type Identifier = Readonly<Record<string, IdentifierValue>>;
+
+export interface NotifyRequest {
+  readonly eventType: string;
+  readonly identifier: Identifier;
+  readonly payload?: unknown;
+  readonly signal?: AbortSignal;
+}
+
+export interface NotifyResult {
+  readonly status: string;
+  readonly requestId: string;
+  readonly processedAt: string;
+}
+
+export interface AdminResult {
+  readonly success: boolean;
+  readonly message: string;
+  readonly requestId: string;
+  readonly notificationId?: string;
+}
+
+/** Where a watch starts. `fromId` is the wire `from_id`: the first sequence wanted (inclusive). */
+export type WatchStart = { readonly fromId: number } | { readonly fromDate: string };
+
+export interface WatchRequest {
+  readonly eventType: string;
+  /** Filter; `{}` (the default) is an unfiltered watch, where a sequence jump is a history gap. */
+  readonly identifier?: Identifier;
+  /** An explicit start cursor. Without it, the state store's cursor (if any) is used, else live only. */
+  readonly from?: WatchStart;
+  /** Use `/replay`: history only, the stream ends when the replay ends. */
+  readonly replayOnly?: boolean;
+  /** Inclusive end of a replay range (implies `replayOnly`); `toId` is a sequence, `toDate` a date. */
+  readonly to?: { readonly toId: number } | { readonly toDate: string };
+  /** Cursor persistence; with a store the queue holds one notification and commits on next send. */
+  readonly stateStore?: StateStore;
+  readonly signal?: AbortSignal;
+  /** Fail if no opening is confirmed within this budget across retries. Default: retry forever. */
+  readonly startupTimeoutMs?: number;
+  /** The server's heartbeat interval, for the silence watchdog. Default 30 000 ms. */
+  readonly heartbeatIntervalMs?: number;
+  /** Queue between the supervisor and the consumer. Default 128, or 1 with a state store. */
+  readonly queueSize?: number;
+  /** Observe the supervisor (logging, the CLI's "Listening for" line). */
+  readonly onStatus?: (status: WatchStatus) => void;
+}
+
+/** A notification as handed to the consumer. */
+export interface Notification {
+  readonly eventType: string;
+  readonly sequence: number;
+  /** `data.identifier` of the CloudEvent. */
+  readonly identifier: Readonly<Record<string, unknown>>;
+  /** `data.payload` of the CloudEvent (`null` when the producer sent none). */
+  readonly payload: unknown;
+  /** CloudEvent `time` (RFC 3339). */
+  readonly time: string;
+  /** The CloudEvent exactly as received, parsed. */
+  readonly cloudEvent: Readonly<Record<string, unknown>>;
+}
+
+/** The confirmed opening of one connection. */
+export interface StreamOpening {
+  readonly kind: 'connection_established' | 'replay_started';
+  readonly requestId: string | undefined;
+  readonly topic: string | undefined;
+  /** The control frame as received. */
+  readonly frame: Readonly<Record<string, unknown>>;
+}
+
+export type WatchStatus =
+  | { readonly type: 'opened'; readonly opening: StreamOpening; readonly attempt: number }
+  | { readonly type: 'control'; readonly frame: Readonly<Record<string, unknown>> }
+  | { readonly type: 'reconnecting'; readonly delayMs: number; readonly attempt: number; readonly reason: string }
+  | { readonly type: 'ended'; readonly reason: string };
+
+export interface SchemaList {
+  readonly [eventType: string]: unknown;
+}

@@ -1,0 +1,76 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { JsonFileStore, MemoryStore, resumeKey, normaliseBaseUrl, StateStoreError } from '../../src/index.js';
+
+describe('resume key', () => {
+  it('matches the worked example of the aviso client docs (aviso-server.ecmwf.int, mars, class=od)', async () => {
+    // docs/src/resume/state-file.md of ecmwf/aviso-client: this key for that server, event and filter.
+    expect(await resumeKey('https://aviso-server.ecmwf.int', 'mars', { class: 'od' })).toBe(
+      '46fe3e30937478ae30527c74cb2f03a5e5419228a11051cdaccefe7d044b21c3',
+    );
+  });
+  it('normalises scheme, host, default port and user info, and canonicalises the filter (RFC 8785)', async () => {
+    expect(normaliseBaseUrl('HTTPS://user:pw@Aviso-Server.ECMWF.int:443')).toBe('https://aviso-server.ecmwf.int/');
+    expect(await resumeKey('HTTPS://Aviso-Server.ecmwf.int:443/', 'mars', { class: 'od' })).toBe(
+      '46fe3e30937478ae30527c74cb2f03a5e5419228a11051cdaccefe7d044b21c3',
+    );
+    expect(await resumeKey('http://h', 'e', { a: '1', b: '2' })).toBe(await resumeKey('http://h', 'e', { b: '2', a: '1' }));
+    expect(await resumeKey('http://h', 'e', { a: '1' })).not.toBe(await resumeKey('http://h', 'e', { a: 1 }));
+  });
+});
+
+describe('MemoryStore', () => {
+  it('is monotonic', async () => {
+    const store = new MemoryStore();
+    await store.put('k', { lastCommittedSequence: 5, lastEventId: 'mars@5' });
+    await store.put('k', { lastCommittedSequence: 3, lastEventId: 'mars@3' });
+    expect(await store.get('k')).toEqual({ lastCommittedSequence: 5, lastEventId: 'mars@5' });
+  });
+});
+
+describe('JsonFileStore', () => {
+  const key = '46fe3e30937478ae30527c74cb2f03a5e5419228a11051cdaccefe7d044b21c3';
+  const fresh = (): string => join(mkdtempSync(join(tmpdir(), 'aviso-state-')), 'state.json');
+
+  it('reads the aviso client docs example file and writes the same format', async () => {
+    const path = fresh();
+    const example = { version: 1, key_format_version: 1, checkpoints: { [key]: { last_committed_sequence: 72, last_event_id: 'mars@72' } } };
+    writeFileSync(path, JSON.stringify(example, null, 2));
+    const store = new JsonFileStore(path);
+    expect(await store.get(key)).toEqual({ lastCommittedSequence: 72, lastEventId: 'mars@72' });
+    await store.put(key, { lastCommittedSequence: 71, lastEventId: 'mars@71' });
+    expect(JSON.parse(readFileSync(path, 'utf8'))).toEqual(example);
+    await store.put(key, { lastCommittedSequence: 73, lastEventId: 'mars@73' });
+    expect(JSON.parse(readFileSync(path, 'utf8'))).toEqual({ ...example, checkpoints: { [key]: { last_committed_sequence: 73, last_event_id: 'mars@73' } } });
+  });
+
+  it('merges under the lock: concurrent writers on other keys and one key never lose or regress', async () => {
+    const path = fresh();
+    const a = new JsonFileStore(path);
+    const b = new JsonFileStore(path);
+    const other = 'a'.repeat(64);
+    await Promise.all(
+      Array.from({ length: 20 }, (_, i) => [
+        a.put(key, { lastCommittedSequence: i, lastEventId: `mars@${i}` }),
+        b.put(other, { lastCommittedSequence: 100 + i, lastEventId: null }),
+      ]).flat(),
+    );
+    expect(await a.get(key)).toEqual({ lastCommittedSequence: 19, lastEventId: 'mars@19' });
+    expect(await a.get(other)).toEqual({ lastCommittedSequence: 119, lastEventId: null });
+  });
+
+  it('creates nothing until the first put', async () => {
+    const store = new JsonFileStore(fresh());
+    expect(await store.get(key)).toBeUndefined();
+  });
+
+  it('refuses other format versions with the aviso client messages', async () => {
+    const path = fresh();
+    writeFileSync(path, JSON.stringify({ version: 2, key_format_version: 1, checkpoints: {} }));
+    await expect(new JsonFileStore(path).get(key)).rejects.toThrow(new StateStoreError('state file format version 2 does not match supported version 1'));
+    writeFileSync(path, JSON.stringify({ version: 1, key_format_version: 2, checkpoints: {} }));
+    await expect(new JsonFileStore(path).get(key)).rejects.toThrow('state file uses key_format_version 2; this client uses 1');
+  });
+});
