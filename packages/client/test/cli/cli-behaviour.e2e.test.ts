@@ -1,14 +1,14 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serverConfig, TEST_SCHEMAS } from '../../../../test/support/schemas.js';
 import { startServer, type RunningServer } from '../../../../test/support/server-process.js';
 import { resumeKey } from '../../src/index.js';
-import { CLI_ENTRY, cliEnv, ndjson, runCli, sequences, startCli } from './support.js';
+import { cliEnv, ndjson, runCli, sequences, startCli } from './support.js';
 
 const MARS = 'class=od,expver=0001,domain=g,date=20250706,time=12:00,stream=enfo';
 const FIXTURES = join(import.meta.dirname, 'fixtures');
@@ -279,8 +279,10 @@ describe('aviso CLI behaviour (in memory)', () => {
     }
   });
 
-  it('the bin is executable with its shebang, as npx runs it', () => {
-    expect(statSync(CLI_ENTRY).mode & 0o111).not.toBe(0);
-    expect(execFileSync(CLI_ENTRY, ['--version'], { encoding: 'utf8' }).trim()).toMatch(/^\d+\.\d+\.\d+$/);
+  it('the bin is executable with its shebang and linked where npx finds it', () => {
+    const bin = resolve(import.meta.dirname, '../../bin/aviso.js');
+    expect(statSync(bin).mode & 0o111).not.toBe(0);
+    expect(realpathSync(resolve(import.meta.dirname, '../../../../node_modules/.bin/aviso'))).toBe(realpathSync(bin));
+    expect(execFileSync(bin, ['--version'], { encoding: 'utf8' }).trim()).toMatch(/^\d+\.\d+\.\d+$/);
   });
 });
