@@ -12,7 +12,8 @@ RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY scripts ./scripts
-RUN npm run build
+# The server alone: the client workspace (packages/) is not part of the image.
+RUN npm run build:server
 
 # ---- production dependencies only ----------------------------------------------------------------
 FROM ${NODE_IMAGE} AS prod-deps
