@@ -51,11 +51,11 @@ type Operation =
   | { readonly kind: 'notify'; readonly wire: string };
 
 // Small alphabets so that equal tokens, wildcards, escapes and bare bases are common.
-const patternToken = fc.oneof({ weight: 3, arbitrary: fc.constant('*') }, { weight: 5, arbitrary: fc.constantFrom('a', 'A', 'a.b', '%', '', 'é') });
+const patternToken = fc.oneof({ weight: 3, arbitrary: fc.constant('*') }, { weight: 5, arbitrary: fc.constantFrom('a', 'A', 'a.b', '%', '', 'é', '\u0000') });
 const base = fc.constantFrom('mars', 'diss');
 const patternTokens = fc.tuple(base, fc.array(patternToken, { maxLength: 3 })).map(([b, rest]) => [b, ...rest]);
 /** Wire tokens: canonical encodings of the pattern values, non-canonical escapes of them, broken escapes. */
-const wireToken = fc.constantFrom('a', 'a', 'A', '%41', 'a%2Eb', 'a%2eb', '%25', '', '', '%C3%A9', 'é', '%2A', 'b', '%ZZ', '%');
+const wireToken = fc.constantFrom('a', 'a', 'A', '%41', 'a%2Eb', 'a%2eb', '%25', '', '', '%C3%A9', 'é', '%2A', 'b', '%ZZ', '%', '%00', 'a%00');
 const wireTopic = fc.tuple(base, fc.array(wireToken, { maxLength: 3 })).map(([b, rest]) => [b, ...rest].join('.'));
 
 const operation: fc.Arbitrary<Operation> = fc.oneof(

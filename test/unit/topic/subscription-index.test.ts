@@ -103,24 +103,48 @@ describe('SubscriptionIndex removal', () => {
     expect(entry.active).toBe(false);
   });
 
-  it('prunes the nodes a removal leaves empty and keeps those still used', () => {
+  it('prunes the trie nodes a removal leaves empty and keeps those still used', () => {
     const index = new SubscriptionIndex<string>();
-    const deep = index.add(tokens('a.b.c.d'), 'deep');
+    const deep = index.add(tokens('a.*.c.d'), 'deep');
     expect(index.nodeCount()).toBe(4);
-    const shallow = index.add(tokens('a.b'), 'shallow');
-    const wild = index.add(tokens('a.*.c'), 'wild');
-    expect(index.nodeCount()).toBe(6);
+    const shallow = index.add(tokens('a.*'), 'shallow');
+    const other = index.add(tokens('a.b.*'), 'other');
+    expect(index.nodeCount()).toBe(6); // a, a.*, a.*.c, a.*.c.d, a.b, a.b.*
     deep.remove();
-    expect(index.nodeCount()).toBe(4); // a, a.b, a.*, a.*.c
+    expect(index.nodeCount()).toBe(4);
     expect(values(index.match(tokens('a.b')))).toEqual(['shallow']);
-    wild.remove();
+    other.remove();
     expect(index.nodeCount()).toBe(2);
     shallow.remove();
     expect(index.nodeCount()).toBe(0);
   });
 
+  it('keeps one key per wildcard-free pattern, however many watchers share it, and drops it with the last', () => {
+    const index = new SubscriptionIndex<string>();
+    const first = index.add(tokens('a.b.c'), 'first');
+    const second = index.add(tokens('a.b.c'), 'second');
+    index.add(tokens('a.b'), 'shorter');
+    expect(index.nodeCount()).toBe(2);
+    first.remove();
+    expect(values(index.match(tokens('a.b.c')))).toEqual(['second']);
+    second.remove();
+    expect(index.nodeCount()).toBe(1);
+    expect(index.match(tokens('a.b.c'))).toEqual([]);
+  });
+
+  it('never confuses tokens containing NUL with the tokens they would join to', () => {
+    const index = new SubscriptionIndex<string>();
+    index.add(['a', 'b'], 'two tokens');
+    index.add(['a\u0000b'], 'one token');
+    index.add(['x\u0000', 'y'], 'nul inside');
+    expect(values(index.match(['a', 'b']))).toEqual(['two tokens']);
+    expect(values(index.match(['a\u0000b']))).toEqual(['one token']);
+    expect(values(index.match(['x', '', 'y']))).toEqual([]);
+    expect(values(index.match(['x\u0000', 'y']))).toEqual(['nul inside']);
+  });
+
   it('leaves no node behind after any sequence of additions and removals', () => {
-    const token = fc.constantFrom('*', 'a', 'b', 'a.b', '');
+    const token = fc.constantFrom('*', 'a', 'b', 'a.b', '', '\u0000');
     const pattern = fc.array(token, { minLength: 1, maxLength: 5 });
     fc.assert(
       fc.property(fc.array(pattern, { maxLength: 30 }), fc.array(fc.nat(), { maxLength: 30 }), (patterns, order) => {
@@ -156,9 +180,9 @@ describe('SubscriptionIndex removal', () => {
 
 describe('SubscriptionIndex against TopicPattern.matchesTokens', () => {
   it('matches exactly the patterns matchesTokens accepts, in registration order', () => {
-    const token = fc.constantFrom('*', 'a', 'b', 'a.b', '%', '', 'A');
+    const token = fc.constantFrom('*', '*', 'a', 'b', 'a.b', '%', '', 'A', '\u0000', 'a\u0000');
     const patterns = fc.array(fc.array(token, { minLength: 1, maxLength: 4 }), { maxLength: 25 });
-    const topic = fc.array(fc.constantFrom('a', 'b', 'a.b', '%', '', 'A', '*'), { minLength: 1, maxLength: 4 });
+    const topic = fc.array(fc.constantFrom('a', 'b', 'a.b', '%', '', 'A', '*', '\u0000', 'a\u0000'), { minLength: 1, maxLength: 4 });
     fc.assert(
       fc.property(patterns, fc.array(topic, { minLength: 1, maxLength: 10 }), (patternTokens, topics) => {
         const index = new SubscriptionIndex<number>();
