@@ -6,6 +6,7 @@ import { RESULTS_FILE, ROOT } from './support/paths.js';
 import { renderNotes, renderTable, verdict, writeResults, type Outcome } from './support/report.js';
 import { profileChildrenInto } from './support/processes.js';
 import type { Scenario } from './support/scenario.js';
+import { dispatch } from './scenarios/dispatch.js';
 import { fanout } from './scenarios/fanout.js';
 import { idleWatchers } from './scenarios/idle-watchers.js';
 import { match } from './scenarios/match.js';
@@ -19,7 +20,7 @@ import { replay } from './scenarios/replay.js';
  * reported and the others still run; the exit status is 1 when any scenario errored or found a
  * correctness problem (a missed target alone is reported, not an error).
  */
-const SCENARIOS: readonly Scenario[] = [notifyMemory, notifyJetStream, fanout, replay, idleWatchers, match];
+const SCENARIOS: readonly Scenario[] = [notifyMemory, notifyJetStream, fanout, replay, idleWatchers, match, dispatch];
 
 async function main(): Promise<number> {
   let args;

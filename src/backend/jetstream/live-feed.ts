@@ -1,8 +1,8 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { DeliverPolicy, type Consumer, type ConsumerMessages } from '@nats-io/jetstream';
 import type { Logger } from 'pino';
-import type { LiveSink, LiveSubscription, StoredNotification } from '../backend.js';
-import { TopicDecodeError, decodeTopic } from '../../topic/percent-codec.js';
+import type { LiveSink, LiveSubscription } from '../backend.js';
+import { LiveDispatch } from '../live-dispatch.js';
 import type { TopicPattern } from '../../topic/topic-pattern.js';
 import { toStoredNotification } from './message-mapping.js';
 import type { NatsClients } from './nats-link.js';
@@ -13,11 +13,6 @@ const LIVE_PULL_EXPIRES_MS = 10_000;
 const RESUBSCRIBE_DELAY_MS = 250;
 /** A feed that cannot follow its stream again for this long ends its watchers, who resume by cursor. */
 const RESUBSCRIBE_GIVE_UP_MS = 60_000;
-
-interface Watcher {
-  readonly pattern: TopicPattern;
-  readonly sink: LiveSink;
-}
 
 /** A consumer on the server and the pull loop reading it. */
 interface FollowedConsumer {
@@ -44,7 +39,8 @@ export interface FeedConnection {
  * leave a gap.
  */
 export class LiveFeed {
-  private readonly watchers = new Set<Watcher>();
+  /** This stream's watchers, indexed by pattern. */
+  private readonly watchers = new LiveDispatch();
   /** Highest stream sequence handed to watchers: H for a watcher registering now. */
   private lastDelivered: number;
   private stopped = false;
@@ -93,12 +89,11 @@ export class LiveFeed {
 
   /** Registers a watcher and reads H in the same synchronous step (D10). */
   register(pattern: TopicPattern, sink: LiveSink): LiveSubscription {
-    const watcher: Watcher = { pattern, sink };
-    this.watchers.add(watcher);
+    const remove = this.watchers.register(pattern, sink);
     return {
       historyBound: this.lastDelivered,
       close: () => {
-        if (!this.watchers.delete(watcher)) return;
+        if (!remove()) return;
         if (this.watchers.size === 0) this.stop();
       },
     };
@@ -106,10 +101,9 @@ export class LiveFeed {
 
   /** Ends every watcher (with the error, when there is one) and the consumer. */
   end(error?: Error): void {
-    const watchers = [...this.watchers];
-    this.watchers.clear();
+    const sinks = this.watchers.removeAll();
     this.stop();
-    for (const { sink } of watchers) sink.end(error);
+    for (const sink of sinks) sink.end(error);
   }
 
   private stop(): void {
@@ -176,7 +170,7 @@ export class LiveFeed {
         if (messages !== this.messages) return; // replaced after a reconnect
         if (message.seq <= this.lastDelivered) continue;
         this.lastDelivered = message.seq;
-        this.fanOut(toStoredNotification(message));
+        this.watchers.dispatch(toStoredNotification(message));
       }
       if (!this.stopped && messages === this.messages) this.end(new Error(`live consumer on ${this.streamName} ended`));
     } catch (error) {
@@ -184,19 +178,6 @@ export class LiveFeed {
         this.logger.error({ event_name: 'backend.jetstream.live.failed', stream: this.streamName, error: errorText(error) }, 'Live consumer failed');
         this.end(error instanceof Error ? error : new Error(errorText(error)));
       }
-    }
-  }
-
-  private fanOut(notification: StoredNotification): void {
-    let tokens: string[];
-    try {
-      tokens = decodeTopic(notification.topic);
-    } catch (error) {
-      if (error instanceof TopicDecodeError) return;
-      throw error;
-    }
-    for (const { pattern, sink } of this.watchers) {
-      if (pattern.matchesTokens(tokens)) sink.deliver(notification);
     }
   }
 

@@ -13,8 +13,8 @@ import type {
   WipeOutcome,
 } from '../backend.js';
 import { pagingCursor } from '../backend.js';
+import { LiveDispatch } from '../live-dispatch.js';
 import type { Clock } from '../../clock.js';
-import { decodeTopic } from '../../topic/percent-codec.js';
 import { streamNameOf, streamNameOfTopic } from '../../topic/stream-name.js';
 import type { TopicPattern } from '../../topic/topic-pattern.js';
 import { SequenceLog } from './sequence-log.js';
@@ -45,11 +45,6 @@ interface TopicHistory {
   received: number;
 }
 
-interface Registration {
-  readonly pattern: TopicPattern;
-  readonly sink: LiveSink;
-}
-
 /** What a base that never stored anything reads as. */
 const EMPTY_LOG = new SequenceLog();
 
@@ -67,14 +62,15 @@ export class MemoryBackend implements NotificationBackend {
   private readonly streams = new Map<string, BaseStream>();
   /** Map order is publish recency: the first key is the topic whose newest message is oldest. */
   private readonly topics = new Map<string, TopicHistory>();
-  private readonly registrations = new Set<Registration>();
+  /** Live watchers of every base, indexed by pattern. */
+  private readonly live = new LiveDispatch();
   private shutDown = false;
 
   constructor(private readonly options: MemoryBackendOptions) {}
 
   async publish(notification: NotificationToStore): Promise<{ sequence: number }> {
     const stored = this.store(notification);
-    this.fanOut(stored);
+    this.live.dispatch(stored);
     return { sequence: stored.sequence };
   }
 
@@ -128,28 +124,14 @@ export class MemoryBackend implements NotificationBackend {
     this.topics.delete(topic);
   }
 
-  private fanOut(stored: StoredNotification): void {
-    if (this.registrations.size === 0) return;
-    let tokens: string[];
-    try {
-      tokens = decodeTopic(stored.topic);
-    } catch {
-      return; // an undecodable topic never matches a watch (§7.3)
-    }
-    for (const { pattern, sink } of this.registrations) {
-      if (pattern.matchesTokens(tokens)) sink.deliver(stored);
-    }
-  }
-
   async subscribe(pattern: TopicPattern, sink: LiveSink): Promise<LiveSubscription> {
     if (this.shutDown) throw new Error('the in-memory backend is shut down');
-    const registration: Registration = { pattern, sink };
     const historyBound = this.historyBoundOf(pattern);
-    this.registrations.add(registration);
+    const remove = this.live.register(pattern, sink);
     return {
       historyBound,
       close: () => {
-        this.registrations.delete(registration);
+        remove();
       },
     };
   }
@@ -238,7 +220,7 @@ export class MemoryBackend implements NotificationBackend {
       total_messages_received: totalReceived,
       max_history_per_topic: this.options.maxHistoryPerTopic,
       max_topics: this.options.maxTopics,
-      live_subscriptions: this.registrations.size,
+      live_subscriptions: this.live.size,
     };
   }
 
@@ -249,8 +231,6 @@ export class MemoryBackend implements NotificationBackend {
 
   async shutdown(): Promise<void> {
     this.shutDown = true;
-    const registrations = [...this.registrations];
-    this.registrations.clear();
-    for (const { sink } of registrations) sink.end();
+    for (const sink of this.live.removeAll()) sink.end();
   }
 }

@@ -202,6 +202,27 @@ describe('MemoryBackend live subscriptions', () => {
     expect((await memory.stats()).live_subscriptions).toBe(0);
   });
 
+  it('gives a watcher subscribed while a notification is delivered H = that sequence, and that notification only from history (D10)', async () => {
+    const { memory } = backend();
+    const late = new Collector();
+    let bound: number | undefined;
+    const first: LiveSink = {
+      deliver: () => {
+        if (bound !== undefined) return;
+        bound = 0;
+        // Registration and H happen in subscribe's synchronous part, inside this delivery.
+        void memory.subscribe(pattern('mars.a'), late).then((subscription) => (bound = subscription.historyBound));
+      },
+      end: () => undefined,
+    };
+    await memory.subscribe(everything('mars'), first);
+    await memory.publish({ topic: 'mars.a', payload: 'null' });
+    await memory.publish({ topic: 'mars.a', payload: 'null' });
+    expect(bound).toBe(1);
+    expect(await fetchAll(memory, pattern('mars.a'), bound)).toEqual([1]);
+    expect(late.received.map((m) => m.sequence)).toEqual([2]);
+  });
+
   it('ends every subscription on shutdown', async () => {
     const { memory } = backend();
     const sink = new Collector();
