@@ -24,6 +24,7 @@ export function buildProgram(version: string, run: Run): Command {
     .option('--token <TOKEN>', 'bearer token (env AVISO_TOKEN)')
     .option('--username <USERNAME>', 'basic auth user name, with --password (env AVISO_USERNAME)')
     .option('--password <PASSWORD>', 'basic auth password, with --username (env AVISO_PASSWORD)')
+    .option('--ca-bundle <PATH>', 'PEM file of the CAs to trust for an https server (config tls.ca_bundle)')
     .option('--json', 'JSON output even on a terminal')
     .addOption(new Option('--color <MODE>', 'color mode; output is never colored').choices(['auto', 'always', 'never']).default('never'))
     .option('-v, --verbose', 'more diagnostics on stderr (-v, -vv)', increase, 0)

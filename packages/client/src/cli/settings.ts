@@ -31,6 +31,8 @@ export interface Settings {
   readonly credential: Sourced<Credential>;
   readonly timeoutMs: Sourced<number | undefined>;
   readonly heartbeatIntervalMs: Sourced<number | undefined>;
+  /** PEM file of the CAs to trust for an https server, in place of Node's defaults. */
+  readonly caBundle: Sourced<string | undefined>;
   readonly listeners: readonly ListenerSpec[];
 }
 
@@ -41,6 +43,7 @@ export interface GlobalFlags {
   readonly token?: string;
   readonly username?: string;
   readonly password?: string;
+  readonly caBundle?: string;
 }
 
 const CONFIG_KEYS = ['base_url', 'auth', 'timeout', 'heartbeat_interval', 'state_file', 'tls', 'listeners'];
@@ -80,6 +83,7 @@ interface ConfigFile {
   readonly timeout?: string;
   readonly heartbeatInterval?: string;
   readonly stateFile?: string;
+  readonly caBundle?: string;
   readonly listeners: readonly ListenerSpec[];
 }
 
@@ -101,7 +105,11 @@ export function readConfigFile(path: string, explicit: boolean): ConfigFile {
   const root = checkKeys(doc, CONFIG_KEYS, `config file ${path}`);
   const auth = root.auth === undefined ? {} : checkKeys(root.auth, AUTH_KEYS, `${path}: auth`);
   const basic = auth.basic === undefined ? {} : checkKeys(auth.basic, BASIC_KEYS, `${path}: auth.basic`);
-  if (root.tls !== undefined) checkKeys(root.tls, TLS_KEYS, `${path}: tls`);
+  const tls = root.tls === undefined || root.tls === null ? {} : checkKeys(root.tls, TLS_KEYS, `${path}: tls`);
+  // Accepted only when off: turning verification off is never done silently, and not at all here.
+  if (tls.danger_accept_invalid_certs !== undefined && tls.danger_accept_invalid_certs !== false) {
+    throw new UsageError(`${path}: tls.danger_accept_invalid_certs is not supported: trust the server's CA with tls.ca_bundle instead`);
+  }
   return {
     baseUrl: optString(root.base_url, `${path}: base_url`),
     token: optString(auth.bearer_token, `${path}: auth.bearer_token`),
@@ -110,6 +118,7 @@ export function readConfigFile(path: string, explicit: boolean): ConfigFile {
     timeout: optString(root.timeout, `${path}: timeout`),
     heartbeatInterval: optString(root.heartbeat_interval, `${path}: heartbeat_interval`),
     stateFile: optString(root.state_file, `${path}: state_file`),
+    caBundle: optString(tls.ca_bundle, `${path}: tls.ca_bundle`),
     listeners: root.listeners === undefined || root.listeners === null ? [] : parseListenerList(root.listeners, path),
   };
 }
@@ -150,6 +159,7 @@ export function resolveSettings(flags: GlobalFlags, env: NodeJS.ProcessEnv): Set
     credential: pick<Credential>(fromFlags, fromEnv, fromConfig, { kind: 'none' }),
     timeoutMs: pick<number | undefined>(undefined, undefined, toMs(file.timeout, 'timeout'), undefined),
     heartbeatIntervalMs: pick<number | undefined>(undefined, undefined, toMs(file.heartbeatInterval, 'heartbeat_interval'), undefined),
+    caBundle: pick<string | undefined>(flags.caBundle, undefined, file.caBundle, undefined),
     listeners: file.listeners,
   };
 }
@@ -176,6 +186,7 @@ export function dumpSettings(settings: Settings, redact: boolean): Record<string
     state_file: settings.stateFile,
     timeout: { value: ms(settings.timeoutMs.value), source: settings.timeoutMs.source },
     heartbeat_interval: { value: ms(settings.heartbeatIntervalMs.value), source: settings.heartbeatIntervalMs.source },
+    ca_bundle: { value: settings.caBundle.value ?? null, source: settings.caBundle.source },
     listeners: { value: settings.listeners.map((l) => `${l.name ?? 'unnamed'} [${l.event}]`), source: 'config' },
   };
 }

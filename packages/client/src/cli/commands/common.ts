@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { BasicAuth, BearerAuth, AvisoClient, type AuthProvider, type Identifier, type Notification } from '../../index.js';
 import { UsageError } from '../errors.js';
 import type { ListenerSpec } from '../listeners.js';
@@ -16,7 +17,17 @@ export interface CommandContext {
   readonly signal: AbortSignal;
 }
 
+function readCaBundle(path: string | undefined): string | undefined {
+  if (path === undefined) return undefined;
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new UsageError(`cannot read the CA bundle ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+  }
+}
+
 export function createClient(ctx: CommandContext): AvisoClient {
+  const ca = readCaBundle(ctx.settings.caBundle.value);
   const c = ctx.settings.credential.value;
   const auth: AuthProvider | undefined =
     c.kind === 'bearer' ? new BearerAuth(c.token) : c.kind === 'basic' ? new BasicAuth(c.username, c.password) : undefined;
@@ -24,6 +35,7 @@ export function createClient(ctx: CommandContext): AvisoClient {
     baseUrl: requireBaseUrl(ctx.settings),
     ...(auth ? { auth } : {}),
     ...(ctx.settings.timeoutMs.value === undefined ? {} : { timeoutMs: ctx.settings.timeoutMs.value }),
+    ...(ca === undefined ? {} : { ca }),
     userAgent: 'aviso-ts-cli',
   });
 }
