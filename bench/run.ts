@@ -7,6 +7,7 @@ import { renderNotes, renderTable, verdict, writeResults, type Outcome } from '.
 import { profileChildrenInto } from './support/processes.js';
 import type { Scenario } from './support/scenario.js';
 import { fanout } from './scenarios/fanout.js';
+import { fanoutSelective } from './scenarios/fanout-selective.js';
 import { idleWatchers } from './scenarios/idle-watchers.js';
 import { match } from './scenarios/match.js';
 import { notifyJetStream } from './scenarios/notify-jetstream.js';
@@ -19,7 +20,7 @@ import { replay } from './scenarios/replay.js';
  * reported and the others still run; the exit status is 1 when any scenario errored or found a
  * correctness problem (a missed target alone is reported, not an error).
  */
-const SCENARIOS: readonly Scenario[] = [notifyMemory, notifyJetStream, fanout, replay, idleWatchers, match];
+const SCENARIOS: readonly Scenario[] = [notifyMemory, notifyJetStream, fanout, fanoutSelective, replay, idleWatchers, match];
 
 async function main(): Promise<number> {
   let args;
