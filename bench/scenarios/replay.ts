@@ -49,7 +49,7 @@ async function fillStore(natsUrl: string, schemas: Record<string, unknown>, coun
 
 export const replay: Scenario = {
   name: 'replay',
-  target: 'ratio ≥ 0.50',
+  target: 'ratio ≥ 0.60',
   async run(context: ScenarioContext) {
     const { notifications } = context.quick ? SIZES.quick : SIZES.full;
     const schemas = { mars: exampleSchema('mars', { storage_policy: { allow_duplicates: true } }) };
@@ -119,7 +119,7 @@ export const replay: Scenario = {
         unit: 'events/s',
         baseline: round(baselineValue),
         ratio: round(ratio, 3),
-        pass: ratio >= 0.5,
+        pass: ratio >= 0.6,
         problems,
         summary: `${measured.events} events in ${(measured.elapsedMs / 1000).toFixed(2)} s (baseline ${(baseline.elapsedMs / 1000).toFixed(2)} s)`,
         extra: {

@@ -22,6 +22,8 @@ export interface AvisoOptions {
   readonly config: Record<string, unknown>;
   /** Extra node flags, e.g. `--cpu-prof`. */
   readonly execArgv?: readonly string[];
+  /** Another build's `main.js` (A/B comparisons, `bench/ab.ts`); the current build by default. */
+  readonly entry?: string;
 }
 
 /**
@@ -36,7 +38,7 @@ export async function startAviso(options: AvisoOptions): Promise<AvisoProcess> {
   const logFile = join(dir, 'aviso.log');
   writeFileSync(file, stringify(options.config));
   const logFd = openSync(logFile, 'w');
-  const child = spawn(process.execPath, [...(options.execArgv ?? []), ...profileFlags('aviso'), SERVER_ENTRY], {
+  const child = spawn(process.execPath, [...(options.execArgv ?? []), ...profileFlags('aviso'), options.entry ?? SERVER_ENTRY], {
     cwd: dir,
     env: { PATH: process.env.PATH ?? '', HOME: dir, AVISOSERVER_CONFIG_FILE: file },
     stdio: ['ignore', logFd, 'pipe'],

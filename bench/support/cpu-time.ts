@@ -12,6 +12,13 @@ export function cpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
 }
 
+/** User and system CPU time a process has used so far, in seconds each. */
+export function cpuSplitSeconds(pid: number): { user: number; system: number } {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { user: Number(fields[11]) / TICKS_PER_SECOND, system: Number(fields[12]) / TICKS_PER_SECOND };
+}
+
 /** Measures the CPU a process uses between `start` and `stop`: seconds, and cores (CPU s per wall s). */
 export function cpuMeter(pid: number): { stop(): { seconds: number; cores: number } } {
   const cpuAtStart = cpuSeconds(pid);

@@ -11,6 +11,16 @@ export interface FleetOpenCommand {
   readonly concurrency: number;
   /** Notifications every stream must receive (payload `i` from 0 to n − 1); 0 for idle streams. */
   readonly expectedNotifications: number;
+  /**
+   * Selective delivery: notification `i` is meant for the one stream whose global index is
+   * `targets[i]` (its length is `expectedNotifications`), and only that stream must receive it.
+   * Without it every stream must receive every notification.
+   */
+  readonly targets?: readonly number[];
+  /** The global index of this process's first stream, when the streams are spread over several fleets. */
+  readonly streamOffset?: number;
+  /** Whether `report` also returns every latency sample (to merge percentiles across fleets). */
+  readonly keepSamples?: boolean;
 }
 
 export type FleetCommand =
@@ -52,6 +62,10 @@ export interface FleetReport {
   /** `connection-closing` reasons seen, and streams that ended without one. */
   readonly closeReasons: Readonly<Record<string, number>>;
   readonly errorFrames: number;
+  /** Notifications delivered to a stream they were not meant for (selective delivery only). */
+  readonly misdelivered: number;
+  /** Every latency sample, ms, when `keepSamples` was asked for. */
+  readonly samplesMs?: readonly number[];
 }
 
 export interface FleetComplete {

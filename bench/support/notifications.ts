@@ -73,3 +73,17 @@ export function fanoutCloudEvent(index: number, sentMs: number): string {
     type: 'int.ecmwf.aviso.extreme_event',
   });
 }
+
+/**
+ * Watch request `watcher` of `fanout_selective`: every mars identifier field given, with its own
+ * `step`, so each watcher has a topic of its own and no wildcard.
+ */
+export function selectiveWatchBody(watcher: number): string {
+  return JSON.stringify({ event_type: 'mars', identifier: { ...MARS_NOTIFICATION.identifier, step: String(watcher) } });
+}
+
+/** The notification of `fanout_selective` for watcher `watcher`'s topic, with its index and send time. */
+export function selectiveNotificationBody(watcher: number, index: number, sentMs: number): string {
+  const identifier = JSON.stringify({ ...MARS_NOTIFICATION.identifier, step: String(watcher) });
+  return `{"event_type":"mars","identifier":${identifier},"payload":{"i":${index},"sent_ms":${sentMs.toFixed(3)}}}`;
+}

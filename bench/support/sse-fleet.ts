@@ -12,10 +12,15 @@ import { onCommand, reply, runWorker } from './worker-side.js';
  * A notification is a `live-notification` or `replay` frame whose data is a CloudEvent
  * (`{"data":…`, keys sorted) carrying `"payload":{"i":<n>,"sent_ms":<t>}`, where a negative `i`
  * marks a warm-up notification that is not counted; the first frame of a stream is its opening
- * frame, whatever it is.
+ * frame, whatever it is. With `targets` (selective delivery) notification `i` belongs to one
+ * stream only: it counts there, and anywhere else it is a misdelivery.
  */
 
 interface Stream {
+  /** Global index (`streamOffset` + position in this process). */
+  index: number;
+  /** Notifications this stream must receive. */
+  expected: number;
   opened: boolean;
   ended: boolean;
   closeReason: string | undefined;
@@ -36,7 +41,13 @@ let latencyCount = 0;
 let duplicates = 0;
 let unexpected = 0;
 let errorFrames = 0;
-let completeStreams = 0;
+let misdelivered = 0;
+let targets: readonly number[] | undefined;
+let streamOffset = 0;
+let keepSamples = false;
+/** Distinct notifications received over every stream, and how many there must be. */
+let receivedTotal = 0;
+let ownedTotal = 0;
 let completeSent = false;
 let firstReceiveMs = Number.NaN;
 let lastReceiveMs = Number.NaN;
@@ -56,6 +67,10 @@ function onNotification(stream: Stream, data: string, receivedMs: number): void 
     unexpected++;
     return;
   }
+  if (targets !== undefined && targets[index] !== stream.index) {
+    misdelivered++;
+    return;
+  }
   if (stream.seen[index] === 1) {
     duplicates++;
     return;
@@ -65,7 +80,7 @@ function onNotification(stream: Stream, data: string, receivedMs: number): void 
   if (latencyCount < latencies.length) latencies[latencyCount++] = receivedMs - sentMs;
   if (Number.isNaN(firstReceiveMs)) firstReceiveMs = receivedMs;
   lastReceiveMs = receivedMs;
-  if (stream.distinct === expected && ++completeStreams === streams.length && !completeSent) {
+  if (++receivedTotal === ownedTotal && !completeSent) {
     completeSent = true;
     reply({ type: 'complete' });
   }
@@ -106,7 +121,11 @@ function openStream(origin: URL, path: string, body: string): Promise<{ ok: true
       settled = true;
       resolve(outcome);
     };
+    const index = streamOffset + streams.length;
+    const own = targets === undefined ? expected : targets.reduce((n, target) => (target === index ? n + 1 : n), 0);
     const stream: Stream = {
+      index,
+      expected: own,
       opened: false,
       ended: false,
       closeReason: undefined,
@@ -116,6 +135,7 @@ function openStream(origin: URL, path: string, body: string): Promise<{ ok: true
       onOpened: () => settle({ ok: true }),
     };
     streams.push(stream);
+    ownedTotal += own;
     const req = request(
       {
         agent,
@@ -155,8 +175,12 @@ function openStream(origin: URL, path: string, body: string): Promise<{ ok: true
 async function open(command: FleetOpenCommand): Promise<void> {
   const started = epochMs();
   expected = command.expectedNotifications;
+  targets = command.targets;
+  streamOffset = command.streamOffset ?? 0;
+  keepSamples = command.keepSamples ?? false;
+  if (targets !== undefined && targets.length !== expected) throw new Error('targets must have one entry per expected notification');
   const total = command.groups.reduce((sum, group) => sum + group.count, 0);
-  latencies = new Float64Array(total * expected);
+  latencies = new Float64Array(targets === undefined ? total * expected : expected);
   const bodies: string[] = [];
   for (const group of command.groups) for (let i = 0; i < group.count; i++) bodies.push(group.body);
   const origin = new URL(command.origin);
@@ -192,8 +216,8 @@ function report(): void {
   const closeReasons: Record<string, number> = {};
   for (const stream of streams) {
     received += stream.distinct;
-    lost += expected - stream.distinct;
-    if (stream.distinct < expected) streamsWithLoss++;
+    lost += stream.expected - stream.distinct;
+    if (stream.distinct < stream.expected) streamsWithLoss++;
     const reason = stream.closeReason ?? (stream.ended ? 'ended without connection-closing' : undefined);
     if (reason !== undefined) closeReasons[reason] = (closeReasons[reason] ?? 0) + 1;
   }
@@ -216,6 +240,8 @@ function report(): void {
     lastReceiveMs,
     closeReasons,
     errorFrames,
+    misdelivered,
+    ...(keepSamples ? { samplesMs: Array.from(sorted) } : {}),
   });
 }
 

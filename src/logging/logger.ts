@@ -1,6 +1,6 @@
 import { pino, type DestinationStream, type Logger, type LevelWithSilent } from 'pino';
 import { formatUtcSeconds } from '../time-format.js';
-import { redactText, redactValue } from './redact.js';
+import { redactField, redactText } from './redact.js';
 
 /**
  * pino configured for the OpenTelemetry-shaped JSON lines of operations.md §3.4.1: `timestamp`,
@@ -76,9 +76,13 @@ export function createLogger(options: LoggerOptions): Logger {
       mixin: (_object, _level, logger) => ({ ...CONTEXTS.get(logger) }),
       hooks: {
         // The message is free text too: it may quote a URL or a header (§3.4.1 redaction).
+        // `args` is pino's own array for this call, so it is redacted in place.
         logMethod(args, method) {
-          const redacted = args.map((arg) => (typeof arg === 'string' ? redactText(arg) : arg));
-          method.apply(this, redacted as Parameters<typeof method>);
+          for (let i = 0; i < args.length; i++) {
+            const arg: unknown = args[i];
+            if (typeof arg === 'string') args[i] = redactText(arg);
+          }
+          method.apply(this, args);
         },
       },
     },
@@ -129,11 +133,14 @@ export function addLogContext(logger: Logger, context: Readonly<Record<string, u
   CONTEXTS.set(logger, { ...CONTEXTS.get(logger), ...context });
 }
 
+/** Renames and redacts in one pass: the attributes object is built once per line. */
 function renameAttributes(object: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(object)) {
+  for (const key of Object.keys(object)) {
     if (key === 'resource') continue;
-    out[RENAMES[key] ?? key] = value instanceof Error ? value.message : value;
+    const value = object[key];
+    const name = RENAMES[key] ?? key;
+    out[name] = redactField(name, value instanceof Error ? value.message : value);
   }
-  return redactValue(out) as Record<string, unknown>;
+  return out;
 }

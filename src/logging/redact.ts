@@ -26,8 +26,30 @@ export function redactValue(value: unknown, depth = 0): unknown {
   if (depth > 16 || value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) return value.map((item) => redactValue(item, depth + 1));
   const out: Record<string, unknown> = {};
-  for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
-    out[key] = SECRET_KEY.test(key) ? REDACTED : redactValue(item, depth + 1);
-  }
+  for (const [key, item] of Object.entries(value as Record<string, unknown>)) out[key] = redactField(key, item, depth + 1);
   return out;
+}
+
+/**
+ * The value of field `key` redacted as `redactValue` redacts a field of an object at `depth − 1`:
+ * for callers that build the object themselves (the log formatter), so it is not copied twice.
+ */
+export function redactField(key: string, value: unknown, depth = 1): unknown {
+  return isSecretKey(key) ? REDACTED : redactValue(value, depth);
+}
+
+/**
+ * Log lines use a few dozen field names again and again; the answers for the first ones seen are
+ * kept (bounded, as field names inside logged values may be anything).
+ */
+const SECRET_KEY_ANSWERS = new Map<string, boolean>();
+const SECRET_KEY_ANSWERS_LIMIT = 512;
+
+function isSecretKey(key: string): boolean {
+  let answer = SECRET_KEY_ANSWERS.get(key);
+  if (answer === undefined) {
+    answer = SECRET_KEY.test(key);
+    if (SECRET_KEY_ANSWERS.size < SECRET_KEY_ANSWERS_LIMIT) SECRET_KEY_ANSWERS.set(key, answer);
+  }
+  return answer;
 }

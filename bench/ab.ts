@@ -1,0 +1,89 @@
+import { parseArgs } from 'node:util';
+import { resolve } from 'node:path';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
+import { benchConfig, exampleSchema } from './support/aviso-config.js';
+import { startAviso, type AvisoProcess } from './support/aviso-process.js';
+import { assertAllOk, runAutocannon } from './support/autocannon-run.js';
+import { cpuSplitSeconds } from './support/cpu-time.js';
+import { startPrivateNats } from './support/nats.js';
+import { MARS_NOTIFICATION } from './support/notifications.js';
+import { median, round } from './support/stats.js';
+
+/**
+ * A/B of the notify path of two builds (`node dist/bench/ab.js --a OLD/dist/src/main.js
+ * [--b dist/src/main.js] [--backend jetstream] [--rounds 4] [--seconds 4] [--b-level warn]`): both servers run side
+ * by side with the bench's configuration, autocannon loads them in turn (A B A B …), and each run
+ * reports req/s and the server's CPU per request (user + system, and user alone, from /proc over the run, divided
+ * by the 2xx answers). CPU per request moves much less than req/s when other work shares the
+ * machine, so it is the number to compare; keep a change only when it wins in most pairs.
+ */
+const { values } = parseArgs({
+  options: {
+    a: { type: 'string' },
+    b: { type: 'string', default: 'dist/src/main.js' },
+    backend: { type: 'string', default: 'in_memory' },
+    rounds: { type: 'string', default: '4' },
+    seconds: { type: 'string', default: '4' },
+    connections: { type: 'string', default: '50' },
+    // B's log level (e.g. `warn`: no per-request lines), to measure what the lines cost.
+    'b-level': { type: 'string', default: 'info' },
+  },
+});
+if (values.a === undefined) throw new Error('--a <main.js of the other build> is required');
+const rounds = Number(values.rounds);
+const seconds = Number(values.seconds);
+const connections = Number(values.connections);
+const body = JSON.stringify(MARS_NOTIFICATION);
+const jetStream = values.backend === 'jetstream';
+const schemas = { mars: exampleSchema('mars', jetStream ? { storage_policy: { allow_duplicates: true } } : {}) };
+
+const nats = jetStream ? await startPrivateNats() : undefined;
+const config = benchConfig({ schemas, backend: nats ? { kind: 'jetstream', natsUrl: nats.url } : { kind: 'in_memory' } });
+const sides: [string, AvisoProcess][] = [
+  ['A', await startAviso({ config, entry: resolve(values.a) })],
+  ['B', await startAviso({ config: { ...config, logging: { level: values['b-level'] } }, entry: resolve(values.b) })],
+];
+const nc = nats ? await connect({ servers: nats.url }) : undefined;
+interface Run {
+  readonly perSecond: number;
+  /** User + system CPU per 2xx answer, µs; `userMicros` the user part alone (the JavaScript). */
+  readonly cpuMicros: number;
+  readonly userMicros: number;
+}
+const results: Record<string, Run[]> = { A: [], B: [] };
+try {
+  for (const [, aviso] of sides) {
+    const warm = await runAutocannon({ url: `${aviso.url}/api/v1/notification`, body, connections, warmupSeconds: 0, durationSeconds: 2 });
+    assertAllOk('warm-up', warm);
+  }
+  for (let r = 0; r < rounds; r++) {
+    for (const [label, aviso] of sides) {
+      if (nc) await (await jetstreamManager(nc)).streams.purge('MARS');
+      const before = cpuSplitSeconds(aviso.pid);
+      const result = await runAutocannon({ url: `${aviso.url}/api/v1/notification`, body, connections, warmupSeconds: 0, durationSeconds: seconds });
+      const after = cpuSplitSeconds(aviso.pid);
+      assertAllOk(label, result);
+      const perRequest = (seconds: number): number => round((seconds * 1e6) / result.ok);
+      const run = {
+        perSecond: round(result.requestsPerSecond),
+        userMicros: perRequest(after.user - before.user),
+        cpuMicros: perRequest(after.user + after.system - before.user - before.system),
+      };
+      (results[label] as Run[]).push(run);
+      process.stdout.write(`round ${r} ${label}: ${run.perSecond} req/s, CPU ${run.cpuMicros} µs/request (user ${run.userMicros})\n`);
+    }
+  }
+} finally {
+  await Promise.all(sides.map(([, aviso]) => aviso.stop()));
+  await nc?.close();
+  await nats?.stop();
+}
+for (const label of ['A', 'B']) {
+  const runs = results[label] as Run[];
+  process.stdout.write(
+    `${label}: median ${median(runs.map((run) => run.perSecond))} req/s, CPU ${median(runs.map((run) => run.cpuMicros))} µs/request ` +
+      `(user ${median(runs.map((run) => run.userMicros))})\n`,
+  );
+}
+process.exit(0);
