@@ -13,6 +13,7 @@ import type { TopicPattern } from '../../src/topic/topic-pattern.js';
 import { DEFAULT_CONFIG_FILE, ROOT } from '../support/paths.js';
 import type { Scenario, ScenarioContext } from '../support/scenario.js';
 import { median, round } from '../support/stats.js';
+import { seededRandom } from '../support/seeded-random.js';
 
 /**
  * Live dispatch in this process, no sockets: W watches of distinct mars topics (every field of
@@ -43,18 +44,6 @@ const LINEAR_VISITS_PER_ROUND = 2_000_000;
 function marsIdentifier(k: number): Record<string, string> {
   const day = new Date(Date.UTC(2025, 0, 1) + Math.floor(k / 1000) * 86_400_000).toISOString().slice(0, 10);
   return { class: 'od', expver: '0001', domain: 'g', date: day, time: '12:00', stream: 'enfo', step: String(k % 1000) };
-}
-
-/** Deterministic, so every run dispatches the same sequence of topics. */
-function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
 }
 
 interface Watch {
@@ -107,7 +96,7 @@ function buildWatches(schemas: SchemaRegistry, identities: StoredIdentityReader,
 
 /** What notify stores for M notifications to random watched topics; sequences from 1. */
 function storedTemplates(schemas: SchemaRegistry, watches: number, count: number): Omit<StoredNotification, 'sequence'>[] {
-  const random = mulberry32(watches);
+  const random = seededRandom(watches);
   const now = BigInt(Date.now()) * 1_000_000n;
   return Array.from({ length: count }, (_, index) => {
     const body = { event_type: 'mars', identifier: marsIdentifier(Math.floor(random() * watches)), payload: { location: `/data/${index}.grib` } };

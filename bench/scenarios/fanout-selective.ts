@@ -9,6 +9,7 @@ import { selectiveNotificationBody, selectiveWatchBody } from '../support/notifi
 import { atFixedRate } from '../support/rate-schedule.js';
 import type { Scenario, ScenarioContext } from '../support/scenario.js';
 import { epochMs, percentileOfSorted, round } from '../support/stats.js';
+import { seededRandom } from '../support/seeded-random.js';
 
 /**
  * W live watchers of mars on the in-memory backend, each on its own topic (every identifier field
@@ -48,18 +49,6 @@ interface Side {
   readonly lost: number;
   readonly problems: string[];
   readonly openMs: number;
-}
-
-/** A deterministic uniform draw (mulberry32), so every W gets the same sequence of picks. */
-function generator(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 function openFilesLimit(pid: number): number {
@@ -123,7 +112,7 @@ function correctness(reports: readonly FleetReport[], problems: string[]): numbe
 }
 
 async function measure(watchers: number, size: (typeof SIZES)['full']): Promise<Side> {
-  const random = generator(14);
+  const random = seededRandom(14);
   const pick = (): number => Math.floor(random() * watchers);
   const targets = Array.from({ length: size.notifications }, pick);
   const warmupTargets = Array.from({ length: size.warmup }, pick);

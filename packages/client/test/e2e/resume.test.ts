@@ -1,21 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKEND_KINDS, useBackend } from '../../../../test/support/backends.js';
 import { startServer, type RunningServer } from '../../../../test/support/server-process.js';
-import { AvisoClient, HttpError, MemoryStore, type Notification } from '../../src/index.js';
+import { AvisoClient, HttpError, MemoryStore } from '../../src/index.js';
+import { take } from '../support/take.js';
 
 /** The library against the real server process, on both backends, through real sockets. */
 const EVENT = 'dissemination';
 const IDENT = { destination: 'A', class: 'od' };
-
-async function take(stream: AsyncIterator<Notification>, count: number): Promise<number[]> {
-  const seen: number[] = [];
-  while (seen.length < count) {
-    const next = await stream.next();
-    if (next.done) break;
-    seen.push(next.value.sequence);
-  }
-  return seen;
-}
 
 describe.each(BACKEND_KINDS)('client against the %s backend', (kind) => {
   const backend = useBackend(kind);

@@ -3,6 +3,7 @@ import { BACKEND_KINDS, BackendUnderTest, useBackend } from '../../../../test/su
 import { startNatsServer, type NatsServerProcess } from '../../../../test/support/nats-server.js';
 import { startServer, type RunningServer } from '../../../../test/support/server-process.js';
 import { AvisoClient, type NotificationStream, type WatchStatus } from '../../src/index.js';
+import { take } from '../support/take.js';
 
 /**
  * Resume across server-side cuts (issue 15 "Done when"), against the real server process on both
@@ -39,16 +40,6 @@ function watch(client: AvisoClient, statuses: WatchStatus[] = []): NotificationS
 
 async function publish(client: AvisoClient, count: number, pad = ''): Promise<void> {
   for (let i = 0; i < count; i++) await client.notify({ eventType: EVENT, identifier: IDENT, payload: { i, pad } });
-}
-
-async function take(stream: NotificationStream, count: number): Promise<number[]> {
-  const seen: number[] = [];
-  while (seen.length < count) {
-    const next = await stream.next();
-    if (next.done) break;
-    seen.push(next.value.sequence);
-  }
-  return seen;
 }
 
 const range = (from: number, to: number): number[] => Array.from({ length: to - from + 1 }, (_, i) => from + i);
