@@ -1,4 +1,4 @@
-import type { MsgHdrs } from '@nats-io/transport-node';
+import type { Msg, MsgHdrs } from '@nats-io/transport-node';
 import { headers as natsHeaders } from '@nats-io/transport-node';
 import type { Metadata, StoredNotification } from '../backend.js';
 
@@ -26,6 +26,86 @@ export function toStoredNotification(message: RawJetStreamMessage): StoredNotifi
     timestampNs: message.timestampNanos,
     ...(metadata ? { metadata } : {}),
   };
+}
+
+/**
+ * A pulled core message as a stored notification, with its metadata read straight from the header
+ * bytes (see `metadataFromHeaderBytes`) instead of through nats-core's header map: replay reads
+ * every stored message this way, and building that map (split, canonical key, lookups, copies) was
+ * a large part of the garbage per message.
+ */
+export function fromCoreMessage(message: Msg, seq: number, timestampNanos: bigint): StoredNotification {
+  const raw = rawHeaderBytes(message);
+  const fast = raw === undefined ? NOT_READ : metadataFromHeaderBytes(raw);
+  const metadata = fast === NOT_READ ? readMetadata(message.headers) : fast;
+  return {
+    sequence: seq,
+    topic: message.subject,
+    payload: utf8.decode(message.data),
+    timestampNs: timestampNanos,
+    ...(metadata ? { metadata } : {}),
+  };
+}
+
+/** Returned when the header block is left to nats-core (a status line, or text it would refuse). */
+const NOT_READ = Symbol('not read');
+
+/**
+ * The header block of a nats-core message (its `headers` getter decodes the same bytes), or
+ * `undefined` when the message does not have the internal shape of the pinned nats-core version
+ * (then `headers` is used, as before).
+ */
+function rawHeaderBytes(message: Msg): Uint8Array | null | undefined {
+  const internal = message as unknown as { _msg?: { hdr?: unknown }; _rdata?: unknown; _headers?: unknown };
+  const hdr = internal._msg?.hdr;
+  if (typeof hdr !== 'number' || internal._headers !== undefined) return undefined;
+  if (hdr < 0) return null;
+  const data = internal._rdata;
+  return data instanceof Uint8Array ? data.subarray(0, hdr) : undefined;
+}
+
+const HEADER_LINE = 'NATS/1.0';
+
+/**
+ * Exactly what `readMetadata(MsgHdrsImpl.decode(bytes))` gives (nats-core 3.4: lines split on CRLF,
+ * the name up to the first `:` kept as is, the value trimmed, repeated names joined with `,` in the
+ * order first seen), without the intermediate map. Anything that decode would treat differently —
+ * a status line, a lone CR or LF, a name character it rejects — is left to nats-core (`NOT_READ`),
+ * so errors and odd inputs behave as before.
+ */
+export function metadataFromHeaderBytes(bytes: Uint8Array | null): Metadata | undefined | typeof NOT_READ {
+  if (bytes === null) return undefined;
+  const text = utf8.decode(bytes);
+  if (!text.startsWith(HEADER_LINE) || (text.length > HEADER_LINE.length && !text.startsWith('\r\n', HEADER_LINE.length))) {
+    return NOT_READ;
+  }
+  const metadata: Record<string, string> = {};
+  let found = false;
+  let start = HEADER_LINE.length + 2;
+  while (start < text.length) {
+    let end = text.indexOf('\r\n', start);
+    if (end < 0) end = text.length;
+    if (end > start) {
+      const line = text.slice(start, end);
+      if (line.includes('\r') || line.includes('\n')) return NOT_READ;
+      const colon = line.indexOf(':');
+      if (colon > -1) {
+        const key = line.slice(0, colon);
+        for (let i = 0; i < key.length; i++) {
+          const c = key.charCodeAt(i);
+          if (c < 33 || c > 126) return NOT_READ;
+        }
+        if (!key.toLowerCase().startsWith('nats-')) {
+          const value = line.slice(colon + 1).trim();
+          metadata[key] = Object.hasOwn(metadata, key) ? `${metadata[key]},${value}` : value;
+          // `__proto__` is not stored by the assignment (as in `readMetadata`), so it counts for nothing.
+          if (key !== '__proto__') found = true;
+        }
+      }
+    }
+    start = end + 2;
+  }
+  return found ? metadata : undefined;
 }
 
 function readMetadata(headers: MsgHdrs | undefined): Metadata | undefined {

@@ -10,7 +10,7 @@ import {
 } from '@nats-io/jetstream';
 import type { Batch, FetchRequest, ReplayCursor, ReplayRequest, StartCursor, StoredNotification } from '../backend.js';
 import { encodeToken } from '../../topic/percent-codec.js';
-import { toStoredNotification } from './message-mapping.js';
+import { fromCoreMessage } from './message-mapping.js';
 import type { NatsClients } from './nats-link.js';
 
 /** A replay consumer left behind by a crash disappears after this long (backends.md §7.12). */
@@ -277,29 +277,32 @@ function statusOf(message: Msg): number | undefined {
 
 function fromPulledMessage(message: Msg): StoredNotification {
   const { streamSequence, timestampNanos } = parseAckSubject(message.reply ?? '');
-  return toStoredNotification({
-    seq: streamSequence,
-    subject: message.subject,
-    data: message.data,
-    headers: message.headers,
-    timestampNanos,
-  });
+  return fromCoreMessage(message, streamSequence, timestampNanos);
 }
 
 /**
  * Delivery metadata from a JetStream reply subject: `$JS.ACK.<stream>.<consumer>.<delivered>.
  * <stream seq>.<consumer seq>.<time ns>.<pending>`, or the newer form with a domain and an
- * account hash after `ACK` and a random token at the end.
+ * account hash after `ACK` and a random token at the end. Read by token positions rather than
+ * `split`: this runs once per replayed message.
  */
 export function parseAckSubject(reply: string): { streamSequence: number; timestampNanos: bigint } {
-  const tokens = reply.split('.');
-  if (tokens[0] !== '$JS' || tokens[1] !== 'ACK' || (tokens.length !== 9 && tokens.length < 11)) {
+  // Where each token starts; tokens 5–9 are enough to tell the two forms apart (9, or 11 and more).
+  const starts = [0];
+  for (let dot = reply.indexOf('.'); dot >= 0 && starts.length < 12; dot = reply.indexOf('.', dot + 1)) {
+    starts.push(dot + 1);
+  }
+  const count = starts.length;
+  const token = (i: number): string =>
+    reply.slice(starts[i] as number, i + 1 < count ? (starts[i + 1] as number) - 1 : reply.length);
+  // 12 starts recorded means 12 tokens or more (the scan stopped there): the newer form either way.
+  if (token(0) !== '$JS' || token(1) !== 'ACK' || (count !== 9 && count < 11)) {
     throw new Error(`not a JetStream delivery: '${reply}'`);
   }
-  const offset = tokens.length === 9 ? 0 : 2;
+  const offset = count === 9 ? 0 : 2;
   return {
-    streamSequence: Number(tokens[5 + offset]),
-    timestampNanos: BigInt(tokens[7 + offset] as string),
+    streamSequence: Number(token(5 + offset)),
+    timestampNanos: BigInt(token(7 + offset)),
   };
 }
 
