@@ -70,6 +70,11 @@ export interface ReplayCursor {
   /** The next batch, with the same guarantees as `fetchBatch`. */
   next(limit: number): Promise<Batch>;
   close(): void;
+  /**
+   * True when every notification it returns is a new object read for this cursor alone (JetStream
+   * pulls), so no other stream will see it and caching its rendering would only feed the GC.
+   */
+  readonly unshared?: boolean;
 }
 
 export interface Batch {

@@ -444,6 +444,7 @@ class InstrumentedBackend implements NotificationBackend {
     return {
       next: (limit) => this.timed('get_batch', () => cursor.next(limit)),
       close: () => cursor.close(),
+      ...(cursor.unshared === true ? { unshared: true } : {}),
     };
   }
 

@@ -66,6 +66,21 @@ export class CloudEventRenderer {
   }
 
   /**
+   * The same bytes as `frameBytes`, for a notification no other stream will deliver (a replay's own
+   * read): what is cached already is used, nothing new is cached. Throws like `render`.
+   */
+  unsharedFrameBytes(notification: StoredNotification, event: FrameEvent): Buffer {
+    const cached = this.frames.get(notification)?.[event];
+    if (cached) return cached;
+    const rendered = this.cache.get(notification);
+    let json: string;
+    if (rendered === undefined) json = this.build(notification);
+    else if ('error' in rendered) throw new CloudEventRenderError(rendered.error);
+    else json = rendered.json;
+    return Buffer.from(frameText(event, json), 'utf8');
+  }
+
+  /**
    * The attributes in their sorted order, written directly: this runs once per notification on
    * the delivery path. A payload aviso-ts stored is already canonical JSON and is spliced in as is.
    */

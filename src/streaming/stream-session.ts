@@ -336,6 +336,7 @@ export class StreamSession {
     const { predicate, quota } = this.request;
     const connection = this.connection as SseConnection;
     const replayQueueLimit = Math.max(1, Math.floor(settings.maxBufferedEvents / 2));
+    const unshared = history.unshared === true;
     let delivered = 0;
     for (;;) {
       let batch;
@@ -363,7 +364,7 @@ export class StreamSession {
         if (!predicate(notification)) continue;
         let bytes: Buffer;
         try {
-          bytes = renderer.frameBytes(notification, 'replay');
+          bytes = unshared ? renderer.unsharedFrameBytes(notification, 'replay') : renderer.frameBytes(notification, 'replay');
         } catch (error) {
           if (!(error instanceof CloudEventRenderError)) throw error;
           if (!(await flush())) return false;

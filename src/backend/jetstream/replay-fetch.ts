@@ -35,6 +35,8 @@ const READ_AHEAD_BYTES = 1_048_576;
  * consumer's reported pending count is not used: NATS 2.9 can report it stale right after writes.
  */
 export class JetStreamReplayCursor implements ReplayCursor {
+  /** Every pull makes new message objects, seen only by this replay. */
+  readonly unshared = true;
   private consumer: string | undefined;
   private nextSequence: number;
   private done = false;

@@ -118,6 +118,21 @@ describe('CloudEventRenderer', () => {
     expect(() => broken.render(stored)).toThrow(/base_url/);
   });
 
+  it('gives a replay its unshared frame with the same bytes as the cached frame, and fails the same way', () => {
+    const header = '{"date":"20250706","time":"1200"}';
+    const fresh = () => notification({ metadata: { aviso_identifier: header } });
+    const cached = renderer().frameBytes(fresh(), 'replay');
+    expect(renderer().unsharedFrameBytes(fresh(), 'replay').equals(cached)).toBe(true);
+    const one = renderer();
+    const stored = fresh();
+    expect(one.frameBytes(stored, 'live-notification').equals(one.unsharedFrameBytes(stored, 'live-notification'))).toBe(true);
+    const broken = renderer('not a url');
+    expect(() => broken.unsharedFrameBytes(fresh(), 'replay')).toThrow(CloudEventRenderError);
+    const failed = fresh();
+    expect(() => broken.render(failed)).toThrow(/base_url/);
+    expect(() => broken.unsharedFrameBytes(failed, 'replay')).toThrow(/base_url/);
+  });
+
   it('prints the storage time with only the precision it has', () => {
     const whole = BigInt(Date.UTC(2026, 2, 1, 11, 58, 1)) * 1_000_000n;
     expect(JSON.parse(renderer().render(notification({ timestampNs: whole }))).time).toBe('2026-03-01T11:58:01Z');
