@@ -31,13 +31,41 @@ export class StoredIdentityReader {
 
   constructor(private readonly registry: SchemaRegistry) {}
 
+  /** Inside `unshared`: the notification read last, and its identity (nothing is cached then). */
+  private unsharedDepth = 0;
+  private lastUnshared: StoredNotification | undefined;
+  private lastUnsharedIdentity: StoredIdentity | undefined;
+
   /** `undefined` when the topic does not decode. */
   read(notification: StoredNotification): StoredIdentity | undefined {
+    if (notification === this.lastUnshared) return this.lastUnsharedIdentity;
     const cached = this.cache.get(notification);
     if (cached !== undefined) return cached ?? undefined;
     const identity = this.compute(notification);
-    this.cache.set(notification, identity ?? null);
+    if (this.unsharedDepth > 0) {
+      this.lastUnshared = notification;
+      this.lastUnsharedIdentity = identity;
+    } else {
+      this.cache.set(notification, identity ?? null);
+    }
     return identity;
+  }
+
+  /**
+   * Runs `run(notification)` for a notification no other stream will see (a JetStream replay's own
+   * read): its identity is computed once for every read inside `run` and not cached beyond it, since
+   * a cache entry per replayed message would only add work for the garbage collector.
+   */
+  unshared<T>(run: (notification: StoredNotification) => T, notification: StoredNotification): T {
+    this.unsharedDepth++;
+    try {
+      return run(notification);
+    } finally {
+      if (--this.unsharedDepth === 0) {
+        this.lastUnshared = undefined;
+        this.lastUnsharedIdentity = undefined;
+      }
+    }
   }
 
   private compute(notification: StoredNotification): StoredIdentity | undefined {

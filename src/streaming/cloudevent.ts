@@ -65,6 +65,11 @@ export class CloudEventRenderer {
     return bytes;
   }
 
+  /** Runs `run(notification)` with identity reads that cache nothing (`StoredIdentityReader.unshared`). */
+  unshared<T>(run: (notification: StoredNotification) => T, notification: StoredNotification): T {
+    return this.identities.unshared(run, notification);
+  }
+
   /**
    * The same bytes as `frameBytes`, for a notification no other stream will deliver (a replay's own
    * read): what is cached already is used, nothing new is cached. Throws like `render`.

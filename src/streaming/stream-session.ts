@@ -337,6 +337,16 @@ export class StreamSession {
     const connection = this.connection as SseConnection;
     const replayQueueLimit = Math.max(1, Math.floor(settings.maxBufferedEvents / 2));
     const unshared = history.unshared === true;
+    /** The frame of a notification the request selects, `undefined` if it does not, or why it cannot be rendered. */
+    const select = (notification: StoredNotification): Buffer | CloudEventRenderError | undefined => {
+      if (!predicate(notification)) return undefined;
+      try {
+        return unshared ? renderer.unsharedFrameBytes(notification, 'replay') : renderer.frameBytes(notification, 'replay');
+      } catch (error) {
+        if (!(error instanceof CloudEventRenderError)) throw error;
+        return error;
+      }
+    };
     let delivered = 0;
     for (;;) {
       let batch;
@@ -361,12 +371,10 @@ export class StreamSession {
         return true;
       };
       for (const notification of batch.messages) {
-        if (!predicate(notification)) continue;
-        let bytes: Buffer;
-        try {
-          bytes = unshared ? renderer.unsharedFrameBytes(notification, 'replay') : renderer.frameBytes(notification, 'replay');
-        } catch (error) {
-          if (!(error instanceof CloudEventRenderError)) throw error;
+        // Messages read for this stream alone are matched and rendered without caching (cloudevent.ts).
+        const bytes = unshared ? renderer.unshared(select, notification) : select(notification);
+        if (bytes === undefined) continue;
+        if (bytes instanceof CloudEventRenderError) {
           if (!(await flush())) return false;
           this.sendNotification('replay', notification); // emits the non-fatal error frame
           continue;

@@ -133,6 +133,19 @@ describe('CloudEventRenderer', () => {
     expect(() => broken.unsharedFrameBytes(failed, 'replay')).toThrow(/base_url/);
   });
 
+  it('reads an unshared notification once inside `unshared` and caches nothing beyond it', () => {
+    const identities = new StoredIdentityReader(registry);
+    const stored = notification({ metadata: { aviso_identifier: '{"date":"20250706","time":"1200"}' } });
+    const [first, second] = identities.unshared((n) => [identities.read(n), identities.read(n)], stored);
+    expect(first).toBeDefined();
+    expect(second).toBe(first);
+    const outside = identities.read(stored);
+    expect(outside).not.toBe(first); // computed again: nothing was cached
+    expect(outside).toEqual(first);
+    expect(identities.read(stored)).toBe(outside); // outside `unshared`, reads are cached as before
+    expect(identities.unshared((n) => identities.read(n), stored)).toBe(outside);
+  });
+
   it('prints the storage time with only the precision it has', () => {
     const whole = BigInt(Date.UTC(2026, 2, 1, 11, 58, 1)) * 1_000_000n;
     expect(JSON.parse(renderer().render(notification({ timestampNs: whole }))).time).toBe('2026-03-01T11:58:01Z');
