@@ -81,6 +81,14 @@ export class SseConnection {
   send(text: string | Buffer): boolean {
     if (this.finished) return false;
     if (this.queue.length >= this.maxQueuedFrames) return false;
+    if (this.queue.length === 0 && !this.waitingForDrain) {
+      // Nothing waits before it: what `pump` would do with a queue of one, without the queue (a
+      // fan-out sends one frame to each of its watchers).
+      this.response.write(text);
+      this.waitForDrainIfFull();
+      this.wakeWaiters();
+      return true;
+    }
     this.queue.push(text);
     this.pump();
     return true;
@@ -144,19 +152,24 @@ export class SseConnection {
     if (this.waitingForDrain) return;
     while (this.queue.length > 0 && !this.finished) {
       this.response.write(this.takeWriteChunk());
-      // Node's own buffer may hold up to SOCKET_BUFFER_BYTES before we wait for `drain`: far more
-      // than its 16 KiB default mark, so a replay batch is handed over without a round trip per
-      // batch to the client, yet still bounded per stream.
-      if (this.response.writableLength > SOCKET_BUFFER_BYTES) {
-        this.waitingForDrain = true;
-        this.response.once('drain', () => {
-          this.waitingForDrain = false;
-          this.pump();
-        });
-        break;
-      }
+      if (this.waitForDrainIfFull()) break;
     }
     this.wakeWaiters();
+  }
+
+  /**
+   * Node's own buffer may hold up to SOCKET_BUFFER_BYTES before we wait for `drain`: far more than
+   * its 16 KiB default mark, so a replay batch is handed over without a round trip per batch to the
+   * client, yet still bounded per stream. True when writing must now wait.
+   */
+  private waitForDrainIfFull(): boolean {
+    if (this.response.writableLength <= SOCKET_BUFFER_BYTES) return false;
+    this.waitingForDrain = true;
+    this.response.once('drain', () => {
+      this.waitingForDrain = false;
+      this.pump();
+    });
+    return true;
   }
 
   /**
@@ -177,6 +190,7 @@ export class SseConnection {
   }
 
   private wakeWaiters(): void {
+    if (this.roomWaiters.length === 0) return; // the common case: no array made per write
     const waiters = this.roomWaiters.splice(0);
     for (const wake of waiters) wake();
   }

@@ -17,7 +17,6 @@ import {
   connectionClosing,
   connectionEstablished,
   heartbeat,
-  notificationFrame,
   renderFrame,
   replayCompleted,
   replayLimitReached,
@@ -299,7 +298,22 @@ export class StreamSession {
         }),
       );
     }
-    return this.send(notificationFrame(event, bytes));
+    return this.sendNotificationBytes(bytes);
+  }
+
+  /**
+   * What `send(notificationFrame(…, bytes))` does, without the frame object and the closure: this
+   * runs once per watcher for every notification a fan-out delivers.
+   */
+  private sendNotificationBytes(bytes: Buffer): boolean {
+    const connection = this.connection;
+    if (!connection || this.closed) return false;
+    if (connection.send(bytes)) {
+      this.request.telemetry.frameSent('notification');
+      return true;
+    }
+    if (connection.isOpen) this.closeSlowConsumer();
+    return false;
   }
 
   /** The replay algorithm of streaming.md §9.2, with the lookahead of §9.5 and the bound H of §10. */
