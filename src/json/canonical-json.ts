@@ -25,15 +25,36 @@ export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) {
     return `[${value.map((item: unknown) => canonicalJson(item)).join(',')}]`;
   }
-  const entries = Object.entries(value as Record<string, unknown>)
-    .filter(([, v]) => v !== undefined)
-    .sort(([a], [b]) => compareCodePoints(a, b));
-  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  // Built in one loop: the identifier of every notify goes through here.
+  const object = value as Record<string, unknown>;
+  const keys = Object.keys(object).sort(compareCodePoints);
+  let text = '{';
+  for (const key of keys) {
+    const item = object[key];
+    if (item === undefined) continue;
+    if (text.length > 1) text += ',';
+    text += `${JSON.stringify(key)}:${canonicalJson(item)}`;
+  }
+  return `${text}}`;
 }
 
 /** Byte order of UTF-8 equals code-point order; JS `<` compares UTF-16 units, which differs above U+FFFF. */
 export function compareCodePoints(a: string, b: string): number {
   if (a === b) return 0;
+  // Below U+D800 a UTF-16 unit is its code point, so the first differing unit decides; everything
+  // before it is equal, surrogate pairs included. Only a surrogate there needs the slow path.
+  const length = Math.min(a.length, b.length);
+  for (let i = 0; i < length; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x === y) continue;
+    if (x >= 0xd800 || y >= 0xd800) return compareByCodePoint(a, b);
+    return x < y ? -1 : 1;
+  }
+  return a.length < b.length ? -1 : a.length > b.length ? 1 : 0;
+}
+
+function compareByCodePoint(a: string, b: string): number {
   const ai = a[Symbol.iterator]();
   const bi = b[Symbol.iterator]();
   for (;;) {

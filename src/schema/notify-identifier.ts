@@ -47,8 +47,12 @@ export function prepareNotification(registry: SchemaRegistry, request: NotifyInp
 
 function prepareSchemaBacked(schema: EventSchema, request: NotifyInput): PreparedNotification {
   const { identifier } = request;
-  for (const key of Object.keys(identifier).sort(compareCodePoints)) {
-    if (!schema.fields.has(key)) throw new IdentifierError(`Unknown field '${key}' provided for notify operation`);
+  // Sorted only when one is unknown: the first unknown name in code-point order is reported.
+  const keys = Object.keys(identifier);
+  if (!keys.every((key) => schema.fields.has(key))) {
+    for (const key of keys.sort(compareCodePoints)) {
+      if (!schema.fields.has(key)) throw new IdentifierError(`Unknown field '${key}' provided for notify operation`);
+    }
   }
 
   const canonical: Record<string, JsonValue | readonly (readonly number[])[]> = {};

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, compareCodePoints } from '../../../src/json/canonical-json.js';
 import { parseJsonBody } from '../../../src/json/lossless-parse.js';
@@ -18,6 +19,31 @@ describe('canonicalJson', () => {
   it('orders keys by code point, not UTF-16 unit', () => {
     expect(compareCodePoints('\u{1F600}', '\uFFFF')).toBe(1);
     expect(canonicalJson({ '\u{1F600}': 1, '\uFFFF': 2 })).toBe('{"\uFFFF":2,"\u{1F600}":1}');
+  });
+
+  it('compares like the code-point sequences do, surrogates and prefixes included', () => {
+    const byDefinition = (a: string, b: string): number => {
+      const x = [...a].map((c) => c.codePointAt(0) ?? 0);
+      const y = [...b].map((c) => c.codePointAt(0) ?? 0);
+      for (let i = 0; i < Math.min(x.length, y.length); i++) {
+        if (x[i] !== y[i]) return (x[i] ?? 0) < (y[i] ?? 0) ? -1 : 1;
+      }
+      return Math.sign(x.length - y.length);
+    };
+    // Small alphabets around U+D800 and U+FFFF so shared prefixes and surrogates are common.
+    const char = fc.constantFrom('a', 'b', '\u00e9', '\ud7ff', '\ue000', '\uffff', '\u{10000}', '\u{1F600}', '\u{10FFFF}');
+    const text = fc.array(char, { maxLength: 5 }).map((chars) => chars.join(''));
+    fc.assert(
+      fc.property(text, text, (a, b) => {
+        expect(compareCodePoints(a, b)).toBe(byDefinition(a, b));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('leaves out undefined members wherever they sort', () => {
+    expect(canonicalJson({ b: undefined, a: 1, c: { z: undefined } })).toBe('{"a":1,"c":{}}');
+    expect(canonicalJson({ a: undefined })).toBe('{}');
   });
 });
 

@@ -56,3 +56,10 @@ describe('prepareNotification: polygons (D7, D27)', () => {
     expect(prepared.topic).toBe('extreme_event.north.1200.4.42%2E5');
   });
 });
+
+describe('prepareNotification: unknown fields', () => {
+  it('reports the first unknown name in code-point order, whatever the request order', () => {
+    const identifier = '{"zeta":"1","date":"20250706","time":"1200","polygon":"(1,2,3,4,1,2)","\\u00e9t\\u00e9":"x","beta":"2"}';
+    expectIdentifierError(() => prepare('test_polygon', identifier), "Unknown field 'beta' provided for notify operation");
+  });
+});
