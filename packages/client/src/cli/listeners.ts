@@ -60,9 +60,9 @@ const TRIGGER_KEYS: Record<TriggerSpec['type'], readonly string[]> = {
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 const HTTP_TIMEOUT_MS = 30_000;
 
-type Obj = Record<string, unknown>;
+export type Obj = Record<string, unknown>;
 
-function isObject(value: unknown): value is Obj {
+export function isObject(value: unknown): value is Obj {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 

@@ -3,7 +3,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { UsageError } from './errors.js';
-import { parseListenerList, type ListenerSpec } from './listeners.js';
+import { isObject, parseListenerList, type ListenerSpec, type Obj } from './listeners.js';
 import { parseDuration } from './values.js';
 
 /**
@@ -50,12 +50,6 @@ const CONFIG_KEYS = ['base_url', 'auth', 'timeout', 'heartbeat_interval', 'state
 const AUTH_KEYS = ['bearer_token', 'basic'];
 const BASIC_KEYS = ['username', 'password'];
 const TLS_KEYS = ['ca_bundle', 'danger_accept_invalid_certs'];
-
-type Obj = Record<string, unknown>;
-
-function isObject(value: unknown): value is Obj {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
 
 function checkKeys(value: unknown, allowed: readonly string[], where: string): Obj {
   if (!isObject(value)) throw new UsageError(`${where} must be a mapping`);

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { BasicAuth, BearerAuth, AvisoClient, type AuthProvider, type Identifier, type Notification } from '../../index.js';
 import { UsageError } from '../errors.js';
 import type { ListenerSpec } from '../listeners.js';
-import { loadListenerFiles } from '../listeners.js';
+import { isObject, loadListenerFiles } from '../listeners.js';
 import type { Output } from '../output.js';
 import { requireBaseUrl, type Settings } from '../settings.js';
 import type { TriggerNotification } from '../triggers/types.js';
@@ -66,8 +66,8 @@ export function inlineListener(flags: InlineFlags): ListenerSpec | undefined {
     } catch {
       throw new UsageError('--identifiers is not valid JSON');
     }
-    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new UsageError('--identifiers must be a JSON object');
-    identifiers = parsed as Record<string, unknown>;
+    if (!isObject(parsed)) throw new UsageError('--identifiers must be a JSON object');
+    identifiers = parsed;
   } else identifiers = collectIdentifiers(repeated);
   return {
     name: 'ad-hoc',
