@@ -21,6 +21,11 @@ interface ConnectionState {
 
 const DEFAULT_QUEUE = 128;
 
+/** A state store's failure as a StateStoreError (kept as it is when it already is one). */
+function storeFailure(operation: 'get' | 'put', error: unknown): StateStoreError {
+  return error instanceof StateStoreError ? error : new StateStoreError(`state store ${operation} failed: ${(error as Error).message}`, { cause: error });
+}
+
 /**
  * A supervised watch (client.md §3): an async iterator of notifications that reconnects and
  * resumes by itself and ends only when the stream is complete, closed, or hits a terminal error.
@@ -133,7 +138,7 @@ export class NotificationStream implements AsyncIterableIterator<Notification> {
     try {
       await this.store.put(this.key, { lastCommittedSequence: item.sequence, lastEventId: `${item.eventType}@${item.sequence}` });
     } catch (error) {
-      const failure = error instanceof StateStoreError ? error : new StateStoreError(`state store put failed: ${(error as Error).message}`, { cause: error });
+      const failure = storeFailure('put', error);
       this.fail(failure);
       this.failureReported = true;
       throw failure;
@@ -199,7 +204,7 @@ export class NotificationStream implements AsyncIterableIterator<Notification> {
     try {
       checkpoint = await store.get(this.key);
     } catch (error) {
-      throw error instanceof StateStoreError ? error : new StateStoreError(`state store get failed: ${(error as Error).message}`, { cause: error });
+      throw storeFailure('get', error);
     }
     if (checkpoint !== undefined) {
       this.committed = checkpoint.lastCommittedSequence;
