@@ -127,10 +127,6 @@ export function heartbeat(stream: StreamIdentity, nowMs: number): Frame {
   return { kind: 'heartbeat', event: 'heartbeat', data: { timestamp: formatUtcSeconds(nowMs), topic: stream.topic } };
 }
 
-export function notificationFrame(event: 'live-notification' | 'replay', bytes: Buffer): Frame {
-  return { kind: 'notification', event, bytes };
-}
-
 /** A backend failure that ends the stream (§5.7, first shape). */
 export function streamProcessingFailed(stream: StreamIdentity, message: string): Frame {
   return {

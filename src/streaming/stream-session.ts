@@ -302,7 +302,7 @@ export class StreamSession {
   }
 
   /**
-   * What `send(notificationFrame(…, bytes))` does, without the frame object and the closure: this
+   * What `send` does for a notification frame's bytes, without the frame object and the closure: this
    * runs once per watcher for every notification a fan-out delivers.
    */
   private sendNotificationBytes(bytes: Buffer): boolean {
