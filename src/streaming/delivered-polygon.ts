@@ -26,9 +26,9 @@ export function deliveredPolygon(value: unknown): unknown {
 }
 
 /** Text that notify accepts today, in any of its forms. */
-function strictPairs(text: string): number[][] | undefined {
+function strictPairs(text: string): readonly (readonly number[])[] | undefined {
   try {
-    return canonicalPairs(polygonHandler.parse(text).ring);
+    return polygonHandler.parse(text).canonical;
   } catch (error) {
     if (error instanceof IdentifierError) return undefined;
     throw error;
