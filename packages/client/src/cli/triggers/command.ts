@@ -1,7 +1,5 @@
 import { spawn } from 'node:child_process';
-import { TemplateError } from '../errors.js';
-import { renderTemplate } from '../template.js';
-import { AttemptError, type TriggerEnvironment, type TriggerNotification } from './types.js';
+import { AttemptError, renderForAttempt, type TriggerEnvironment, type TriggerNotification } from './types.js';
 
 /** Credentials the listener uses towards the server: a trigger has no reason to hold them. */
 const WITHHELD = ['AVISO_TOKEN', 'AVISO_USERNAME', 'AVISO_PASSWORD'];
@@ -40,13 +38,7 @@ export function commandEnvironment(
 }
 
 export async function runCommand(n: TriggerNotification, options: CommandOptions, ctx: TriggerEnvironment): Promise<void> {
-  let rendered;
-  try {
-    rendered = renderTemplate(options.command, n.view, ctx.env, 'shell', 'command');
-  } catch (error) {
-    if (error instanceof TemplateError) throw new AttemptError(error.message, true);
-    throw error;
-  }
+  const rendered = renderForAttempt(options.command, n, ctx, 'shell', 'command');
   const child = spawn('/bin/sh', ['-c', rendered.text], {
     cwd: options.workingDir,
     env: commandEnvironment(n, ctx.env, rendered.envRead, options.env),

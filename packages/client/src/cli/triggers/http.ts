@@ -1,6 +1,4 @@
-import { TemplateError } from '../errors.js';
-import { renderTemplate } from '../template.js';
-import { AttemptError, type TriggerEnvironment, type TriggerNotification } from './types.js';
+import { AttemptError, renderForAttempt, type TriggerEnvironment, type TriggerNotification } from './types.js';
 
 export interface WebhookOptions {
   readonly url: string;
@@ -11,12 +9,7 @@ export interface WebhookOptions {
 }
 
 function render(template: string, n: TriggerNotification, ctx: TriggerEnvironment, target: 'plain' | 'url', context: string): string {
-  try {
-    return renderTemplate(template, n.view, ctx.env, target, context).text;
-  } catch (error) {
-    if (error instanceof TemplateError) throw new AttemptError(error.message, true);
-    throw error;
-  }
+  return renderForAttempt(template, n, ctx, target, context).text;
 }
 
 function renderHeaders(n: TriggerNotification, ctx: TriggerEnvironment, headers: Readonly<Record<string, string>>): Headers {

@@ -1,3 +1,6 @@
+import { TemplateError } from '../errors.js';
+import { renderTemplate, type RenderResult, type TemplateTarget } from '../template.js';
+
 /** What every trigger receives for one notification. */
 export interface TriggerNotification {
   /** The aviso client's notification view: the shape templates walk and echo/log print. */
@@ -30,5 +33,15 @@ export class AttemptError extends Error {
     readonly deterministic: boolean,
   ) {
     super(message);
+  }
+}
+
+/** Renders a trigger template for one attempt; a template error is a deterministic AttemptError. */
+export function renderForAttempt(template: string, n: TriggerNotification, ctx: TriggerEnvironment, target: TemplateTarget, context: string): RenderResult {
+  try {
+    return renderTemplate(template, n.view, ctx.env, target, context);
+  } catch (error) {
+    if (error instanceof TemplateError) throw new AttemptError(error.message, true);
+    throw error;
   }
 }
