@@ -91,11 +91,6 @@ export class SubscriptionIndex<T> {
     return merged.sort((a, b) => a.order - b.order);
   }
 
-  /** Every entry in registration order. */
-  all(): IndexEntry<T>[] {
-    return [...this.entries];
-  }
-
   /** Removes every entry and returns them in registration order. */
   clear(): IndexEntry<T>[] {
     const removed = [...this.entries];
