@@ -21,7 +21,7 @@ import { WILDCARD } from './topic-pattern.js';
  * index holds nothing for patterns no longer registered.
  */
 export class SubscriptionIndex<T> {
-  private readonly root: TrieNode<T> = newNode(undefined, '', false);
+  private readonly root: TrieNode<T> = newNode(undefined, '');
   private readonly exact = new Map<string, Slot<T>>();
   /** Every live entry, in registration order. */
   private readonly entries = new Set<IndexEntry<T>>();
@@ -50,13 +50,13 @@ export class SubscriptionIndex<T> {
     let node = this.root;
     for (const token of tokens) {
       if (token === WILDCARD) {
-        node.wildcard ??= newNode(node, token, true);
+        node.wildcard ??= newNode(node, token);
         node = node.wildcard;
       } else {
         node.literals ??= new Map();
         let child = node.literals.get(token);
         if (!child) {
-          child = newNode(node, token, false);
+          child = newNode(node, token);
           node.literals.set(token, child);
         }
         node = child;
@@ -120,7 +120,7 @@ export class SubscriptionIndex<T> {
     let current: TrieNode<T> | undefined = home;
     while (current?.parent && isEmptyNode(current)) {
       const parent: TrieNode<T> = current.parent;
-      if (current.isWildcard) parent.wildcard = undefined;
+      if (current.token === WILDCARD) parent.wildcard = undefined;
       else {
         parent.literals?.delete(current.token);
         if (parent.literals?.size === 0) parent.literals = undefined;
@@ -197,9 +197,8 @@ function withoutEntry<T>(slot: Slot<T> | undefined, entry: IndexEntry<T>): Slot<
 
 interface TrieNode<T> {
   readonly parent: TrieNode<T> | undefined;
-  /** The token leading here from the parent (`*` for a wildcard child). */
+  /** The token leading here from the parent (`*` for the wildcard child; no literal child is named `*`). */
   readonly token: string;
-  readonly isWildcard: boolean;
   /** Created on first use: most nodes are leaves. */
   literals: Map<string, TrieNode<T>> | undefined;
   wildcard: TrieNode<T> | undefined;
@@ -210,8 +209,8 @@ interface TrieNode<T> {
 /** Where an entry is held: its key in the exact map, or its trie node. */
 type Home<T> = string | TrieNode<T>;
 
-function newNode<T>(parent: TrieNode<T> | undefined, token: string, isWildcard: boolean): TrieNode<T> {
-  return { parent, token, isWildcard, literals: undefined, wildcard: undefined, values: undefined };
+function newNode<T>(parent: TrieNode<T> | undefined, token: string): TrieNode<T> {
+  return { parent, token, literals: undefined, wildcard: undefined, values: undefined };
 }
 
 function isEmptyNode<T>(node: TrieNode<T>): boolean {
