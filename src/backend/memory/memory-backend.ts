@@ -141,12 +141,17 @@ export class MemoryBackend implements NotificationBackend {
   }
 
   private historyBoundOf(pattern: TopicPattern): number {
-    return this.streams.get(streamNameOf(pattern.base))?.lastSequence ?? 0;
+    return this.streamOf(pattern.base)?.lastSequence ?? 0;
+  }
+
+  /** The stream of a base or stream key, matched case-insensitively as JetStream names streams. */
+  private streamOf(base: string): BaseStream | undefined {
+    return this.streams.get(streamNameOf(base));
   }
 
   async fetchBatch(request: FetchRequest): Promise<Batch> {
     const { pattern, start, limit, upperBound } = request;
-    const log = this.streams.get(streamNameOf(pattern.base))?.log ?? EMPTY_LOG;
+    const log = this.streamOf(pattern.base)?.log ?? EMPTY_LOG;
     const from =
       start.kind === 'sequence' ? log.indexOfSequence(Math.max(start.sequence, 1)) : log.indexOfTimestamp(start.atNs);
     const messages: StoredNotification[] = [];
@@ -171,7 +176,7 @@ export class MemoryBackend implements NotificationBackend {
   }
 
   async deleteMessage(streamKey: string, sequence: number): Promise<DeleteOutcome> {
-    const stream = this.streams.get(streamNameOf(streamKey));
+    const stream = this.streamOf(streamKey);
     const message = stream?.log.get(sequence);
     if (!stream || !message) return 'not_found';
     const history = this.topics.get(message.topic);
@@ -194,7 +199,7 @@ export class MemoryBackend implements NotificationBackend {
    * leave it behind.
    */
   async wipeStream(streamName: string): Promise<WipeOutcome> {
-    const stream = this.streams.get(streamNameOf(streamName));
+    const stream = this.streamOf(streamName);
     if (!stream) return 'not_found';
     for (const [topic, history] of [...this.topics]) {
       if (history.stream === stream) this.removeTopic(topic, history);
