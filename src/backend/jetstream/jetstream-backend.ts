@@ -139,7 +139,9 @@ export class JetStreamBackend implements NotificationBackend {
    */
   private assertFitsOneMessage(payload: string, headers: ReturnType<typeof toHeaders>, msgID: string): void {
     const limit = this.maxPayload();
-    if (limit !== undefined && publishedBytes(payload, headers, msgID) > limit) throw this.tooLarge(payload, headers, msgID);
+    if (limit === undefined) return;
+    const bytes = publishedBytes(payload, headers, msgID);
+    if (bytes > limit) throw new NotificationTooLargeError(bytes, limit);
   }
 
   private tooLarge(payload: string, headers: ReturnType<typeof toHeaders>, msgID: string): NotificationTooLargeError {
