@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { findFreePort } from '../test/support/nats-server.js';
 import { resolve } from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
@@ -12,7 +13,7 @@ import { median, round } from './support/stats.js';
 
 /**
  * A/B of the notify path of two builds (`node dist/bench/ab.js --a OLD/dist/src/main.js
- * [--b dist/src/main.js] [--backend jetstream] [--rounds 4] [--seconds 4] [--b-level warn]`): both servers run side
+ * [--b dist/src/main.js] [--backend jetstream] [--rounds 4] [--seconds 4] [--a-level warn] [--b-level warn]`): both servers run side
  * by side with the bench's configuration, autocannon loads them in turn (A B A B …), and each run
  * reports req/s and the server's CPU per request (user + system, and user alone, from /proc over the run, divided
  * by the 2xx answers). CPU per request moves much less than req/s when other work shares the
@@ -26,7 +27,9 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '4' },
     seconds: { type: 'string', default: '4' },
     connections: { type: 'string', default: '50' },
-    // B's log level (e.g. `warn`: no per-request lines), to measure what the lines cost.
+    // Each side's log level (e.g. `warn`: no per-request lines), to measure what the lines cost
+    // with either process in either role.
+    'a-level': { type: 'string', default: 'info' },
     'b-level': { type: 'string', default: 'info' },
   },
 });
@@ -40,9 +43,18 @@ const schemas = { mars: exampleSchema('mars', jetStream ? { storage_policy: { al
 
 const nats = jetStream ? await startPrivateNats() : undefined;
 const config = benchConfig({ schemas, backend: nats ? { kind: 'jetstream', natsUrl: nats.url } : { kind: 'in_memory' } });
+/** A side whose level hides `startup.server.started` gets a fixed free port and is awaited on `/health`. */
+async function startSide(entry: string, level: string): Promise<AvisoProcess> {
+  if (level === 'info' || level === 'debug' || level === 'trace') {
+    return startAviso({ config: { ...config, logging: { level } }, entry: resolve(entry) });
+  }
+  const port = await findFreePort();
+  const application = { ...(config.application as Record<string, unknown>), port };
+  return startAviso({ config: { ...config, application, logging: { level } }, entry: resolve(entry), port });
+}
 const sides: [string, AvisoProcess][] = [
-  ['A', await startAviso({ config, entry: resolve(values.a) })],
-  ['B', await startAviso({ config: { ...config, logging: { level: values['b-level'] } }, entry: resolve(values.b) })],
+  ['A', await startSide(values.a, values['a-level'])],
+  ['B', await startSide(values.b, values['b-level'])],
 ];
 const nc = nats ? await connect({ servers: nats.url }) : undefined;
 interface Run {

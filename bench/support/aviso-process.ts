@@ -24,6 +24,11 @@ export interface AvisoOptions {
   readonly execArgv?: readonly string[];
   /** Another build's `main.js` (A/B comparisons, `bench/ab.ts`); the current build by default. */
   readonly entry?: string;
+  /**
+   * The port `config` sets, for a configuration whose log level hides the startup line: the
+   * process is then ready once `/health` answers.
+   */
+  readonly port?: number;
 }
 
 /**
@@ -56,11 +61,27 @@ export async function startAviso(options: AvisoOptions): Promise<AvisoProcess> {
   };
 
   try {
-    const port = await startupPort(logFile, () => exitCode, () => stderr.text());
+    const port = options.port ?? (await startupPort(logFile, () => exitCode, () => stderr.text()));
+    if (options.port !== undefined) await untilHealthy(options.port, () => exitCode, () => stderr.text());
     return { url: `http://127.0.0.1:${port}`, pid: child.pid as number, child, stop };
   } catch (error) {
     await stop();
     throw error;
+  }
+}
+
+async function untilHealthy(port: number, exitCode: () => string | undefined, stderr: () => string): Promise<void> {
+  const deadline = Date.now() + STARTUP_TIMEOUT_MS;
+  for (;;) {
+    const answered = await fetch(`http://127.0.0.1:${port}/health`).then(
+      (response) => response.ok,
+      () => false,
+    );
+    if (answered) return;
+    const code = exitCode();
+    if (code !== undefined) throw new Error(`aviso exited (${code}) before listening; stderr: ${stderr()}`);
+    if (Date.now() > deadline) throw new Error(`aviso did not answer /health within ${STARTUP_TIMEOUT_MS} ms; stderr: ${stderr()}`);
+    await sleep(LOG_POLL_MS);
   }
 }
 
