@@ -1,9 +1,10 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serverConfig, TEST_SCHEMAS } from '../support/schemas.js';
 import { startServer, type RunningServer } from '../support/server-process.js';
+import { expectNoProblems, launchChromium, watchPage, type PageProblems } from '../support/browser.js';
 
 /**
  * The homepage and the Swagger UI rendered by a real browser: Debian's `chromium`, driven by
@@ -12,7 +13,6 @@ import { startServer, type RunningServer } from '../support/server-process.js';
  * `npm test` as root, which installs it when missing.
  */
 
-const CHROMIUM = '/usr/bin/chromium';
 const ROOT = resolve(import.meta.dirname, '../..');
 const STATIC_DIR = join(ROOT, 'static');
 const PACKAGE_VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
@@ -20,64 +20,16 @@ const EVENT_TYPES = Object.keys(TEST_SCHEMAS).sort();
 /** Operations in the OpenAPI document (operations.md §4.4, D26): 11 paths, one method each. */
 const DOCUMENTED_OPERATIONS = 11;
 
-/** What went wrong while a page loaded: console errors, uncaught exceptions, failed requests. */
-interface PageProblems {
-  readonly consoleErrors: string[];
-  readonly pageErrors: string[];
-  readonly failedRequests: string[];
-  readonly badResponses: string[];
-  readonly foreignRequests: string[];
-}
-
-function watchPage(page: Page, origin: string): PageProblems {
-  const problems: PageProblems = { consoleErrors: [], pageErrors: [], failedRequests: [], badResponses: [], foreignRequests: [] };
-  page.on('console', (message) => {
-    if (message.type() === 'error') problems.consoleErrors.push(`${message.text()} (${message.location().url})`);
-  });
-  page.on('pageerror', (error) => problems.pageErrors.push(error.message));
-  page.on('requestfailed', (request) => problems.failedRequests.push(`${request.url()}: ${request.failure()?.errorText ?? '?'}`));
-  page.on('response', (response) => {
-    if (response.status() >= 400) problems.badResponses.push(`${response.status()} ${response.url()}`);
-  });
-  page.on('request', (request) => {
-    const url = request.url();
-    if (!url.startsWith(origin) && !url.startsWith('data:')) problems.foreignRequests.push(url);
-  });
-  return problems;
-}
-
-function expectNoProblems(problems: PageProblems): void {
-  expect(problems).toEqual({ consoleErrors: [], pageErrors: [], failedRequests: [], badResponses: [], foreignRequests: [] });
-}
-
 let server: RunningServer;
 let browser: Browser;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `${CHROMIUM} is missing: these tests need Debian's chromium. Install it with ` +
-        '`apt-get update && apt-get install -y chromium`, or run `npm test` as root, which installs it.',
-    );
-  }
   server = await startServer({
     config: serverConfig({
       application: { host: '127.0.0.1', port: 0, base_url: 'http://localhost:8000', static_files_path: STATIC_DIR },
     }),
   });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await launchChromium();
 }, 60_000);
 
 afterAll(async () => {
