@@ -24,3 +24,24 @@ export const systemClock: Clock = {
     return { cancel: () => clearInterval(handle) };
   },
 };
+
+/** The longest delay a Node timer honours; a longer one fires after 1 ms instead. */
+export const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
+
+/**
+ * Calls `callback` once, when the clock reaches `atMs`: never synchronously (an instant already
+ * past fires on the next timer turn), and however far away it is, by re-arming in steps no longer
+ * than `MAX_TIMER_DELAY_MS` (a token may expire in a year).
+ */
+export function setTimeoutAt(clock: Clock, atMs: number, callback: () => void): TimerHandle {
+  let current: TimerHandle;
+  const arm = (): void => {
+    current = clock.setTimeout(fire, Math.min(Math.max(0, atMs - clock.now()), MAX_TIMER_DELAY_MS));
+  };
+  const fire = (): void => {
+    if (clock.now() >= atMs) callback();
+    else arm();
+  };
+  arm();
+  return { cancel: () => current.cancel() };
+}

@@ -4,6 +4,12 @@ export interface AuthUser {
   readonly realm: string | undefined;
   readonly roles: readonly string[];
   readonly attributes: Readonly<Record<string, string>>;
+  /**
+   * The first instant (epoch ms) at which the server refuses the token: its `exp` plus the 60 s
+   * leeway of operations.md §2.5. A stream opened with it ends then (browser.md §6). Absent for a
+   * user not derived from a JWT.
+   */
+  readonly expiresAt?: number;
 }
 
 /** Realm → role names, as in `admin_roles`, `read_roles`, `write_roles`. */

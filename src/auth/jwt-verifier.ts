@@ -50,13 +50,14 @@ export class JwtVerifier {
       realm: typeof claims.realm === 'string' ? claims.realm : undefined,
       roles: (claims.roles as string[] | undefined) ?? [],
       attributes: (claims.attributes as Record<string, string> | undefined) ?? {},
+      expiresAt: refusedFromMs(claims.exp as number),
     };
   }
 
   private claimsValid(claims: Record<string, unknown>): boolean {
     const { exp } = claims;
     if (typeof exp !== 'number' || !Number.isInteger(exp) || exp < 0) return false;
-    if (exp < Math.floor(this.nowMs() / 1000) - EXPIRY_LEEWAY_SECONDS) return false;
+    if (this.nowMs() >= refusedFromMs(exp)) return false;
     for (const name of ['username', 'sub', 'realm', 'iss']) {
       const value = claims[name];
       if (value !== undefined && value !== null && typeof value !== 'string') return false;
@@ -68,6 +69,16 @@ export class JwtVerifier {
     }
     return iat === undefined || (typeof iat === 'number' && Number.isInteger(iat));
   }
+}
+
+/**
+ * The first millisecond at which a token with this `exp` is refused. The rule is the reference's
+ * whole-second one, `exp < floor(now / 1000) − 60`, which holds exactly from `(exp + 61) s` on;
+ * requests and open streams both use this instant, so a stream ends when a reconnect with the same
+ * token would get its 401 (browser.md §6).
+ */
+export function refusedFromMs(exp: number): number {
+  return (exp + EXPIRY_LEEWAY_SECONDS + 1) * 1000;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

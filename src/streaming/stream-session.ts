@@ -8,7 +8,7 @@ import type {
   StartCursor,
   StoredNotification,
 } from '../backend/backend.js';
-import type { Clock, TimerHandle } from '../clock.js';
+import { setTimeoutAt, type Clock, type TimerHandle } from '../clock.js';
 import type { NotificationPredicate, WatchSelection } from '../filter/watch-filter.js';
 import { displayTopic } from '../topic/percent-codec.js';
 import { CloudEventRenderError, type CloudEventRenderer } from './cloudevent.js';
@@ -58,6 +58,11 @@ export interface StreamRequest {
   /** Q, the effective replay cap (§9.4). */
   readonly quota: number;
   readonly telemetry: StreamTelemetry;
+  /**
+   * When the credentials the stream was opened with are refused (epoch ms, `AuthUser.expiresAt`):
+   * the stream ends then (browser.md §6). Absent for a stream opened without a JWT.
+   */
+  readonly credentialsExpireAt?: number;
 }
 
 export interface StreamDependencies {
@@ -161,6 +166,8 @@ export class StreamSession {
         clock.setTimeout(() => this.close('max_duration_reached'), settings.connectionMaxDurationSec * 1000),
       );
     }
+    const expiresAt = this.request.credentialsExpireAt;
+    if (expiresAt !== undefined) this.timers.push(setTimeoutAt(clock, expiresAt, () => this.closeTokenExpired()));
 
     if (this.endedBeforeBegin) this.onLiveEnded(this.endedBeforeBegin.error);
     else if (cursor.kind === 'live') this.enterLive();
@@ -238,6 +245,26 @@ export class StreamSession {
       'Stream closed: the client did not keep up',
     );
     this.end({ reason: 'end_of_stream', cause: 'slow_consumer' });
+  }
+
+  /**
+   * browser.md §6: the JWT the stream was opened with is now refused. `end_of_stream` with the
+   * cause `token_expired` (D32: no new reason); the client reconnects with fresh credentials or
+   * gets its 401. An expected end, so logged at info.
+   */
+  private closeTokenExpired(): void {
+    if (this.closed) return;
+    this.deps.logger.info(
+      {
+        event_name: 'stream.token_expired.closed',
+        topic: this.identity.topic,
+        endpoint: this.request.endpoint,
+        reason: 'end_of_stream',
+        cause: 'token_expired',
+      },
+      'Stream closed: its credentials expired',
+    );
+    this.end({ reason: 'end_of_stream', cause: 'token_expired' });
   }
 
   /** Runs inside the publisher's call: it must neither block nor throw (D9). */

@@ -51,6 +51,8 @@ export class StreamSupervisor {
       {
         ...request,
         requestId: reply.request.id,
+        // Whichever route opened the stream, it ends when the credentials it was opened with do.
+        credentialsExpireAt: reply.request.authUser?.expiresAt,
         predicate: compileWatchFilter(request.selection, this.deps.identities),
       },
       {

@@ -25,6 +25,11 @@ export class ManualClock implements Clock {
     return this.add({ due: this.current + ms, callback, every: ms, cancelled: false });
   }
 
+  /** Timers armed and not yet fired or cancelled, so tests can check that nothing outlives its stream. */
+  get pendingTimers(): number {
+    return this.timers.filter((t) => !t.cancelled).length;
+  }
+
   /** Moves time forward, firing due timers in order. */
   advance(ms: number): void {
     const target = this.current + ms;

@@ -5,7 +5,7 @@ import type { NotificationBackend } from '../../src/backend/backend.js';
 import { MemoryBackend } from '../../src/backend/memory/memory-backend.js';
 import type { EventSchemaSource } from '../../src/schema/event-schema.js';
 import { SchemaRegistry } from '../../src/schema/schema-registry.js';
-import type { WatchEndpointConfig } from '../../src/config/model.js';
+import type { AuthConfig, WatchEndpointConfig } from '../../src/config/model.js';
 import { ManualClock } from './manual-clock.js';
 import { TEST_SCHEMAS } from './schemas.js';
 
@@ -36,6 +36,7 @@ export async function buildTestApp(
     watchEndpoint?: Partial<WatchEndpointConfig>;
     clock?: ManualClock;
     baseUrl?: string;
+    auth?: AuthConfig;
   } = {},
 ): Promise<TestApp> {
   const clock = options.clock ?? new ManualClock();
@@ -51,6 +52,7 @@ export async function buildTestApp(
     maxBodyBytes: options.maxBodyBytes ?? 262_144,
     baseUrl: options.baseUrl ?? 'http://localhost:8000',
     watchEndpoint: { ...DEFAULT_WATCH_ENDPOINT, ...options.watchEndpoint },
+    ...(options.auth ? { auth: options.auth } : {}),
   });
   return { app, backend, clock, registry };
 }

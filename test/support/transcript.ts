@@ -57,6 +57,13 @@ export const SLOW_CONSUMER_CLOSE = {
   reason: 'end_of_stream',
 } as const;
 
+/** The close of a stream whose JWT expired (browser.md §6): `end_of_stream` with its cause, as D32. */
+export const TOKEN_EXPIRED_CLOSE = {
+  cause: 'token_expired',
+  message: 'Credentials expired',
+  reason: 'end_of_stream',
+} as const;
+
 export function expectClose(event: SseEvent | undefined, reason: CloseReason, requestId: string | null, topic = TRANSCRIPT_TOPIC) {
   expectControl(event, 'connection-closing', { message: CLOSE_MESSAGES[reason], reason, request_id: requestId, topic });
 }

@@ -43,6 +43,7 @@ describe('JwtVerifier: accepted tokens and the user model (operations.md §2.5)'
       realm: 'localrealm',
       roles: ['reader', 'extra'],
       attributes: { team: 'ops', site: 'reading' },
+      expiresAt: (NOW_S + 3600 + 61) * 1000,
     });
   });
 
@@ -73,6 +74,7 @@ describe('JwtVerifier: accepted tokens and the user model (operations.md §2.5)'
       realm: undefined,
       roles: [],
       attributes: {},
+      expiresAt: (NOW_S + 60 + 61) * 1000,
     });
   });
 
@@ -129,6 +131,16 @@ describe('JwtVerifier: exp and the 60 s leeway', () => {
     ['expired at the epoch', 0],
   ])('rejects a token that %s', async (_label, exp) => {
     expect(await rejection(await valid({ exp }))).toBe(INVALID);
+  });
+
+  it('carries the first instant it is refused as expiresAt: exp + 61 s, whole-second rule (browser.md §6)', async () => {
+    const jwt = await valid({ exp: NOW_S });
+    const expiresAt = (NOW_S + 61) * 1000;
+    expect((await verifier.verify(jwt)).expiresAt).toBe(expiresAt);
+    const justBefore = new JwtVerifier(JWT_SECRET, () => expiresAt - 1);
+    expect((await justBefore.verify(jwt)).expiresAt).toBe(expiresAt);
+    const atIt = new JwtVerifier(JWT_SECRET, () => expiresAt);
+    await expect(atIt.verify(jwt)).rejects.toThrow(INVALID);
   });
 
   it('measures the leeway against the injected clock, not wall time', async () => {
