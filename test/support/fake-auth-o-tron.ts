@@ -17,7 +17,8 @@ import { CompactSign, SignJWT } from 'jose';
  * Knobs (`setKnob`) switch one behaviour of §2.3.3 per test: `forbid`, `fail`, `hang` and
  * `no_token` replace every answer; `body_token:<field>`, `body_string` and `body_raw` change only
  * how a successful answer delivers its token (no response header then); `no_username` issues the
- * Basic users' tokens without `username` and `sub`. `reset()` clears the knob and the call log.
+ * Basic users' tokens without `username` and `sub`. `setIssuedExp` fixes the `exp` of the tokens
+ * issued to Basic users. `reset()` clears the knob, that `exp` and the call log.
  */
 
 export const JWT_SECRET = 'test-jwt-secret';
@@ -71,6 +72,7 @@ const JWT_SHAPED = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 export class FakeAuthOTron {
   private server: Server | undefined;
   private knob: FakeKnob | undefined;
+  private issuedExp: number | undefined;
   private readonly log: FakeCall[] = [];
   private readonly hanging = new Set<ServerResponse>();
   private port = 0;
@@ -124,9 +126,15 @@ export class FakeAuthOTron {
     this.knob = knob;
   }
 
-  /** No knob, empty call log. */
+  /** The `exp` (seconds) of the tokens issued to Basic users from now on; `undefined`: `iat + 3600`. */
+  setIssuedExp(exp: number | undefined): void {
+    this.issuedExp = exp;
+  }
+
+  /** No knob, default `exp`, empty call log. */
   reset(): void {
     this.knob = undefined;
+    this.issuedExp = undefined;
     this.log.length = 0;
     for (const response of this.hanging) response.destroy();
     this.hanging.clear();
@@ -207,7 +215,7 @@ export class FakeAuthOTron {
     return new SignJWT(claims)
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
       .setIssuedAt(now)
-      .setExpirationTime(now + 3600)
+      .setExpirationTime(this.issuedExp ?? now + 3600)
       .sign(new TextEncoder().encode(JWT_SECRET));
   }
 }
