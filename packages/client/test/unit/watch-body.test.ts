@@ -26,4 +26,13 @@ describe('closeOutcome', () => {
       reason: 'end_of_stream (slow_consumer)',
     });
   });
+  it('a watch or a replay closed because its token expired resumes (browser.md §6: end_of_stream, cause token_expired)', () => {
+    for (const replay of [true, false]) {
+      expect(closeOutcome({ reason: 'end_of_stream', cause: 'token_expired' }, { replay, sessionMs: 5000 })).toEqual({
+        kind: 'reconnect',
+        wait: 'now',
+        reason: 'end_of_stream (token_expired)',
+      });
+    }
+  });
 });
