@@ -27,6 +27,14 @@ describe('connection-closing (D32)', () => {
     );
   });
 
+  it('tells a stream whose token expired end_of_stream with the cause token_expired (browser.md §6)', () => {
+    expect(renderFrame(connectionClosing(STREAM, NOW, { reason: 'end_of_stream', cause: 'token_expired' }))).toBe(
+      'event: connection-closing\ndata: {"cause":"token_expired","message":"Credentials expired",' +
+        '"reason":"end_of_stream","request_id":"3f2b8c1e-9d4a-4c7e-8b1f-2a6d5e9c0b7a","timestamp":"2026-03-01T12:00:00Z",' +
+        '"topic":"mars.od.*"}\n\n',
+    );
+  });
+
   it('has no cause key on the other closes', () => {
     for (const reason of ['end_of_stream', 'max_duration_reached', 'server_shutdown'] as const) {
       const data = JSON.parse(String(renderFrame(connectionClosing(STREAM, NOW, { reason }))).split('data: ')[1] ?? '') as object;
@@ -37,6 +45,8 @@ describe('connection-closing (D32)', () => {
   it('admits no other reason, and a cause only with end_of_stream (checked by the compiler)', () => {
     // @ts-expect-error: slow_consumer is not a close reason (D32)
     connectionClosing(STREAM, NOW, { reason: 'slow_consumer' });
+    // @ts-expect-error: token_expired is a cause, not a close reason (D32)
+    connectionClosing(STREAM, NOW, { reason: 'token_expired' });
     // @ts-expect-error: a cause goes with end_of_stream only
     connectionClosing(STREAM, NOW, { reason: 'server_shutdown', cause: 'slow_consumer' });
   });
