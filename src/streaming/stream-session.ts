@@ -81,7 +81,7 @@ type Phase = 'setup' | 'replay' | 'live' | 'closed';
  * One watch or replay stream from setup to release: the lifecycle of streaming.md §7–§12 in one
  * place. Setup happens before any byte is sent; afterwards every frame goes through the bounded
  * connection, and every way a stream ends (completion, cap, failure, max duration, shutdown, slow
- * consumer, client gone) releases the subscription and timers exactly once.
+ * consumer, expired credentials, client gone) releases the subscription and timers exactly once.
  */
 export class StreamSession {
   private phase: Phase = 'setup';
