@@ -81,3 +81,22 @@ function parse(text: string): unknown {
     return text;
   }
 }
+
+/**
+ * JSON for reading: indented objects, but an array of scalars (or of arrays of scalars, such as
+ * a polygon's `[lat,lon]` pairs) on one line, so a CloudEvent stays short.
+ */
+export function formatJson(value: unknown, indent = ''): string {
+  if (isFlat(value)) return JSON.stringify(value) ?? 'undefined';
+  const inner = `${indent}  `;
+  if (Array.isArray(value)) return `[\n${value.map((item) => inner + formatJson(item, inner)).join(',\n')}\n${indent}]`;
+  const entries = Object.entries(value as Record<string, unknown>);
+  if (entries.length === 0) return '{}';
+  return `{\n${entries.map(([key, item]) => `${inner}${JSON.stringify(key)}: ${formatJson(item, inner)}`).join(',\n')}\n${indent}}`;
+}
+
+function isFlat(value: unknown, depth = 0): boolean {
+  if (value === null || typeof value !== 'object') return true;
+  if (!Array.isArray(value) || depth > 1) return false;
+  return value.every((item) => (Array.isArray(item) ? isFlat(item, depth + 1) : item === null || typeof item !== 'object'));
+}

@@ -1,5 +1,6 @@
 import { avisoCommand, curlCommand, type CommandTarget } from './commands.js';
 import { byId, el } from './dom.js';
+import { formatJson } from './frames.js';
 import { describeHttpError, describeNetworkError, type ShownError } from './http-error.js';
 import { bodyFor, type ConsoleForm, type EndKind, type Operation, type StartKind, type StreamEndpoint } from './request-body.js';
 import { SchemaForm } from './schema-form.js';
@@ -54,7 +55,7 @@ function refresh(): void {
   endValue.placeholder = end.value === 'to_date' ? '2026-01-16T10:00:00Z' : '10';
   const operation = (form.querySelector<HTMLInputElement>('input[name="command-for"]:checked')?.value ?? 'watch') as Operation;
   const target = commandTarget(operation);
-  byId('request-json').textContent = JSON.stringify(target.body, null, 2);
+  byId('request-json').textContent = formatJson(target.body);
   byId('curl-command').textContent = curlCommand(target);
   byId('aviso-command').textContent = avisoCommand(target);
 }

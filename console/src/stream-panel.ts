@@ -1,6 +1,6 @@
 import { avisoCommand, curlCommand, type CommandTarget } from './commands.js';
 import { el } from './dom.js';
-import { classifyFrame, type ClassifiedFrame } from './frames.js';
+import { classifyFrame, formatJson, type ClassifiedFrame } from './frames.js';
 import type { ShownError } from './http-error.js';
 import type { StreamEndpoint } from './request-body.js';
 import { openStream, type OpenStream } from './sse-reader.js';
@@ -64,7 +64,7 @@ export class StreamPanel {
         'details',
         { class: 'request-body' },
         el('summary', {}, 'request and commands'),
-        el('pre', {}, JSON.stringify(body, null, 2)),
+        el('pre', {}, formatJson(body)),
         el('pre', { class: 'command curl' }, curlCommand(options.command)),
         el('pre', { class: 'command aviso' }, avisoCommand(options.command)),
       ),
@@ -105,7 +105,7 @@ export class StreamPanel {
   }
 
   private show(frame: ClassifiedFrame): void {
-    const json = JSON.stringify(frame.data, null, 2);
+    const json = formatJson(frame.data);
     const item = el(
       'li',
       { class: `frame ${frame.kind}`, 'data-kind': frame.kind, 'data-label': frame.label },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { classifyFrame } from '../../../console/src/frames.js';
+import { classifyFrame, formatJson } from '../../../console/src/frames.js';
 import { describeHttpError } from '../../../console/src/http-error.js';
 
 const RID = '0b9f1a8e-2f4c-4d0e-9a51-7c1e5b2d3f40';
@@ -56,5 +56,29 @@ describe('server errors shown in place', () => {
   it('falls back to the X-Request-ID header and the raw text', () => {
     expect(describeHttpError(502, '<h1>Bad gateway</h1>', RID)).toEqual({ status: 502, title: '502', message: '<h1>Bad gateway</h1>', requestId: RID });
     expect(describeHttpError(503, '', null).message).toBe('The server gave no reason');
+  });
+});
+
+describe('the JSON view', () => {
+  it('indents objects and keeps scalar arrays and coordinate pairs on one line', () => {
+    const event = { data: { identifier: { polygon: [[50, 10], [52, 10], [50, 10]], tags: ['a', 'b'] }, payload: null }, id: 'x@1', empty: {} };
+    expect(formatJson(event)).toBe(
+      [
+        '{',
+        '  "data": {',
+        '    "identifier": {',
+        '      "polygon": [[50,10],[52,10],[50,10]],',
+        '      "tags": ["a","b"]',
+        '    },',
+        '    "payload": null',
+        '  },',
+        '  "id": "x@1",',
+        '  "empty": {}',
+        '}',
+      ].join('\n'),
+    );
+    expect(JSON.parse(formatJson(event))).toEqual(event);
+    expect(formatJson([{ a: 1 }])).toBe('[\n  {\n    "a": 1\n  }\n]');
+    expect(formatJson('text')).toBe('"text"');
   });
 });
