@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import Fastify from 'fastify';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { registerConsoleRoutes } from '../../../src/http/console-routes.js';
 
@@ -21,7 +21,7 @@ function consoleDir(files: Record<string, string>): string {
   return dir;
 }
 
-function capturingLogger(): { logger: ReturnType<typeof pino>; lines: Record<string, unknown>[] } {
+function capturingLogger(): { logger: Logger; lines: Record<string, unknown>[] } {
   const lines: Record<string, unknown>[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
@@ -29,7 +29,7 @@ function capturingLogger(): { logger: ReturnType<typeof pino>; lines: Record<str
       done();
     },
   });
-  return { logger: pino({ level: 'info' }, sink), lines };
+  return { logger: pino({ level: 'info' }, sink) as Logger, lines };
 }
 
 describe('the console routes', () => {
