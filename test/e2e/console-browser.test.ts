@@ -217,6 +217,23 @@ describe('the console in headless Chromium', () => {
     });
   });
 
+  it('watches from a date: the history first, then live', async () => {
+    await withConsole(open, [], async (page, problems) => {
+      await page.selectOption('#event-type', 'dissemination');
+      await fill(page, { class: 'od', destination: 'dated' });
+      expect(await publish(page)).toBe(200);
+      await page.selectOption('#start', 'from_date');
+      await page.fill('#start-value', '2000-01-01T00:00:00Z');
+      const panel = await startStream(page, 'watch');
+      await panel.locator('.frame[data-label="replay completed"]').waitFor();
+      expect(await panel.locator('.frame[data-label="replay started"] .summary').innerText()).toBe('from 2000-01-01T00:00:00Z, batches of 100');
+      expect(await frames(panel, 'notification').locator('.badge').allInnerTexts()).toEqual(['REPLAY']);
+      expect(await publish(page)).toBe(200);
+      await expect.poll(() => frames(panel, 'notification').locator('.badge').allInnerTexts(), { timeout: APPEAR_WITHIN_MS }).toEqual(['LIVE', 'REPLAY']);
+      expectNoProblems(problems);
+    });
+  });
+
   it("shows the server's 400 message in place, for a stream and for a publish", async () => {
     await withConsole(open, [400], async (page, problems) => {
       await page.selectOption('#event-type', 'mars');
