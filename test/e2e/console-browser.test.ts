@@ -42,6 +42,8 @@ beforeAll(async () => {
           jwt_secret: JWT_SECRET,
           admin_roles: { [LOCAL_REALM]: ['admin'] },
         },
+        // A small history cap, to see notification_replay_limit_reached.
+        watch_endpoint: { max_historical_notifications: 1 },
       }),
     }),
   ]);
@@ -281,6 +283,16 @@ describe('the console in headless Chromium', () => {
       await page.fill('#token', admin);
       expect(await publish(page)).toBe(200);
       await frames(watching, 'notification').first().waitFor({ timeout: APPEAR_WITHIN_MS });
+
+      // Two stored, a cap of one: the replay stops at the limit, without replay_completed.
+      expect(await publish(page)).toBe(200);
+      await page.selectOption('#start', 'from_id');
+      await page.fill('#start-value', '0');
+      const capped = await startStream(page, 'replay');
+      await frames(capped, 'close').waitFor();
+      const labels = await capped.locator('.frame').evaluateAll((items) => items.map((item) => (item as { dataset: { label: string } }).dataset.label));
+      expect(labels.filter((label) => label !== 'heartbeat')).toEqual(['closing', 'limit reached', 'replay', 'replay started']);
+      expect(await capped.locator('.frame[data-label="limit reached"] .summary').innerText()).toMatch(/\(max 1\)$/);
       expectNoProblems(problems);
     });
   });
