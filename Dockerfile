@@ -12,6 +12,8 @@ RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY scripts ./scripts
+# The operator console (docs/console.md), compiled by build:server into dist/console/.
+COPY console ./console
 # The server alone: the client workspace (packages/) is not part of the image.
 RUN npm run build:server
 

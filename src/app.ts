@@ -9,6 +9,7 @@ import { StreamAccess } from './auth/stream-access.js';
 import { HOMEPAGE_DEFAULTS, type AuthConfig, type HomepageConfig, type WatchEndpointConfig } from './config/model.js';
 import { registerAdminRoutes } from './http/admin-routes.js';
 import { registerApiDocs } from './http/api-docs.js';
+import { registerConsoleRoutes } from './http/console-routes.js';
 import { registerHomeRoutes } from './http/home-routes.js';
 import { frameworkErrorHandler, registerErrorHandling } from './http/error-handling.js';
 import { registerRawBodyReading } from './http/raw-body.js';
@@ -118,6 +119,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     logger: deps.logger,
     homepage: deps.homepage ?? HOMEPAGE_DEFAULTS,
   });
+  registerConsoleRoutes(app, deps.logger);
   registerHealthRoutes(app, deps.backend);
   registerSchemaRoutes(app, deps.registry);
   registerNotificationRoute(app, { ...deps, access, metrics });

@@ -24,6 +24,8 @@ export function isInfrastructurePath(path: string): boolean {
     path === '/ready' ||
     path === '/metrics' ||
     path.startsWith('/static/') ||
+    path === '/console' ||
+    path.startsWith('/console/') ||
     path.startsWith('/swagger-ui/') ||
     path.startsWith('/api-docs/')
   );

@@ -445,6 +445,8 @@ describe('a server at debug (HOSTNAME only, non-strict, blank RUST_LOG)', () => 
     ['/metrics', 'DEBUG', 'unmatched'],
     ['/static/app.css', 'DEBUG', undefined],
     ['/swagger-ui/', 'DEBUG', undefined],
+    ['/console/', 'DEBUG', undefined],
+    ['/console/main.js', 'DEBUG', undefined],
     ['/api-docs/openapi.json', 'DEBUG', undefined],
     ['/health/', 'INFO', undefined],
     ['/healthz', 'INFO', 'unmatched'],

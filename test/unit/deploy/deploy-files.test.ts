@@ -389,6 +389,19 @@ describe('Dockerfile (operations.md §5.2)', () => {
     expect(readFileSync(join(ROOT, 'static', 'index.html'), 'utf8')).toContain('{{SERVER_VERSION}}');
   });
 
+  it('build: compiles the operator console with the server (build:server), from console/', () => {
+    const build = stage('build');
+    const consoleCopy = copies(build).find((c) => c.from === undefined && c.sources.some((src) => src.replace(/\/$/, '') === 'console'));
+    expect(consoleCopy?.destination).toBe('/build/console');
+    const buildIndex = build.instructions.findIndex((i) => i.keyword === 'RUN' && /npm run build:server/.test(i.args));
+    const copyIndex = build.instructions.findIndex((i) => i.keyword === 'COPY' && /^console\b/.test(i.args));
+    expect(copyIndex).toBeGreaterThanOrEqual(0);
+    expect(copyIndex).toBeLessThan(buildIndex);
+    const scripts = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+    expect(scripts['build:server']).toContain('npm run build:console');
+    expect(scripts['build:console']).toContain('tsc -p console/tsconfig.json');
+  });
+
   it('release: OCI labels, the VERSION argument defaulting to the package version, no baked-in secrets', () => {
     const labels = all(release, 'LABEL').join(' ');
     for (const label of ['version', 'title', 'source', 'licenses']) expect(labels).toContain(`org.opencontainers.image.${label}=`);
@@ -410,7 +423,7 @@ describe('.dockerignore (operations.md §5.2 item 8)', () => {
   });
 
   it('keeps what the image build needs', () => {
-    for (const needed of ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'src', 'scripts', 'static', 'config']) {
+    for (const needed of ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'src', 'scripts', 'static', 'config', 'console']) {
       expect(patterns.filter((pattern) => pattern.replace(/^\/|\/$/g, '') === needed || pattern === `${needed}/**`), needed).toEqual([]);
     }
   });

@@ -1,0 +1,155 @@
+import { avisoCommand, curlCommand, type CommandTarget } from './commands.js';
+import { byId, el } from './dom.js';
+import { formatJson } from './frames.js';
+import { describeHttpError, describeNetworkError, type ShownError } from './http-error.js';
+import { bodyFor, type ConsoleForm, type EndKind, type Operation, type StartKind, type StreamEndpoint } from './request-body.js';
+import { SchemaForm } from './schema-form.js';
+import type { SchemaList, SchemaView } from './schema-model.js';
+import { requestHeaders } from './sse-reader.js';
+import { StreamPanel } from './stream-panel.js';
+
+/**
+ * The operator console (docs/console.md): wires the form, the token, the command view, the
+ * publish button and the stream panels. Every URL is relative to the page, so the console also
+ * works behind a proxy that serves the server under a path prefix.
+ */
+
+const API = new URL('../api/v1/', window.location.href);
+const BASE_URL = new URL('..', window.location.href).href.replace(/\/+$/, '');
+
+const eventType = byId<HTMLSelectElement>('event-type');
+const start = byId<HTMLSelectElement>('start');
+const startValue = byId<HTMLInputElement>('start-value');
+const end = byId<HTMLSelectElement>('end');
+const endValue = byId<HTMLInputElement>('end-value');
+const payload = byId<HTMLTextAreaElement>('payload');
+/** Kept in this input only: never stored, never put in a URL or a command. */
+const token = byId<HTMLInputElement>('token');
+const form = byId<HTMLFormElement>('request-form');
+const streams = byId<HTMLElement>('streams');
+const streamCount = byId<HTMLElement>('stream-count');
+const schemaForm = new SchemaForm(byId('fields'));
+let schemas: SchemaList['schema'] = {};
+const panels = new Set<StreamPanel>();
+
+function currentForm(): ConsoleForm {
+  return {
+    eventType: eventType.value,
+    fields: schemaForm.values(),
+    start: start.value as StartKind,
+    startValue: startValue.value,
+    end: end.value as EndKind,
+    endValue: endValue.value,
+    payload: payload.value,
+  };
+}
+
+function commandTarget(operation: Operation): CommandTarget {
+  return { baseUrl: BASE_URL, operation, body: bodyFor(currentForm(), operation), withToken: token.value.trim() !== '' };
+}
+
+function refresh(): void {
+  startValue.hidden = start.value === 'live';
+  endValue.hidden = end.value === 'none';
+  startValue.placeholder = start.value === 'from_date' ? '2026-01-15T10:00:00Z' : '0';
+  endValue.placeholder = end.value === 'to_date' ? '2026-01-16T10:00:00Z' : '10';
+  const operation = (form.querySelector<HTMLInputElement>('input[name="command-for"]:checked')?.value ?? 'watch') as Operation;
+  const target = commandTarget(operation);
+  byId('request-json').textContent = formatJson(target.body);
+  byId('curl-command').textContent = curlCommand(target);
+  byId('aviso-command').textContent = avisoCommand(target);
+}
+
+function showError(box: HTMLElement, error: ShownError): void {
+  box.hidden = false;
+  box.className = 'error-box';
+  box.replaceChildren(
+    el('strong', {}, error.title),
+    ' ',
+    el('span', { class: 'message' }, error.message),
+    ...(error.requestId ? [el('span', { class: 'request' }, ' request ', el('code', {}, error.requestId))] : []),
+  );
+}
+
+async function loadSchemas(): Promise<void> {
+  const box = byId('schema-status');
+  try {
+    const response = await fetch(new URL('schema', API));
+    const text = await response.text();
+    if (!response.ok) return showError(box, describeHttpError(response.status, text, response.headers.get('X-Request-ID')));
+    const list = JSON.parse(text) as SchemaList;
+    schemas = list.schema;
+    eventType.replaceChildren(...list.event_types.map((name) => el('option', { value: name }, name)));
+    if (list.event_types.length === 0) {
+      box.hidden = false;
+      box.textContent = list.message ?? 'No event types are configured.';
+    }
+    renderFields();
+  } catch (error) {
+    showError(box, describeNetworkError(error));
+  }
+}
+
+function renderFields(): void {
+  const schema: SchemaView | undefined = schemas[eventType.value];
+  schemaForm.render(schema);
+  byId('payload-required').hidden = !schema?.payload?.required;
+  refresh();
+}
+
+function openPanel(endpoint: StreamEndpoint): void {
+  const panel = new StreamPanel({
+    endpoint,
+    url: new URL(endpoint, API).href,
+    token: token.value,
+    command: commandTarget(endpoint),
+    onClose: (closed) => {
+      panels.delete(closed);
+      renderStreamCount();
+    },
+  });
+  panels.add(panel);
+  streams.prepend(panel.element);
+  renderStreamCount();
+}
+
+function renderStreamCount(): void {
+  streamCount.textContent = `${panels.size} open`;
+  // Over HTTP/1.1 a browser opens at most six connections per server, and each stream holds one.
+  const protocol = (performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming | undefined)?.nextHopProtocol ?? '';
+  byId('connection-note').hidden = !(protocol.startsWith('http/1') && panels.size >= 5);
+}
+
+async function publish(): Promise<void> {
+  const box = byId('publish-result');
+  box.hidden = false;
+  box.className = 'pending';
+  box.textContent = 'publishing…';
+  try {
+    const response = await fetch(new URL('notification', API), {
+      method: 'POST',
+      headers: requestHeaders(token.value),
+      body: JSON.stringify(bodyFor(currentForm(), 'notify')),
+    });
+    const text = await response.text();
+    if (!response.ok) return showError(box, describeHttpError(response.status, text, response.headers.get('X-Request-ID')));
+    const reply = JSON.parse(text) as { request_id?: string; processed_at?: string };
+    box.className = 'success';
+    box.replaceChildren('Published at ', el('code', {}, reply.processed_at ?? '?'), ' request ', el('code', {}, reply.request_id ?? '?'));
+  } catch (error) {
+    showError(box, describeNetworkError(error));
+  }
+}
+
+form.addEventListener('input', refresh);
+form.addEventListener('change', refresh);
+eventType.addEventListener('change', renderFields);
+form.addEventListener('submit', (event) => event.preventDefault());
+byId('watch').addEventListener('click', () => openPanel('watch'));
+byId('replay').addEventListener('click', () => openPanel('replay'));
+byId('publish').addEventListener('click', () => void publish());
+byId('close-all').addEventListener('click', () => {
+  for (const panel of [...panels]) panel.close();
+});
+renderStreamCount();
+void loadSchemas();
