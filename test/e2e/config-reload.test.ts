@@ -1,5 +1,6 @@
 import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
+import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKEND_KINDS, BackendUnderTest } from '../support/backends.js';
 import { JWT_SECRET, LOCAL_REALM, signToken } from '../support/fake-auth-o-tron.js';
@@ -202,6 +203,24 @@ describe.each(BACKEND_KINDS)('reload on %s', (kind) => {
     expect(ignored.body).toBe('Settings that take effect at the next restart: application.host, watch_endpoint.sse_heartbeat_interval_sec');
     // The schemas were applied all the same, on the address the server listened on.
     expect(await eventTypes(server)).toEqual(['dissemination', 'flood', 'mars']);
+  });
+});
+
+describe('reload and the pages built from the schemas', () => {
+  it('lists the new event types on the homepage and in the schema API', async () => {
+    const staticFiles = resolve(import.meta.dirname, '../../static');
+    const base = { notification_schema: INITIAL, application: { host: '127.0.0.1', port: 0, static_files_path: staticFiles } };
+    const server = await start(serverConfig(base));
+    const home = async () => (await request(`${server.url}/`)).text;
+    expect(await home()).toContain('api/v1/schema/extreme_event');
+    expect(await home()).not.toContain('api/v1/schema/flood');
+    server.rewriteConfig(serverConfig({ ...base, notification_schema: EDITED }));
+    expect((await reloadOverHttp(server)).status).toBe(200);
+    expect(await home()).toContain('api/v1/schema/flood');
+    expect(await home()).not.toContain('api/v1/schema/extreme_event');
+    expect((await request(`${server.url}/api/v1/schema/flood`)).status).toBe(200);
+    const gone = await request(`${server.url}/api/v1/schema/extreme_event`);
+    expect(gone.status).toBe(404);
   });
 });
 
