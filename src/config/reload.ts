@@ -21,7 +21,8 @@ export type ReloadOutcome =
 
 /** What the admin route and the signal handler need: `POST /api/v1/admin/reload` and `SIGHUP`. */
 export interface ConfigurationReload {
-  reload(source: ReloadSource): Promise<ReloadOutcome>;
+  /** `logger`: where its lines go (the admin route passes the request's, for `request_id`). */
+  reload(source: ReloadSource, logger?: Logger): Promise<ReloadOutcome>;
   /** The app's authenticator (absent when auth is off), whose admin roles a reload replaces. */
   attachAuthenticator(authenticator: Authenticator | undefined): void;
 }
@@ -77,14 +78,14 @@ export class ConfigurationReloader implements ConfigurationReload {
     this.authenticator = authenticator;
   }
 
-  reload(source: ReloadSource): Promise<ReloadOutcome> {
-    const run = this.queue.then(() => this.reloadNow(source));
+  reload(source: ReloadSource, logger: Logger = this.deps.logger): Promise<ReloadOutcome> {
+    const run = this.queue.then(() => this.reloadNow(source, logger));
     this.queue = run.catch(() => undefined);
     return run;
   }
 
-  private async reloadNow(source: ReloadSource): Promise<ReloadOutcome> {
-    const { logger, metrics } = this.deps;
+  private async reloadNow(source: ReloadSource, logger: Logger): Promise<ReloadOutcome> {
+    const { metrics } = this.deps;
     logger.info({ event_name: 'configuration.reload.requested', source }, 'Configuration reload requested');
     let candidate: Candidate;
     try {
@@ -98,7 +99,7 @@ export class ConfigurationReloader implements ConfigurationReload {
       );
       return { ok: false, message: error.line };
     }
-    return this.apply(candidate, source);
+    return this.apply(candidate, source, logger);
   }
 
   /** Startup's stages A and B (operations.md §1.6) and the checks main.ts adds; nothing changes here. */
@@ -152,8 +153,8 @@ export class ConfigurationReloader implements ConfigurationReload {
     }
   }
 
-  private async apply(candidate: Candidate, source: ReloadSource): Promise<ReloadOutcome> {
-    const { logger, metrics, registry, backend, readPlugins } = this.deps;
+  private async apply(candidate: Candidate, source: ReloadSource, logger: Logger): Promise<ReloadOutcome> {
+    const { metrics, registry, backend, readPlugins } = this.deps;
     const { config } = candidate;
     const changes = schemaChanges(this.current.notification_schema, config.notification_schema);
     // Streams first: a request that sees a new schema finds its stream ready (or retries it itself).

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
 import type { ConfigurationReload } from '../config/reload.js';
 import { ApiError } from './api-error.js';
 import { sendOrderedJson } from './json-reply.js';
@@ -13,7 +14,7 @@ export const INVALID_CONFIGURATION = 'INVALID_CONFIGURATION';
  */
 export function registerReloadRoute(app: FastifyInstance, reloader: ConfigurationReload): void {
   app.post('/api/v1/admin/reload', { schema: ROUTE_DOCS.reload }, async (request, reply) => {
-    const outcome = await reloader.reload('admin');
+    const outcome = await reloader.reload('admin', request.log as Logger);
     if (!outcome.ok) {
       throw new ApiError(400, { code: INVALID_CONFIGURATION, error: 'invalid_configuration', message: outcome.message });
     }

@@ -167,6 +167,7 @@ describe.each(BACKEND_KINDS)('reload on %s', (kind) => {
     const failed = await server.waitForLog('configuration.reload.failed', { from });
     expect(failed.body).toBe(expected);
     expect(failed.severityText).toBe('ERROR');
+    expect(failed.attributes).toMatchObject({ source: 'admin', request_id: response.headers.get('x-request-id') });
     expect((await reloadBySignal(server, 'failed')).body).toBe(expected);
 
     expect(await eventTypes(server)).toEqual(['dissemination', 'extreme_event', 'mars']);
