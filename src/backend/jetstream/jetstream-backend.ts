@@ -100,6 +100,14 @@ export class JetStreamBackend implements NotificationBackend {
    */
   async applySchemas(schemas: readonly SchemaStorage[]): Promise<void> {
     const touched = this.catalog.replaceConfigured(schemas);
+    const touchedStreams = new Set(touched.map(streamName));
+    for (const { eventType, stream } of this.catalog.uncompressibleSchemas()) {
+      if (!touchedStreams.has(stream)) continue;
+      this.logger.warn(
+        { event_name: 'backend.jetstream.compression.unsupported', event_type: eventType, stream },
+        `compression requires NATS >= 2.10; stream ${stream} will be uncompressed`,
+      );
+    }
     await Promise.all(
       touched.map(async (base) => {
         try {
