@@ -207,7 +207,11 @@ function reasonOf(error: unknown): string {
  * once the server listens; before that a hang-up still stops a process that is not serving yet.
  */
 export function installReloadSignal(reloader: ConfigurationReload, logger: Logger): void {
+  // Once shutdown has begun the backend is closing: a reload then would only log its failures.
+  let stopping = false;
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => (stopping = true));
   process.on('SIGHUP', () => {
+    if (stopping) return;
     reloader.reload('signal').catch((error: unknown) =>
       logger.error({ event_name: 'configuration.reload.failed', source: 'signal', error: reasonOf(error) }, 'Configuration reload failed unexpectedly'),
     );
