@@ -302,4 +302,23 @@ describe('POST /api/v1/admin/reload with authentication', () => {
     const nowAllowed = await reloadOverHttp(server, { authorization: operator });
     expect(nowAllowed.status, nowAllowed.text).toBe(200);
   });
+
+  it("applies a schema's new write roles to the next notify", async () => {
+    const secured = (roles: readonly string[]) => ({
+      ...FLOOD,
+      auth: { required: true, write_roles: { [LOCAL_REALM]: [...roles] } },
+    });
+    const server = await start(serverConfig({ notification_schema: { flood: secured(['producer']) }, auth: auth(['admin']) }));
+    const writer = await bearer(['writer']);
+    const publish = () =>
+      postJson(`${server.url}/api/v1/notification`, { event_type: 'flood', identifier: { region: 'north' }, payload: null }, { authorization: writer });
+    const refused = await publish();
+    expect(refused.status).toBe(403);
+    expect(refused.json.message).toBe('User does not have required write role for this stream');
+    server.rewriteConfig(serverConfig({ notification_schema: { flood: secured(['producer', 'writer']) }, auth: auth(['admin']) }));
+    const reloaded = await reloadOverHttp(server, { authorization: await bearer(['admin']) });
+    expect(reloaded.json.event_types_changed).toEqual(['flood']);
+    const accepted = await publish();
+    expect(accepted.status, accepted.text).toBe(200);
+  });
 });
