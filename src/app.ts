@@ -6,10 +6,12 @@ import { registerAuthHook } from './auth/auth-hook.js';
 import { Authenticator } from './auth/authenticator.js';
 import type { ReadAuthorizationPlugin } from './auth/read-plugin.js';
 import { StreamAccess } from './auth/stream-access.js';
+import type { ConfigurationReload } from './config/reload.js';
 import { HOMEPAGE_DEFAULTS, type AuthConfig, type HomepageConfig, type WatchEndpointConfig } from './config/model.js';
 import { registerAdminRoutes } from './http/admin-routes.js';
 import { registerApiDocs } from './http/api-docs.js';
 import { registerConsoleRoutes } from './http/console-routes.js';
+import { registerReloadRoute } from './http/reload-route.js';
 import { registerHomeRoutes } from './http/home-routes.js';
 import { frameworkErrorHandler, registerErrorHandling } from './http/error-handling.js';
 import { registerRawBodyReading } from './http/raw-body.js';
@@ -50,6 +52,8 @@ export interface AppDependencies {
   readonly homepage?: HomepageConfig;
   /** `application` connection limits (header size, timeouts, connections); defaults when absent. */
   readonly limits?: ServerLimits;
+  /** Live configuration reload behind `POST /api/v1/admin/reload` (browser.md §5); no route without it. */
+  readonly reloader?: ConfigurationReload;
 }
 
 declare module 'fastify' {
@@ -88,6 +92,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   const authenticator = deps.auth?.enabled ? new Authenticator(deps.auth, () => deps.clock.now(), deps.logger) : undefined;
   registerAuthHook(app, authenticator, metrics);
   const access = new StreamAccess(authenticator);
+  deps.reloader?.attachAuthenticator(authenticator);
 
   // notify/watch/replay read the raw body whatever the Content-Type says (api.md §2.2).
   registerRawBodyReading(app);
@@ -132,6 +137,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     metrics,
   });
   registerAdminRoutes(app, deps);
+  if (deps.reloader) registerReloadRoute(app, deps.reloader);
 
   await app.ready();
   return app;

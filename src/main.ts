@@ -7,6 +7,7 @@ import { createBackend } from './backend/create-backend.js';
 import { systemClock } from './clock.js';
 import { ConfigLoadError, loadConfig } from './config/load.js';
 import type { AppConfig } from './config/model.js';
+import { ConfigurationReloader, installReloadSignal } from './config/reload.js';
 import { ConfigValidationError, validateConfig } from './config/validate.js';
 import { effectiveLevel } from './logging/log-level.js';
 import { createLogger, endLogger, logResource } from './logging/logger.js';
@@ -124,6 +125,7 @@ async function main(): Promise<void> {
     }
   }
 
+  const reloader = new ConfigurationReloader({ startup: config, registry, backend, readPlugins, metrics, logger });
   const app = await buildApp({
     registry,
     backend,
@@ -138,6 +140,7 @@ async function main(): Promise<void> {
     staticFilesPath: config.application.static_files_path,
     homepage: config.application.homepage,
     limits: config.application,
+    reloader,
   });
 
   try {
@@ -154,6 +157,7 @@ async function main(): Promise<void> {
   );
 
   installShutdown({ app, backend, logger, plugins: readPlugins, metricsServer, otlp: otlp?.sink });
+  installReloadSignal(reloader, logger);
 }
 
 /**

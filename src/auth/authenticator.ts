@@ -17,7 +17,7 @@ const UNAVAILABLE = 'Authentication service temporarily unavailable';
  */
 export class Authenticator {
   readonly mode: AuthMode;
-  private readonly adminRoles: RoleMap;
+  private adminRoles: RoleMap;
   private readonly verifier: JwtVerifier;
   private readonly authOTron: AuthOTronClient | undefined;
 
@@ -35,6 +35,14 @@ export class Authenticator {
   /** `WWW-Authenticate` values of every 401, in order (§2.8). */
   get challenges(): readonly string[] {
     return this.mode === 'direct' ? ['Bearer', 'Basic'] : ['Bearer'];
+  }
+
+  /**
+   * A configuration reload's `auth.admin_roles` (one assignment: a request checks one list or the
+   * other). Mode, secret and auth-o-tron URL are fixed at startup.
+   */
+  replaceAdminRoles(roles: RoleMap): void {
+    this.adminRoles = roles;
   }
 
   isAdmin(user: AuthUser): boolean {

@@ -1,3 +1,4 @@
+import type { StoragePolicyConfig } from '../config/model.js';
 import type { TopicPattern } from '../topic/topic-pattern.js';
 
 /**
@@ -126,8 +127,24 @@ export class NotificationTooLargeError extends Error {
   }
 }
 
+/** How one configured event type is stored: what a backend needs from the schemas. */
+export interface SchemaStorage {
+  readonly eventType: string;
+  /** Decoded `topic.base`. */
+  readonly base: string;
+  /** An empty `key_order` publishes bare-base topics, which `<b>.>` does not capture (D19). */
+  readonly bareTopics: boolean;
+  readonly storagePolicy: StoragePolicyConfig | undefined;
+}
+
 export interface NotificationBackend {
   readonly kind: BackendKind;
+  /**
+   * The schemas of a configuration reload (browser.md §5): the backend stores new and changed ones
+   * as it would have at startup (JetStream: creates or reconciles their streams now) and no longer
+   * counts removed ones as configured. Stored notifications are never touched.
+   */
+  applySchemas(schemas: readonly SchemaStorage[]): Promise<void>;
   /**
    * Resolves once the notification is durably stored; rejects on any failure
    * (`NotificationTooLargeError` when the broker could not carry it).

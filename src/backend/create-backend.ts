@@ -2,9 +2,8 @@ import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import type { AppConfig } from '../config/model.js';
 import { validateJetStreamSettings } from '../config/validate.js';
-import type { NotificationBackend } from './backend.js';
+import type { NotificationBackend, SchemaStorage } from './backend.js';
 import { JetStreamBackend } from './jetstream/jetstream-backend.js';
-import type { ConfiguredBase } from './jetstream/stream-catalog.js';
 import { MemoryBackend } from './memory/memory-backend.js';
 
 /** Builds the configured backend (backends.md §3.1); rejects when it cannot start (stage C). */
@@ -32,7 +31,8 @@ export async function createBackend(config: AppConfig, clock: Clock, logger: Log
   }
 }
 
-function configuredBases(config: AppConfig): ConfiguredBase[] {
+/** How each configured event type is stored, for the backend at startup and on reload. */
+export function configuredBases(config: AppConfig): SchemaStorage[] {
   return Object.entries(config.notification_schema ?? {}).flatMap(([eventType, schema]) =>
     schema.topic
       ? [

@@ -377,6 +377,35 @@ is set (it is ignored).
 entry and generic otherwise. \`true\` with no schema rejects every event type; \`false\` accepts
 unknown event types (generic mode) and logs a warning when schemas exist.
 
+## Reloading without a restart
+
+\`SIGHUP\` (\`kill -HUP <pid>\`) or \`POST /api/v1/admin/reload\` (admin role when auth is on; see
+[api.md](api.md#post-apiv1adminreload)) re-reads the same cascade as startup: the files above and
+the \`AVISOSERVER_\` environment of the running process (which cannot change, so in practice the
+files). The result goes through stages A and B exactly as at startup, plus the JetStream setting
+checks and the ECPDS checker construction; if any fails, nothing changes, the old configuration
+keeps serving, \`configuration.reload.failed\` is logged at \`error\` with the line startup would
+have printed after \`aviso-server: \`, and the admin request answers \`400 INVALID_CONFIGURATION\`
+with that line as \`message\`.
+
+What a valid reload applies, in one step (requests that arrive afterwards see all of it):
+
+- \`notification_schema\` (event types added, removed or changed, their \`auth\` read/write roles
+  and plugins, \`storage_policy\`), and \`notification_schema_strict\`. A removed event type answers
+  \`UNKNOWN_EVENT_TYPE\` to new requests in strict mode. On JetStream, the streams of new and changed
+  schemas are created or reconciled right away, as their first use after startup would.
+- \`auth.admin_roles\`.
+
+Open watch and replay streams are not closed and keep the filter they were opened with.
+
+Everything else is read once at startup and changes at the next restart: \`application.*\`
+(listening address and port, \`base_url\`, body and connection limits, static files, homepage
+links), \`logging.*\`, \`auth.enabled\`, \`auth.mode\`, \`auth.jwt_secret\`, \`auth.auth_o_tron_url\`,
+\`auth.timeout_ms\`, \`ecpds.*\` (a checker is built at the first reload that needs one, and kept),
+\`metrics.*\`, \`notification_backend.*\` (kind, NATS URL and every backend setting) and
+\`watch_endpoint.*\`. A reload that changes any of them logs \`configuration.reload.ignored\` (\`warn\`)
+with their dotted names, lists them in the admin answer's \`restart_required\`, and applies the rest.
+
 ## Minimal configuration
 
 \`\`\`yaml

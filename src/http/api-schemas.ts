@@ -142,6 +142,19 @@ export const WipeResponse = Type.Object(
   { $id: 'WipeResponse' },
 );
 
+export const ReloadResponse = Type.Object(
+  {
+    success: Type.Boolean(),
+    message: Type.String(),
+    event_types_added: Type.Array(Type.String()),
+    event_types_removed: Type.Array(Type.String()),
+    event_types_changed: Type.Array(Type.String()),
+    restart_required: Type.Array(Type.String(), { description: 'Changed settings that take effect at the next restart' }),
+    request_id: Type.String({ format: 'uuid' }),
+  },
+  { $id: 'ReloadResponse' },
+);
+
 export const DeleteNotificationResponse = Type.Object(
   {
     success: Type.Boolean(),
@@ -168,6 +181,7 @@ export const API_COMPONENTS = [
   WipeStreamRequest,
   WipeResponse,
   DeleteNotificationResponse,
+  ReloadResponse,
 ];
 
 export const ref = (id: string) => Type.Ref(id);

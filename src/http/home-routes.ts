@@ -25,7 +25,6 @@ export async function registerHomeRoutes(
   const root = resolve(options.staticFilesPath);
   const fills = new Map<string, string>([
     ['SERVER_VERSION', SERVER_VERSION],
-    ['EVENT_TYPES', eventTypeList(options.registry)],
     // Validated at startup as http(s) URLs, and still escaped: the page is HTML whatever they hold.
     ...HOMEPAGE_KEYS.map((key): [string, string] => [key.toUpperCase(), escapeHtml(options.homepage[key])]),
   ]);
@@ -35,7 +34,11 @@ export async function registerHomeRoutes(
     try {
       const template = await readFile(join(root, 'index.html'), 'utf8');
       // One pass, so a filled-in value that happens to contain `{{…}}` is never filled in again.
-      html = template.replace(/\{\{([A-Z_]+)\}\}/g, (placeholder, name: string) => fills.get(name) ?? placeholder);
+      // The event types are read per request: a configuration reload may have changed them.
+      const eventTypes = eventTypeList(options.registry);
+      html = template.replace(/\{\{([A-Z_]+)\}\}/g, (placeholder, name: string) =>
+        name === 'EVENT_TYPES' ? eventTypes : (fills.get(name) ?? placeholder),
+      );
     } catch {
       html = INDEX_NOT_FOUND;
     }

@@ -28,6 +28,8 @@ export async function renderOpenApiDocument(): Promise<string> {
       max_buffered_events: 10_000,
     },
     staticFilesPath: '/nonexistent',
+    // Documents the reload route; the document is rendered, never served from this app.
+    reloader: { attachAuthenticator: () => undefined, reload: async () => ({ ok: false, message: 'not a running server' }) },
   });
   try {
     return `${JSON.stringify(app.swagger(), null, 2)}\n`;

@@ -93,4 +93,14 @@ export const ROUTE_DOCS = {
     security: REQUIRED_AUTH,
     response: { 200: ref('WipeResponse'), 500: ref('WipeResponse'), ...authErrors },
   },
+  reload: {
+    tags: ['admin'],
+    summary: 'Re-read the configuration and apply its schemas and admin roles without a restart (same as SIGHUP)',
+    security: REQUIRED_AUTH,
+    response: {
+      200: { ...ref('ReloadResponse'), description: 'The new configuration is in use' },
+      400: error('INVALID_CONFIGURATION: the configuration would not start; the old one keeps serving'),
+      ...authErrors,
+    },
+  },
 } as const;

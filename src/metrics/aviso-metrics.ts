@@ -10,6 +10,9 @@ export type NotificationStatus = 'success' | 'error' | 'rejected';
 /** `outcome` label of `aviso_auth_requests_total`. */
 export type AuthOutcome = 'success' | 'unauthorized' | 'forbidden' | 'service_unavailable';
 
+/** `result` label of `aviso_config_reloads_total`. */
+export type ConfigReloadResult = 'success' | 'failure';
+
 export type AuthModeLabel = 'direct' | 'trusted_proxy';
 
 /**
@@ -37,6 +40,9 @@ export interface AvisoMetrics {
   streamErrorSent(route: SseRoute, eventType: string): void;
 
   authRequest(mode: AuthModeLabel, outcome: AuthOutcome): void;
+
+  /** A configuration reload ended: swapped in, or refused and the old one kept (browser.md §5). */
+  configReload(result: ConfigReloadResult): void;
 
   /** Wraps a backend so its operations are counted and timed (`aviso_backend_*`). */
   instrumentBackend(backend: NotificationBackend): NotificationBackend;

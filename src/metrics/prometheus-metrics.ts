@@ -19,9 +19,10 @@ import type {
   NotificationToStore,
   ReplayCursor,
   ReplayRequest,
+  SchemaStorage,
 } from '../backend/backend.js';
 import type { TopicPattern } from '../topic/topic-pattern.js';
-import type { AuthModeLabel, AuthOutcome, AvisoMetrics, NotificationStatus, SseRoute } from './aviso-metrics.js';
+import type { AuthModeLabel, AuthOutcome, AvisoMetrics, ConfigReloadResult, NotificationStatus, SseRoute } from './aviso-metrics.js';
 import { UNKNOWN_EVENT_TYPE, methodLabel } from './labels.js';
 import { registerOtlpMetrics } from './otlp-metrics.js';
 import type { OtlpExportStats } from '../logging/otlp/export-gate.js';
@@ -36,6 +37,7 @@ export const SSE_DURATION_BUCKETS: readonly number[] = [
 
 export const AUTH_MODES: readonly AuthModeLabel[] = ['direct', 'trusted_proxy'];
 export const AUTH_OUTCOMES: readonly AuthOutcome[] = ['success', 'unauthorized', 'forbidden', 'service_unavailable'];
+export const CONFIG_RELOAD_RESULTS: readonly ConfigReloadResult[] = ['success', 'failure'];
 export const BACKEND_OPERATIONS = ['publish', 'get_batch', 'wipe_stream', 'wipe_all', 'delete_message'] as const;
 export type BackendOperation = (typeof BACKEND_OPERATIONS)[number];
 export const BACKEND_OUTCOMES = ['ok', 'error'] as const;
@@ -75,6 +77,7 @@ export function createDisabledMetrics(): AvisoMetrics {
     notificationSent: () => undefined,
     streamErrorSent: () => undefined,
     authRequest: () => undefined,
+    configReload: () => undefined,
     instrumentBackend: (backend) => backend,
     ecpds: noopEcpdsTelemetry,
     render: async () => ({ contentType: prometheusContentType, body: '' }),
@@ -100,6 +103,7 @@ interface CoreMetrics {
   readonly sseStreamErrors: Counter<SseLabels>;
   readonly sseDuration: Histogram<'route'>;
   readonly authRequests: Counter<'mode' | 'outcome'>;
+  readonly configReloads: Counter<'result'>;
 }
 
 interface EcpdsMetrics {
@@ -201,6 +205,12 @@ function defineCoreMetrics(register: Registry): CoreMetrics {
       labelNames: ['mode', 'outcome'],
       registers,
     }),
+    configReloads: new Counter({
+      name: 'aviso_config_reloads_total',
+      help: 'Configuration reloads (SIGHUP or POST /api/v1/admin/reload) by result.',
+      labelNames: ['result'],
+      registers,
+    }),
   };
 }
 
@@ -244,6 +254,7 @@ function precreateSeries(options: PrometheusMetricsOptions, core: CoreMetrics, e
   for (const mode of AUTH_MODES) {
     for (const outcome of AUTH_OUTCOMES) core.authRequests.inc({ mode, outcome }, 0);
   }
+  for (const result of CONFIG_RELOAD_RESULTS) core.configReloads.inc({ result }, 0);
   core.notifications.inc({ event_type: UNKNOWN_EVENT_TYPE, status: 'error' }, 0);
   core.notifications.inc({ event_type: UNKNOWN_EVENT_TYPE, status: 'rejected' }, 0);
   for (const eventType of options.eventTypes) {
@@ -377,6 +388,10 @@ class PrometheusMetrics implements AvisoMetrics {
     this.core.authRequests.inc({ mode, outcome });
   }
 
+  configReload(result: ConfigReloadResult): void {
+    this.core.configReloads.inc({ result });
+  }
+
   instrumentBackend(backend: NotificationBackend): NotificationBackend {
     const { backendOperations, backendDuration } = this.core;
     const kind = this.backendKind;
@@ -420,6 +435,10 @@ class InstrumentedBackend implements NotificationBackend {
     private readonly record: RecordOperation,
   ) {
     this.kind = inner.kind;
+  }
+
+  applySchemas(schemas: readonly SchemaStorage[]): Promise<void> {
+    return this.inner.applySchemas(schemas);
   }
 
   publish(notification: NotificationToStore): Promise<{ sequence: number }> {

@@ -1,49 +1,90 @@
 import { compareCodePoints } from '../json/canonical-json.js';
 import { EventSchema, type EventSchemaSource } from './event-schema.js';
 
+/** What one configuration's schemas answer; replaced as a whole on reload. */
+interface RegistryState {
+  readonly byEventType: ReadonlyMap<string, EventSchema>;
+  readonly byBaseToken: ReadonlyMap<string, EventSchema>;
+  readonly lowerCaseBases: ReadonlySet<string>;
+  readonly eventTypes: readonly string[];
+  readonly configured: boolean;
+  readonly strictMode: boolean;
+}
+
 /**
- * The configured event types (schema-and-validation.md §2–§3). Built once from validated config;
+ * The configured event types (schema-and-validation.md §2–§3). Built from validated config;
  * answers which schema an event type or a topic base belongs to and whether strict mode rejects
- * unknown event types.
+ * unknown event types. A configuration reload swaps everything it answers in one assignment
+ * (`replaceWith`), so the routes keep this object and every request sees one configuration.
  */
 export class SchemaRegistry {
-  private readonly byEventType = new Map<string, EventSchema>();
-  private readonly byBaseToken = new Map<string, EventSchema>();
-  private readonly lowerCaseBases = new Set<string>();
-  /** Byte-wise sorted, as `configured_event_types` and the schema API list them. */
-  readonly eventTypes: readonly string[];
-  /** False when the config has no `notification_schema` at all (the schema API says so). */
-  readonly configured: boolean;
+  private state: RegistryState;
+  private readonly replaceListeners: (() => void)[] = [];
 
-  constructor(
-    schemas: Readonly<Record<string, EventSchemaSource>> | undefined,
-    readonly strictMode: boolean,
-  ) {
-    this.configured = schemas !== undefined;
+  constructor(schemas: Readonly<Record<string, EventSchemaSource>> | undefined, strictMode: boolean) {
+    const byEventType = new Map<string, EventSchema>();
+    const byBaseToken = new Map<string, EventSchema>();
+    const lowerCaseBases = new Set<string>();
     for (const [eventType, source] of Object.entries(schemas ?? {})) {
       const schema = new EventSchema(eventType, source);
-      this.byEventType.set(eventType, schema);
-      this.byBaseToken.set(schema.base, schema);
-      this.lowerCaseBases.add(asciiLowerCase(schema.base));
+      byEventType.set(eventType, schema);
+      byBaseToken.set(schema.base, schema);
+      lowerCaseBases.add(asciiLowerCase(schema.base));
     }
-    this.eventTypes = [...this.byEventType.keys()].sort(compareCodePoints);
+    this.state = {
+      byEventType,
+      byBaseToken,
+      lowerCaseBases,
+      eventTypes: [...byEventType.keys()].sort(compareCodePoints),
+      configured: schemas !== undefined,
+      strictMode,
+    };
+  }
+
+  /** Byte-wise sorted, as `configured_event_types` and the schema API list them. */
+  get eventTypes(): readonly string[] {
+    return this.state.eventTypes;
+  }
+
+  /** False when the config has no `notification_schema` at all (the schema API says so). */
+  get configured(): boolean {
+    return this.state.configured;
+  }
+
+  get strictMode(): boolean {
+    return this.state.strictMode;
+  }
+
+  /**
+   * Takes over what `next` answers (a configuration reload). One assignment: the event loop never
+   * sees half of one configuration and half of the other. Listeners (caches derived from the
+   * schemas) are told afterwards.
+   */
+  replaceWith(next: SchemaRegistry): void {
+    this.state = next.state;
+    for (const listener of this.replaceListeners) listener();
+  }
+
+  /** Called after every `replaceWith`, for whoever caches what the schemas answered. */
+  onReplace(listener: () => void): void {
+    this.replaceListeners.push(listener);
   }
 
   get(eventType: string): EventSchema | undefined {
-    return this.byEventType.get(eventType);
+    return this.state.byEventType.get(eventType);
   }
 
   /** The schema whose `topic.base` equals a decoded first topic token exactly (§9.5). */
   forBase(baseToken: string): EventSchema | undefined {
-    return this.byBaseToken.get(baseToken);
+    return this.state.byBaseToken.get(baseToken);
   }
 
   /** Alias resolution of admin ids (backends.md §8.1): exact event type, then ASCII case-insensitive. */
   resolveEventTypeAlias(name: string): EventSchema | undefined {
-    const exact = this.byEventType.get(name);
+    const exact = this.state.byEventType.get(name);
     if (exact) return exact;
     const lower = asciiLowerCase(name);
-    for (const [eventType, schema] of this.byEventType) {
+    for (const [eventType, schema] of this.state.byEventType) {
       if (asciiLowerCase(eventType) === lower) return schema;
     }
     return undefined;
@@ -51,7 +92,7 @@ export class SchemaRegistry {
 
   /** Whether a generic event type would write into a configured schema's stream. */
   isConfiguredBase(token: string): boolean {
-    return this.lowerCaseBases.has(asciiLowerCase(token));
+    return this.state.lowerCaseBases.has(asciiLowerCase(token));
   }
 
   /**
@@ -59,12 +100,12 @@ export class SchemaRegistry {
    * `generic`, so caller-chosen text never becomes a label value.
    */
   eventTypeLabel(eventType: string): string {
-    return this.byEventType.has(eventType) ? eventType : 'generic';
+    return this.state.byEventType.has(eventType) ? eventType : 'generic';
   }
 
   /** Strict-mode gate (api.md §4): true when the request must be rejected with UNKNOWN_EVENT_TYPE. */
   rejectsEventType(eventType: string): boolean {
-    return this.strictMode && !this.byEventType.has(eventType);
+    return this.state.strictMode && !this.state.byEventType.has(eventType);
   }
 }
 

@@ -27,9 +27,24 @@ export interface StoredIdentity {
  * (schema-and-validation.md §9.5).
  */
 export class StoredIdentityReader {
-  private readonly cache = new WeakMap<StoredNotification, StoredIdentity | null>();
+  private cache = new WeakMap<StoredNotification, StoredIdentity | null>();
+  private readonly forgetListeners: (() => void)[] = [];
 
-  constructor(private readonly registry: SchemaRegistry) {}
+  constructor(private readonly registry: SchemaRegistry) {
+    // A reload may rename or drop the schema of a base: identities read before it are stale.
+    registry.onReplace(() => this.forgetAll());
+  }
+
+  /** Drops every cached identity (the schemas changed); listeners drop what they derived from them. */
+  forgetAll(): void {
+    this.cache = new WeakMap();
+    for (const listener of this.forgetListeners) listener();
+  }
+
+  /** Called after every `forgetAll`, for caches built from identities (the CloudEvent renderer). */
+  onForget(listener: () => void): void {
+    this.forgetListeners.push(listener);
+  }
 
   /** Inside `unshared`: the notification read last, and its identity (nothing is cached then). */
   private unsharedDepth = 0;

@@ -24,13 +24,19 @@ type FrameEvent = 'live-notification' | 'replay';
  * notification and shared by every stream that delivers it.
  */
 export class CloudEventRenderer {
-  private readonly cache = new WeakMap<StoredNotification, Rendered>();
-  private readonly frames = new WeakMap<StoredNotification, Partial<Record<FrameEvent, Buffer>>>();
+  private cache = new WeakMap<StoredNotification, Rendered>();
+  private frames = new WeakMap<StoredNotification, Partial<Record<FrameEvent, Buffer>>>();
 
   constructor(
     private readonly identities: StoredIdentityReader,
     private readonly baseUrl: string,
-  ) {}
+  ) {
+    // A CloudEvent's `type` comes from the schema of its base: a reload makes rendered ones stale.
+    identities.onForget(() => {
+      this.cache = new WeakMap();
+      this.frames = new WeakMap();
+    });
+  }
 
   /** The CloudEvent JSON text; throws `CloudEventRenderError` when the notification cannot be rendered. */
   render(notification: StoredNotification): string {

@@ -963,6 +963,34 @@ export function describeBackendContract(label: string, factory: BackendFactory):
       });
     });
 
+    describe('applySchemas (a configuration reload, browser.md §5)', () => {
+      it('keeps stored notifications, numbering and live sinks of the bases it keeps or drops', async () => {
+        const { backend, bases } = await setup(2);
+        const [kept, dropped] = bases as [string, string];
+        const added = factory.uniqueBase();
+        const live = collectingSink();
+        await backend.subscribe(new TopicPattern([kept, '*']), live.sink);
+        const first = await publish(backend, [kept, 'a']);
+        const droppedFirst = await publish(backend, [dropped, 'a']);
+        expect(sequences(await live.waitFor(1))).toEqual([first.sequence]);
+
+        await backend.applySchemas([
+          { eventType: kept, base: kept, bareTopics: true, storagePolicy: { allow_duplicates: true } },
+          { eventType: added, base: added, bareTopics: false, storagePolicy: { allow_duplicates: true } },
+        ]);
+
+        const second = await publish(backend, [kept, 'a']);
+        expect(second.sequence).toBeGreaterThan(first.sequence);
+        expect(sequences(await live.waitFor(2))).toEqual([first.sequence, second.sequence]);
+        expect(live.endCalls()).toBe(0);
+        expect(sequences(await all(backend, new TopicPattern([kept, '*'])))).toEqual([first.sequence, second.sequence]);
+        expect(sequences(await all(backend, new TopicPattern([dropped, '*'])))).toEqual([droppedFirst.sequence]);
+        const onAdded = await publish(backend, [added, 'x']);
+        expect(onAdded.sequence).toBe(1);
+        expect(sequences(await all(backend, new TopicPattern([added, '*'])))).toEqual([1]);
+      });
+    });
+
     describe('stats and shutdown', () => {
       it('reports numeric counters', async () => {
         const { backend, bases } = await setup(1);

@@ -52,7 +52,12 @@ describeBackendContract('JetStreamBackend', {
     created.push(backend);
     return backend;
   },
-  uniqueBase: nextBase,
+  // Registered for clean-up too: a contract test may configure a base later (applySchemas).
+  uniqueBase: () => {
+    const base = nextBase();
+    usedBases.add(base);
+    return base;
+  },
   async close() {
     for (const backend of created.splice(0)) await backend.shutdown().catch(() => undefined);
     const nc = await connect({ servers: SHARED_NATS_URL });
@@ -143,5 +148,43 @@ describe('JetStreamBackend message size (D33)', () => {
     expect(await backend.captureHistoryBound(pattern)).toBe(0);
     // The connection is intact: the next notification is stored as the stream's first.
     expect(await backend.publish({ topic, payload: 'x'.repeat(limit - 1000) })).toEqual({ sequence: 1 });
+  });
+});
+
+describe('JetStreamBackend.applySchemas', () => {
+  async function info(name: string) {
+    const nc = await connect({ servers: SHARED_NATS_URL });
+    try {
+      return await (await jetstreamManager(nc)).streams.info(name).catch(() => undefined);
+    } finally {
+      await nc.close();
+    }
+  }
+
+  it('creates the stream of a new base and reconciles a changed one at once, before any use', async () => {
+    const existing = nextBase();
+    const added = nextBase();
+    usedBases.add(existing);
+    usedBases.add(added);
+    const backend = await JetStreamBackend.connect({
+      settings,
+      configured: [{ eventType: existing, base: existing, bareTopics: false, storagePolicy: { max_messages: 10 } }],
+      logger: pino({ level: 'silent' }),
+    });
+    created.push(backend);
+    await backend.publish({ topic: encodeTopic([existing, 'a']), payload: 'null' });
+    expect((await info(streamName(existing)))?.config.max_msgs).toBe(10);
+    expect(await info(streamName(added))).toBeUndefined();
+
+    await backend.applySchemas([
+      { eventType: existing, base: existing, bareTopics: false, storagePolicy: { max_messages: 20 } },
+      { eventType: added, base: added, bareTopics: false, storagePolicy: { max_messages: 5 } },
+    ]);
+
+    expect((await info(streamName(existing)))?.config.max_msgs).toBe(20);
+    const fresh = await info(streamName(added));
+    expect(fresh?.config.max_msgs).toBe(5);
+    expect(fresh?.config.subjects).toEqual([`${added}.>`]);
+    expect(fresh?.state.messages).toBe(0);
   });
 });

@@ -34,6 +34,7 @@ const DOCUMENTED_ROUTES: Readonly<Record<string, readonly string[]>> = {
   '/api/v1/admin/wipe/stream': ['delete'],
   '/api/v1/admin/wipe/all': ['delete'],
   '/api/v1/admin/notification/{notification_id}': ['delete'],
+  '/api/v1/admin/reload': ['post'],
 };
 
 const COMPONENT_SCHEMAS = [
@@ -47,6 +48,7 @@ const COMPONENT_SCHEMAS = [
   'WipeStreamRequest',
   'WipeResponse',
   'DeleteNotificationResponse',
+  'ReloadResponse',
 ];
 
 const HTTP_METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']);
@@ -316,6 +318,7 @@ describe('GET /api-docs/openapi.json (operations.md §4.4, api.md §8.9)', () =>
     expect(document.paths['/api/v1/admin/wipe/stream']?.delete?.security).toEqual(required);
     expect(document.paths['/api/v1/admin/wipe/all']?.delete?.security).toEqual(required);
     expect(document.paths['/api/v1/admin/notification/{notification_id}']?.delete?.security).toEqual(required);
+    expect(document.paths['/api/v1/admin/reload']?.post?.security).toEqual(required);
   });
 
   it('documents 401, 403 and 503 on the streaming and admin routes', () => {
@@ -325,6 +328,7 @@ describe('GET /api-docs/openapi.json (operations.md §4.4, api.md §8.9)', () =>
       document.paths['/api/v1/admin/wipe/stream']?.delete,
       document.paths['/api/v1/admin/wipe/all']?.delete,
       document.paths['/api/v1/admin/notification/{notification_id}']?.delete,
+      document.paths['/api/v1/admin/reload']?.post,
     ];
     for (const operation of operations) {
       expect(Object.keys(operation?.responses ?? {})).toEqual(expect.arrayContaining(['200', '401', '403', '503']));

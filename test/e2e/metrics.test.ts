@@ -358,6 +358,7 @@ describe('metrics after scripted anonymous traffic (strict schemas)', () => {
         aviso_sse_stream_errors_total: 'counter',
         aviso_sse_connection_duration_seconds: 'histogram',
         aviso_auth_requests_total: 'counter',
+        aviso_config_reloads_total: 'counter',
         aviso_ecpds_cache_hits_total: 'counter',
         aviso_ecpds_cache_misses_total: 'counter',
         aviso_ecpds_cache_size: 'gauge',

@@ -10,6 +10,7 @@ import type {
   NotificationToStore,
   ReplayCursor,
   ReplayRequest,
+  SchemaStorage,
 } from '../../src/backend/backend.js';
 import { pagingCursor } from '../../src/backend/backend.js';
 import type { TopicPattern } from '../../src/topic/topic-pattern.js';
@@ -29,6 +30,10 @@ export class FaultyBackend implements NotificationBackend {
 
   constructor(private readonly inner: NotificationBackend) {
     this.kind = inner.kind;
+  }
+
+  applySchemas(schemas: readonly SchemaStorage[]): Promise<void> {
+    return this.inner.applySchemas(schemas);
   }
 
   publish(notification: NotificationToStore): Promise<{ sequence: number }> {

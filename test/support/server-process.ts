@@ -22,6 +22,17 @@ export interface RunningServer {
   /** Parsed JSON log lines from stdout so far. */
   readonly logs: LogLine[];
   stderr(): string;
+  /** The YAML file AVISOSERVER_CONFIG_FILE names. */
+  readonly configFile: string;
+  /** Overwrites that file (with the same port handling as at start), e.g. before a reload. */
+  rewriteConfig(config: Record<string, unknown> | string): void;
+  /** Sends a signal without waiting for anything (e.g. SIGHUP). */
+  signal(signal: NodeJS.Signals): void;
+  /**
+   * The first log line from index `from` on whose `event.name` is `eventName`, waiting for it;
+   * `from` defaults to the lines logged so far, so only a later line counts.
+   */
+  waitForLog(eventName: string, options?: { from?: number; timeoutMs?: number }): Promise<LogLine>;
   /** Sends a signal and resolves with the exit code. */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
@@ -47,25 +58,27 @@ function writeConfig(config: Record<string, unknown> | string): { dir: string; f
   return { dir, file };
 }
 
-function spawnServer(options: ServerOptions): { child: ChildProcess; dir: string } {
+function withPort(config: Record<string, unknown> | string, port: number | undefined): Record<string, unknown> | string {
+  return port === undefined || typeof config === 'string'
+    ? config
+    : { ...config, application: { ...(config.application as object | undefined), port } };
+}
+
+function spawnServer(options: ServerOptions): { child: ChildProcess; dir: string; file: string } {
   ensureBuilt();
-  const config =
-    options.port === undefined || typeof options.config === 'string'
-      ? options.config
-      : { ...options.config, application: { ...(options.config.application as object | undefined), port: options.port } };
-  const { dir, file } = writeConfig(config);
+  const { dir, file } = writeConfig(withPort(options.config, options.port));
   const child = spawn(process.execPath, [SERVER_ENTRY], {
     cwd: dir,
     env: { PATH: process.env.PATH ?? '', HOME: dir, AVISOSERVER_CONFIG_FILE: file, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   reapOnExit(child);
-  return { child, dir };
+  return { child, dir, file };
 }
 
 /** Starts the real server process and waits for its `startup.server.started` log event. */
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
-  const { child, dir } = spawnServer(options);
+  const { child, dir, file } = spawnServer(options);
   const logs: LogLine[] = [];
   let stderr = '';
   let pending = '';
@@ -102,6 +115,23 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     process: child,
     logs,
     stderr: () => stderr,
+    configFile: file,
+    rewriteConfig(config) {
+      const next = withPort(config, options.port);
+      writeFileSync(file, typeof next === 'string' ? next : stringify(next));
+    },
+    signal(signal) {
+      child.kill(signal);
+    },
+    async waitForLog(eventName, { from = logs.length, timeoutMs = 10_000 } = {}) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const found = logs.slice(from).find((line) => line.attributes?.['event.name'] === eventName);
+        if (found) return found;
+        if (Date.now() > deadline) throw new Error(`no ${eventName} log line within ${timeoutMs} ms; stderr: ${stderr}`);
+        await new Promise((resolveWait) => setTimeout(resolveWait, 25));
+      }
+    },
     async stop(signal: NodeJS.Signals = 'SIGTERM') {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       const code = await exited;

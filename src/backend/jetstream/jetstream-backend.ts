@@ -12,6 +12,7 @@ import type {
   NotificationToStore,
   ReplayCursor,
   ReplayRequest,
+  SchemaStorage,
   WipeOutcome,
 } from '../backend.js';
 import { NotificationTooLargeError } from '../backend.js';
@@ -90,6 +91,35 @@ export class JetStreamBackend implements NotificationBackend {
       );
     }
     return new JetStreamBackend(link, catalog, settings, logger);
+  }
+
+  /**
+   * A reload's schemas (browser.md §5): new and changed bases get their stream created or
+   * reconciled now, as `ensure` does on first use. A stream that cannot be ensured (NATS away, a
+   * storage mismatch) is logged and left to the next request that needs it, exactly as after startup.
+   */
+  async applySchemas(schemas: readonly SchemaStorage[]): Promise<void> {
+    const touched = this.catalog.replaceConfigured(schemas);
+    const touchedStreams = new Set(touched.map(streamName));
+    for (const { eventType, stream } of this.catalog.uncompressibleSchemas()) {
+      if (!touchedStreams.has(stream)) continue;
+      this.logger.warn(
+        { event_name: 'backend.jetstream.compression.unsupported', event_type: eventType, stream },
+        `compression requires NATS >= 2.10; stream ${stream} will be uncompressed`,
+      );
+    }
+    await Promise.all(
+      touched.map(async (base) => {
+        try {
+          await this.catalog.ensure(base);
+        } catch (error) {
+          this.logger.warn(
+            { event_name: 'backend.jetstream.stream.ensure.failed', stream: streamName(base), error: errorText(error) },
+            `Stream ${streamName(base)} could not be ensured after the reload; the next request that needs it tries again`,
+          );
+        }
+      }),
+    );
   }
 
   async publish(notification: NotificationToStore): Promise<{ sequence: number }> {

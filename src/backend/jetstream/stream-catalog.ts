@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
-import type { JetStreamConfig, StoragePolicyConfig } from '../../config/model.js';
+import type { SchemaStorage } from '../backend.js';
+import type { JetStreamConfig } from '../../config/model.js';
 import { encodeToken } from '../../topic/percent-codec.js';
 import { streamNameOf } from '../../topic/stream-name.js';
 import type { NatsLink } from './nats-link.js';
@@ -7,14 +8,7 @@ import { errorText, isStreamNameInUse, isStreamNotFound } from './nats-errors.js
 import { desiredStreamConfig, driftedFields, updatedStreamConfig, type StreamLayout } from './stream-config.js';
 
 /** What the catalog needs to know about one configured event type. */
-export interface ConfiguredBase {
-  readonly eventType: string;
-  /** Decoded `topic.base`. */
-  readonly base: string;
-  /** An empty `key_order` publishes bare-base topics, which `<b>.>` does not capture (D19). */
-  readonly bareTopics: boolean;
-  readonly storagePolicy: StoragePolicyConfig | undefined;
-}
+export type ConfiguredBase = SchemaStorage;
 
 /**
  * One JetStream stream per topic base (backends.md §7.3–§7.4): names, subject bindings, the
@@ -32,6 +26,25 @@ export class StreamCatalog {
     private readonly logger: Logger,
   ) {
     for (const entry of configured) this.byBase.set(entry.base, entry);
+  }
+
+  /**
+   * A reload's configured bases replace the old ones. Returns the bases that are new or whose
+   * storage changed: the caller ensures them now, as startup's first use would have. Those and the
+   * removed ones are forgotten, so their next use checks the stream again.
+   */
+  replaceConfigured(configured: readonly ConfiguredBase[]): string[] {
+    const next = new Map(configured.map((entry) => [entry.base, entry]));
+    const touched: string[] = [];
+    for (const [base, entry] of next) {
+      const before = this.byBase.get(base);
+      if (!before || JSON.stringify(storageOf(before)) !== JSON.stringify(storageOf(entry))) touched.push(base);
+    }
+    for (const base of this.byBase.keys()) if (!next.has(base)) this.forget(base);
+    for (const base of touched) this.forget(base);
+    this.byBase.clear();
+    for (const [base, entry] of next) this.byBase.set(base, entry);
+    return touched;
   }
 
   /** Stream compression needs NATS 2.10 (§7.5, D11). */
@@ -150,6 +163,11 @@ export class StreamStorageMismatchError extends Error {
 /** `file` → `File`, as the reference prints JetStream's storage types. */
 function storageLabel(storage: string): string {
   return storage.charAt(0).toUpperCase() + storage.slice(1);
+}
+
+/** What decides a base's stream layout and limits (the event type's name does not). */
+function storageOf(entry: ConfiguredBase): unknown {
+  return { bareTopics: entry.bareTopics, storagePolicy: entry.storagePolicy ?? null };
 }
 
 /** The upper-cased base (§7.3); encoded, so a schema-less event type cannot produce an invalid name. */

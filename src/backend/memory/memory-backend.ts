@@ -11,6 +11,7 @@ import type {
   ReplayRequest,
   StoredNotification,
   WipeOutcome,
+  SchemaStorage,
 } from '../backend.js';
 import { pagingCursor } from '../backend.js';
 import { LiveDispatch } from '../live-dispatch.js';
@@ -206,6 +207,9 @@ export class MemoryBackend implements NotificationBackend {
     }
     return 'wiped';
   }
+
+  /** Nothing to prepare: memory keeps no per-base settings, and a base's numbering survives a reload. */
+  async applySchemas(_schemas: readonly SchemaStorage[]): Promise<void> {}
 
   async wipeAll(): Promise<void> {
     this.topics.clear();

@@ -103,7 +103,24 @@ function exerciseAll(m: AvisoMetrics): void {
   m.streamErrorSent(WATCH, 'mars');
   m.streamClosed(WATCH, 'mars', 'alice', 2);
   m.authRequest('direct', 'success');
+  m.configReload('success');
 }
+
+describe('aviso_config_reloads_total (browser.md §5)', () => {
+  it('starts at 0 for both results and counts each reload under its result', async () => {
+    const m = metrics();
+    let exposition = await Exposition.of(m);
+    expect(exposition.series('aviso_config_reloads_total')).toHaveLength(2);
+    expect(exposition.value('aviso_config_reloads_total', { result: 'success' })).toBe(0);
+    expect(exposition.value('aviso_config_reloads_total', { result: 'failure' })).toBe(0);
+    m.configReload('success');
+    m.configReload('failure');
+    m.configReload('failure');
+    exposition = await Exposition.of(m);
+    expect(exposition.value('aviso_config_reloads_total', { result: 'success' })).toBe(1);
+    expect(exposition.value('aviso_config_reloads_total', { result: 'failure' })).toBe(2);
+  });
+});
 
 describe('aviso_otlp_* (reference-0.13.md §7)', () => {
   it('are 0 when OTLP export is disabled', async () => {
@@ -145,6 +162,7 @@ describe('createPrometheusMetrics: inventory', () => {
       aviso_sse_stream_errors_total: 'counter',
       aviso_sse_connection_duration_seconds: 'histogram',
       aviso_auth_requests_total: 'counter',
+      aviso_config_reloads_total: 'counter',
       aviso_ecpds_cache_hits_total: 'counter',
       aviso_ecpds_cache_misses_total: 'counter',
       aviso_ecpds_cache_size: 'gauge',
@@ -177,6 +195,7 @@ describe('createPrometheusMetrics: inventory', () => {
       aviso_sse_stream_errors_total: ['event_type', 'route'],
       aviso_sse_connection_duration_seconds: ['route'],
       aviso_auth_requests_total: ['mode', 'outcome'],
+      aviso_config_reloads_total: ['result'],
       aviso_ecpds_cache_hits_total: [],
       aviso_ecpds_cache_misses_total: [],
       aviso_ecpds_cache_size: [],
@@ -647,6 +666,7 @@ function failingBackend(failure: Error): NotificationBackend {
   const reject = () => Promise.reject(failure);
   return {
     kind: 'jetstream',
+    applySchemas: reject,
     publish: () => {
       throw failure;
     },
