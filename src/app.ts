@@ -85,7 +85,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   registerRequestTelemetry(app, metrics);
   registerErrorHandling(app, { maxBodyBytes: deps.maxBodyBytes });
   const authenticator = deps.auth?.enabled ? new Authenticator(deps.auth, () => deps.clock.now(), deps.logger) : undefined;
-  registerAuthHook(app, authenticator, metrics);
+  registerAuthHook(app, authenticator, metrics, deps.auth?.browser_cookie);
   const access = new StreamAccess(authenticator);
 
   // notify/watch/replay read the raw body whatever the Content-Type says (api.md §2.2).
