@@ -100,7 +100,7 @@ async function waitForFrames(condition: string, timeout = 15_000): Promise<void>
   try {
     await page.waitForFunction(`(() => { const frames = window.seen.frames; return ${condition}; })()`, undefined, { timeout });
   } catch (error) {
-    throw new Error(`${String(error)}; the page saw ${JSON.stringify(await seen())}`);
+    throw new Error(`${String(error)}; the page saw ${JSON.stringify(await seen())}`, { cause: error });
   }
 }
 
