@@ -69,15 +69,18 @@ interface Seen {
   readonly frames: { readonly event: string; readonly lastEventId: string; readonly json: Record<string, unknown> }[];
 }
 
-/** Opens `window.stream` on `path` and records every aviso frame it dispatches. */
+/**
+ * Opens `window.stream` on `path` and records every aviso frame it dispatches. Page code is text:
+ * the test's TypeScript has no DOM types.
+ */
 async function openEventSource(path: string): Promise<void> {
-  await page.evaluate((url) => {
-    const seen = { opens: 0, errors: 0, frames: [] as unknown[] };
-    const source = new EventSource(url);
+  await page.evaluate(`(() => {
+    const seen = { opens: 0, errors: 0, frames: [] };
+    const source = new EventSource(${JSON.stringify(path)});
     for (const event of ['live-notification', 'replay', 'replay-control', 'heartbeat', 'connection-closing', 'error']) {
       source.addEventListener(event, (message) => {
-        if (!(message instanceof MessageEvent)) return; // the EventSource's own `error` event
-        seen.frames.push({ event, lastEventId: message.lastEventId, json: JSON.parse(message.data as string) });
+        if (!(message instanceof MessageEvent)) return; // the EventSource's own error event
+        seen.frames.push({ event, lastEventId: message.lastEventId, json: JSON.parse(message.data) });
       });
     }
     source.addEventListener('open', () => seen.opens++);
@@ -85,14 +88,11 @@ async function openEventSource(path: string): Promise<void> {
       if (!(event instanceof MessageEvent)) seen.errors++;
     });
     Object.assign(window, { seen, stream: source });
-  }, path);
+  })()`);
 }
 
 async function seen(): Promise<Seen> {
-  return page.evaluate(() => {
-    const { seen, stream } = window as unknown as { seen: Omit<Seen, 'readyState'>; stream: EventSource };
-    return { ...seen, readyState: stream.readyState };
-  });
+  return page.evaluate<Seen>(`({ ...window.seen, readyState: window.stream.readyState })`);
 }
 
 /** Waits until the page's frames satisfy `condition` (a JS expression over `frames`). */
