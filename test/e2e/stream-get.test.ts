@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JWT_SECRET, LOCAL_REALM, signToken } from '../support/fake-auth-o-tron.js';
+import { BACKEND_KINDS, useBackend } from '../support/backends.js';
 import { UUID_V4, postJson } from '../support/http.js';
 import { serverConfig } from '../support/schemas.js';
 import { startServer, type RunningServer } from '../support/server-process.js';
@@ -441,5 +442,50 @@ describe('auth.browser_cookie', () => {
       expect(answer.status).toBe(400);
       expect(JSON.parse(answer.text).code).toBe('UNKNOWN_FIELD');
     }
+  });
+});
+
+describe.each(BACKEND_KINDS)('resume and 204 on the %s backend', (kind) => {
+  const backend = useBackend(kind);
+  const DISS = { event_type: 'dissemination', identifier: { destination: 'backend', class: 'od' } };
+  let own: RunningServer;
+  beforeAll(async () => {
+    own = await startServer({ config: backend.config() });
+    for (let i = 1; i <= 3; i++) {
+      const response = await postJson(`${own.url}/api/v1/notification`, { ...DISS, payload: { i } });
+      expect(response.status, response.text).toBe(200);
+    }
+  }, 30_000);
+  afterAll(async () => {
+    await own?.stop();
+  });
+
+  it('a completed replay names its end, and the reconnect with it is answered 204', async () => {
+    const query = queryOf({ ...DISS, from_id: '1' });
+    const first = await SseClient.openGet(`${own.url}/api/v1/replay?${query}`);
+    expect((await first.rest()).flatMap((event) => (event.id ? [event.id] : []))).toEqual([
+      'dissemination@1',
+      'dissemination@2',
+      'dissemination@3',
+    ]);
+    expect(first.raw).toContain('id: dissemination@3\n\nevent: replay-control\n');
+    const again = await call(`${own.url}/api/v1/replay?${query}`, { headers: { 'last-event-id': 'dissemination@3' } });
+    expect(again.status).toBe(204);
+  });
+
+  it('a watch resumed after n replays from n + 1, then delivers live notifications with ids', async () => {
+    const client = await SseClient.openGet(`${own.url}/api/v1/watch?${queryOf(DISS)}`, { 'last-event-id': 'dissemination@1' });
+    expect(client.status).toBe(200);
+    const ids: string[] = [];
+    for (let event = await client.next(); event?.json.type !== 'replay_completed'; event = await client.next()) {
+      if (event?.id) ids.push(event.id);
+    }
+    const response = await postJson(`${own.url}/api/v1/notification`, { ...DISS, payload: { i: 4 } });
+    expect(response.status).toBe(200);
+    const live = await client.nextSignificant();
+    client.close();
+    expect(ids).toEqual(['dissemination@2', 'dissemination@3']);
+    expect(live?.id).toBe('dissemination@4');
+    expect(client.raw).toContain('\n\nid: dissemination@3\n\n');
   });
 });
