@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { JWT_SECRET, LOCAL_REALM, signToken } from '../support/fake-auth-o-tron.js';
 import { BACKEND_KINDS, useBackend } from '../support/backends.js';
+import { call, queryOf, type Answer } from '../support/get-streams.js';
 import { UUID_V4, postJson } from '../support/http.js';
 import { serverConfig } from '../support/schemas.js';
 import { startServer, type RunningServer } from '../support/server-process.js';
@@ -9,20 +9,10 @@ import { TRANSCRIPT_REQUEST, transcriptNotification } from '../support/transcrip
 
 /**
  * `GET /api/v1/watch` and `GET /api/v1/replay` (browser.md §1) against the real server process:
- * the same answers as the POST forms, plus `id:`/`retry:` lines, `Last-Event-ID` resume and the
- * 204 of a finished replay. The `EventSource` behaviour itself is in stream-get-browser.test.ts.
+ * the POST frames plus `id:`/`retry:` lines, `Last-Event-ID` resume and the 204 of a finished
+ * replay. Their 400s: stream-get-validation.test.ts; the cookie: stream-get-auth.test.ts;
+ * `EventSource` itself: stream-get-browser.test.ts.
  */
-
-type Endpoint = 'watch' | 'replay';
-const CODE: Record<Endpoint, string> = { watch: 'INVALID_WATCH_REQUEST', replay: 'INVALID_REPLAY_REQUEST' };
-const LABEL: Record<Endpoint, string> = { watch: 'Invalid Watch Request', replay: 'Invalid Replay Request' };
-const EXTREME = { region: 'north', run_time: '1200', severity: '4' };
-const QUERY_FIELDS = '["event_type", "identifier", "from_id", "from_date", "to_id", "to_date"]';
-
-const malformedLastEventId = (value: string): string =>
-  `Last-Event-ID must be '<event_type>@<sequence>', the id of a notification of this stream. Got: '${value}'`;
-const otherEventType = (value: string, eventType: string): string =>
-  `Last-Event-ID '${value}' names another event type than this stream's '${eventType}'`;
 
 let server: RunningServer;
 beforeAll(async () => {
@@ -32,50 +22,8 @@ afterAll(async () => {
   await server.stop();
 });
 
-/** The query a POST body becomes: `identifier` as JSON text, every other field as it is. */
-function queryOf(body: Record<string, unknown>): string {
-  const params = new URLSearchParams();
-  for (const [key, value] of Object.entries(body)) {
-    params.append(key, key === 'identifier' ? JSON.stringify(value) : String(value));
-  }
-  return params.toString();
-}
-
-interface Answer {
-  readonly status: number;
-  readonly headers: Headers;
-  readonly text: string;
-}
-
-/** One request; an event stream, should one start, is cut off and reported as such. */
-async function call(url: string, init: RequestInit = {}): Promise<Answer> {
-  const controller = new AbortController();
-  const response = await fetch(url, { ...init, signal: controller.signal });
-  if ((response.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
-    controller.abort();
-    return { status: response.status, headers: response.headers, text: '<an event stream started>' };
-  }
-  return { status: response.status, headers: response.headers, text: await response.text() };
-}
-
-const post = (endpoint: Endpoint, body: unknown): Promise<Answer> =>
-  call(`${server.url}/api/v1/${endpoint}`, { method: 'POST', body: typeof body === 'string' ? body : JSON.stringify(body) });
-const get = (endpoint: Endpoint, query: string, headers: Record<string, string> = {}): Promise<Answer> =>
-  call(`${server.url}/api/v1/${endpoint}?${query}`, { headers });
-
-/** The body with its request id replaced, after checking it is the response's `X-Request-ID`. */
-function withoutRequestId(answer: Answer): string {
-  const requestId = answer.headers.get('x-request-id') ?? '';
-  expect(requestId).toMatch(UUID_V4);
-  if (answer.text.startsWith('{')) expect(JSON.parse(answer.text).request_id).toBe(requestId);
-  return answer.text.replaceAll(requestId, '<request id>');
-}
-
-function expectShapeA(answer: Answer, endpoint: Endpoint, code: string, message: string): void {
-  const requestId = answer.headers.get('x-request-id');
-  expect(answer.text).toBe(JSON.stringify({ code, details: message, error: LABEL[endpoint], message, request_id: requestId }));
-  expect(answer.status).toBe(400);
-}
+const get = (query: string, headers: Record<string, string> = {}): Promise<Answer> =>
+  call(`${server.url}/api/v1/replay?${query}`, { headers });
 
 async function notify(body: Record<string, unknown>): Promise<void> {
   const response = await postJson(`${server.url}/api/v1/notification`, body);
@@ -84,114 +32,6 @@ async function notify(body: Record<string, unknown>): Promise<void> {
 
 /** The sequence of a CloudEvent id `<event_type>@<n>`. */
 const sequenceOf = (event: SseEvent | undefined): number => Number(String(event?.json.id).split('@')[1]);
-
-describe('GET answers every invalid request exactly as POST does', () => {
-  const cases: [string, Endpoint, Record<string, unknown>][] = [
-    ['an unknown event type', 'watch', { event_type: 'no_such_type', identifier: {} }],
-    ['a missing event_type', 'replay', { identifier: EXTREME, from_id: '1' }],
-    ['an identifier that is not an object', 'watch', { event_type: 'extreme_event', identifier: 5 }],
-    ['a malformed from_id', 'watch', { event_type: 'extreme_event', identifier: EXTREME, from_id: '-1' }],
-    ['a malformed from_date', 'replay', { event_type: 'extreme_event', identifier: EXTREME, from_date: 'not-a-date' }],
-    ['both start cursors', 'replay', { event_type: 'extreme_event', identifier: EXTREME, from_id: '1', from_date: '1740509903' }],
-    ['a replay without a start cursor', 'replay', { event_type: 'extreme_event', identifier: EXTREME }],
-    ['to_id on a watch', 'watch', { event_type: 'extreme_event', identifier: EXTREME, to_id: '5' }],
-    ['to_date on a watch', 'watch', { event_type: 'extreme_event', identifier: EXTREME, to_date: '1740509903' }],
-    ['to_id below from_id', 'replay', { event_type: 'extreme_event', identifier: EXTREME, from_id: '5', to_id: '3' }],
-    ['a missing required identifier field', 'watch', { event_type: 'extreme_event', identifier: { region: 'north' } }],
-    ['an enum value out of its list', 'watch', { event_type: 'extreme_event', identifier: { ...EXTREME, region: 'up' } }],
-    ['an unknown identifier field', 'replay', { event_type: 'extreme_event', identifier: { ...EXTREME, colour: 'red' }, from_id: '0' }],
-  ];
-
-  it.each(cases)('%s (%s)', async (_name, endpoint, body) => {
-    const [byPost, byGet] = await Promise.all([post(endpoint, body), get(endpoint, queryOf(body))]);
-    expect(byPost.status).toBeGreaterThanOrEqual(400);
-    expect(byGet.status).toBe(byPost.status);
-    expect(withoutRequestId(byGet)).toBe(withoutRequestId(byPost));
-  });
-
-  it('answers a parameter given twice as POST answers a sequence in its place', async () => {
-    const byGet = await get('watch', 'event_type=extreme_event&event_type=mars');
-    const byPost = await post('watch', { event_type: ['extreme_event', 'mars'], identifier: {} });
-    expect(byGet.status).toBe(400);
-    expect(withoutRequestId(byGet)).toBe(withoutRequestId(byPost));
-  });
-});
-
-describe('GET-only rules of the query', () => {
-  it.each([['token'], ['access_token'], ['payload'], ['__proto__']])('refuses the parameter %j as an unknown field', async (name) => {
-    for (const endpoint of ['watch', 'replay'] as const) {
-      const answer = await get(endpoint, `event_type=mars&identifier=%7B%7D&${name}=abc`);
-      expectShapeA(
-        answer,
-        endpoint,
-        'UNKNOWN_FIELD',
-        `Request contains unknown fields: Unknown field '${name}' in request. Allowed fields: ${QUERY_FIELDS}`,
-      );
-    }
-  });
-
-  it('answers identifier text that is not JSON with the POST body message, naming the parameter', async () => {
-    for (const text of ['{"region":', 'north', '']) {
-      const byPost = JSON.parse((await post('watch', text)).text) as { message: string };
-      expect(byPost.message).toMatch(/^JSON parsing failed: /);
-      const reason = byPost.message.slice('JSON parsing failed: '.length);
-      const answer = await get('watch', `event_type=extreme_event&identifier=${encodeURIComponent(text)}`);
-      expectShapeA(answer, 'watch', 'INVALID_JSON', `JSON parsing failed: query parameter 'identifier': ${reason}`);
-    }
-  });
-
-  it('takes an omitted identifier as {}', async () => {
-    const byGet = await get('watch', 'event_type=extreme_event');
-    const byPost = await post('watch', { event_type: 'extreme_event', identifier: {} });
-    expect(byGet.status).toBe(400);
-    expect(withoutRequestId(byGet)).toBe(withoutRequestId(byPost));
-  });
-
-  it('has no HEAD form', async () => {
-    const answer = await call(`${server.url}/api/v1/watch?event_type=mars`, { method: 'HEAD' });
-    expect(answer.status).toBe(405);
-  });
-});
-
-describe('Last-Event-ID', () => {
-  const MARS = { event_type: 'mars', identifier: { class: 'od' } };
-
-  it.each([['mars'], ['mars@'], ['mars@-1'], ['mars@01'], ['mars@1.5'], ['@5'], ['mars@ 5'], ['mars@18446744073709551615']])(
-    'refuses the malformed value %j',
-    async (value) => {
-      for (const endpoint of ['watch', 'replay'] as const) {
-        const answer = await get(endpoint, queryOf({ ...MARS, from_id: '1' }), { 'last-event-id': value });
-        expectShapeA(answer, endpoint, CODE[endpoint], malformedLastEventId(value));
-      }
-    },
-  );
-
-  it('refuses the id of another event type', async () => {
-    for (const endpoint of ['watch', 'replay'] as const) {
-      const answer = await get(endpoint, queryOf({ ...MARS, from_id: '1' }), { 'last-event-id': 'extreme_event@5' });
-      expectShapeA(answer, endpoint, CODE[endpoint], otherEventType('extreme_event@5', 'mars'));
-    }
-  });
-
-  it('judges the URL first: an invalid URL is refused whatever the header says', async () => {
-    const answer = await get('replay', queryOf({ ...MARS, from_id: 'x' }), { 'last-event-id': 'mars@3' });
-    expectShapeA(
-      answer,
-      'replay',
-      'INVALID_REPLAY_REQUEST',
-      "from_id must be a valid positive integer. Got: 'x'. Valid examples: '1', '123', '9999'",
-    );
-  });
-
-  it('is never read on POST', async () => {
-    const answer = await call(`${server.url}/api/v1/replay`, {
-      method: 'POST',
-      body: JSON.stringify({ ...MARS, from_id: '1' }),
-      headers: { 'last-event-id': 'not an id' },
-    });
-    expect(answer.status).toBe(200);
-  });
-});
 
 /** Stored notifications of `test_polygon`, numbered by this server (sequences are per base). */
 describe('frames of a GET stream', () => {
@@ -325,7 +165,7 @@ describe('204 for a finished replay', () => {
   });
 
   async function expectNoContent(query: string, lastEventId: string): Promise<void> {
-    const answer = await get('replay', query, { 'last-event-id': lastEventId });
+    const answer = await get(query, { 'last-event-id': lastEventId });
     expect(answer.status).toBe(204);
     expect(answer.text).toBe('');
     expect(answer.headers.get('x-request-id')).toMatch(UUID_V4);
@@ -358,90 +198,6 @@ describe('204 for a finished replay', () => {
     await first.rest();
     const end = [...first.raw.matchAll(/^id: (dissemination@\d+)\n\n/gm)].map((match) => match[1])[0] as string;
     await expectNoContent(query, end);
-  });
-});
-
-describe('auth.browser_cookie', () => {
-  const COOKIE = 'aviso_token';
-  const PRIVATE = { event_type: 'private', identifier: { name: 'x' } };
-  const schemas = {
-    private: {
-      topic: { base: 'private', key_order: ['name'] },
-      identifier: { name: { type: 'StringHandler', required: true } },
-      auth: { required: true, read_roles: { [LOCAL_REALM]: ['reader'] } },
-    },
-  };
-  const auth = (extra: Record<string, unknown>) => ({
-    enabled: true,
-    mode: 'trusted_proxy',
-    jwt_secret: JWT_SECRET,
-    admin_roles: { [LOCAL_REALM]: ['admin'] },
-    ...extra,
-  });
-  let withCookie: RunningServer;
-  let withoutCookie: RunningServer;
-  let token = '';
-  beforeAll(async () => {
-    [withCookie, withoutCookie] = await Promise.all([
-      startServer({ config: serverConfig({ notification_schema: schemas, auth: auth({ browser_cookie: COOKIE }) }) }),
-      startServer({ config: serverConfig({ notification_schema: schemas, auth: auth({}) }) }),
-    ]);
-    token = await signToken({ sub: 'reader', username: 'reader', realm: LOCAL_REALM, roles: ['reader'], attributes: {} });
-  });
-  afterAll(async () => {
-    await Promise.all([withCookie?.stop(), withoutCookie?.stop()]);
-  });
-
-  const cookie = (value: string) => ({ cookie: `theme=dark; ${COOKIE}=${value}; other=1` });
-
-  it('opens a GET stream with the token read from the cookie', async () => {
-    for (const endpoint of ['watch', 'replay'] as const) {
-      const client = await SseClient.openGet(
-        `${withCookie.url}/api/v1/${endpoint}?${queryOf({ ...PRIVATE, from_id: '1' })}`,
-        cookie(token),
-      );
-      expect(client.status, client.errorBody).toBe(200);
-      client.close();
-    }
-  });
-
-  it('refuses a GET stream without credentials, and one whose cookie holds a bad token', async () => {
-    const query = queryOf(PRIVATE);
-    expect((await call(`${withCookie.url}/api/v1/watch?${query}`)).status).toBe(401);
-    expect((await call(`${withCookie.url}/api/v1/watch?${query}`, { headers: cookie('not-a-jwt') })).status).toBe(401);
-  });
-
-  it('lets an Authorization header win over the cookie', async () => {
-    const answer = await call(`${withCookie.url}/api/v1/watch?${queryOf(PRIVATE)}`, {
-      headers: { ...cookie(token), authorization: 'Bearer not-a-jwt' },
-    });
-    expect(answer.status).toBe(401);
-  });
-
-  it('ignores the cookie on POST streams and on notify', async () => {
-    for (const endpoint of ['watch', 'replay'] as const) {
-      const answer = await call(`${withCookie.url}/api/v1/${endpoint}`, {
-        method: 'POST',
-        body: JSON.stringify({ ...PRIVATE, from_id: '1' }),
-        headers: cookie(token),
-      });
-      expect(answer.status).toBe(401);
-    }
-    const notified = await postJson(`${withCookie.url}/api/v1/notification`, { ...PRIVATE, payload: 1 }, cookie(token));
-    expect(notified.status).toBe(401);
-  });
-
-  it('is off by default: the cookie is not read', async () => {
-    const answer = await call(`${withoutCookie.url}/api/v1/watch?${queryOf(PRIVATE)}`, { headers: cookie(token) });
-    expect(answer.status).toBe(401);
-  });
-
-  it('never takes a token from the URL', async () => {
-    for (const name of ['token', 'access_token']) {
-      const answer = await call(`${withCookie.url}/api/v1/watch?${queryOf(PRIVATE)}&${name}=${token}`);
-      expect(answer.status).toBe(400);
-      expect(JSON.parse(answer.text).code).toBe('UNKNOWN_FIELD');
-    }
   });
 });
 
