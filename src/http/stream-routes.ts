@@ -76,19 +76,22 @@ async function serveStream(
   const eventType = deps.registry.eventTypeLabel(body.event_type);
   addLogContext(request.log as Logger, { event_type: eventType });
   let validated = validateStreamRequest(deps.registry, endpoint, body);
+  // The URL is judged first, as it is; then the header (browser.md §1).
   const resumeAfter = browser && parseLastEventId(endpoint, browser.lastEventId, body.event_type);
+  const { selection } = validated;
+  const topic = selection.pattern.display;
+  addLogContext(request.log as Logger, { topic });
+  await runReadPlugins(deps, schema, request.authUser, selection, request.log as Logger);
   if (resumeAfter !== undefined) {
     // Past `to_id` already: nothing is left, and `from_id = n + 1` would fail the to_id check.
     if (validated.end.kind === 'sequence' && resumeAfter >= validated.end.requested) {
       await reply.code(204).send();
       return;
     }
+    // Only the start changes: the selection, and so what the plugins judged, stays the same.
     validated = validateStreamRequest(deps.registry, endpoint, resumedRequest(body, resumeAfter));
   }
-  const { selection, cursor, end } = validated;
-  const topic = selection.pattern.display;
-  addLogContext(request.log as Logger, { topic });
-  await runReadPlugins(deps, schema, request.authUser, selection, request.log as Logger);
+  const { cursor, end } = validated;
   const telemetry = streamTelemetry(deps.metrics, endpoint, eventType, request.authUser?.username);
   let outcome: OpenOutcome;
   try {
