@@ -90,7 +90,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   registerRequestTelemetry(app, metrics);
   registerErrorHandling(app, { maxBodyBytes: deps.maxBodyBytes });
   const authenticator = deps.auth?.enabled ? new Authenticator(deps.auth, () => deps.clock.now(), deps.logger) : undefined;
-  registerAuthHook(app, authenticator, metrics);
+  registerAuthHook(app, authenticator, metrics, deps.auth?.browser_cookie);
   const access = new StreamAccess(authenticator);
   deps.reloader?.attachAuthenticator(authenticator);
 

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../http/api-error.js';
 import type { AuthUser } from './auth-user.js';
 import type { Authenticator } from './authenticator.js';
+import { presentedAuthorization } from './browser-cookie.js';
 import type { AuthOutcome, AvisoMetrics } from '../metrics/aviso-metrics.js';
 
 /** `outcome` of `aviso_auth_requests_total` for each rejection status (operations.md §2.9). */
@@ -54,6 +55,8 @@ export function registerAuthHook(
   app: FastifyInstance,
   authenticator: Authenticator | undefined,
   metrics: AvisoMetrics,
+  /** `auth.browser_cookie`: also read the bearer token from this cookie on GET streams. */
+  browserCookie?: string,
 ): void {
   app.decorateRequest('authUser', undefined);
   if (!authenticator) return;
@@ -61,7 +64,10 @@ export function registerAuthHook(
     const { decoded: path, candidates } = requestPaths(request.routeOptions.url, request.url);
     if (!candidates.some(isAuthenticatedPath)) return;
     try {
-      request.authUser = await authenticator.authenticate(candidates.some(isAdminPath), request.headers.authorization);
+      request.authUser = await authenticator.authenticate(
+        candidates.some(isAdminPath),
+        presentedAuthorization(request, browserCookie),
+      );
     } catch (error) {
       if (error instanceof ApiError) {
         metrics.authRequest(authenticator.mode, AUTH_OUTCOMES[error.statusCode] ?? 'unauthorized');

@@ -184,6 +184,13 @@ export const AuthSchema = Type.Object(
       description: 'Realm → roles that grant admin. Needs at least one realm with a non-empty list when `enabled`.',
     }),
     timeout_ms: unsigned('Whole-exchange timeout of an auth-o-tron call, in milliseconds. Must be > 0 when `enabled`.', 5000),
+    browser_cookie: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description:
+          'Name of a cookie that also carries the bearer token, read on `GET /api/v1/watch` and `GET /api/v1/replay` only (for `EventSource`, which cannot send headers; an `Authorization` header wins). Absent: off. Tokens in URLs are never accepted.',
+      }),
+    ),
   },
   {
     additionalProperties: false,

@@ -25,8 +25,10 @@ export const ALLOWED_REQUEST_FIELDS = [
   'to_date',
   'payload',
 ] as const;
-const ALLOWED = new Set<string>(ALLOWED_REQUEST_FIELDS);
-const ALLOWED_LIST = `[${ALLOWED_REQUEST_FIELDS.map((f) => `"${f}"`).join(', ')}]`;
+
+function allowedList(allowed: readonly string[]): string {
+  return `[${allowed.map((f) => `"${f}"`).join(', ')}]`;
+}
 
 /**
  * Parse stages of api.md §3.1, first failure wins: JSON → unknown top-level keys → model shape.
@@ -40,16 +42,23 @@ export function parseNotificationRequest(endpoint: EndpointName, body: Buffer | 
     if (!(error instanceof JsonSyntaxError)) throw error;
     return fail(endpoint, 'INVALID_JSON', `JSON parsing failed: ${error.message}`);
   }
+  return parseRequestValue(endpoint, value, ALLOWED_REQUEST_FIELDS);
+}
 
+/**
+ * The stages after JSON parsing, for a value that may also come from elsewhere (a GET stream's
+ * query, browser.md §1): unknown keys (judged against `allowed`) → model shape.
+ */
+export function parseRequestValue(endpoint: EndpointName, value: JsonValue, allowed: readonly string[]): NotificationRequest {
   if (isJsonObject(value)) {
     const unknown = Object.keys(value)
-      .filter((key) => !ALLOWED.has(key))
+      .filter((key) => !allowed.includes(key))
       .sort();
     if (unknown.length > 0) {
       return fail(
         endpoint,
         'UNKNOWN_FIELD',
-        `Request contains unknown fields: Unknown field '${unknown[0]}' in request. Allowed fields: ${ALLOWED_LIST}`,
+        `Request contains unknown fields: Unknown field '${unknown[0]}' in request. Allowed fields: ${allowedList(allowed)}`,
       );
     }
   }

@@ -10,6 +10,31 @@ const authErrors = {
   503: error('Authentication service unavailable'),
 };
 
+/** The GET streams' query (browser.md §1): the POST body's fields, `identifier` as JSON text. */
+function streamQuery(endpoint: 'watch' | 'replay') {
+  const text = (description: string) => Type.Optional(Type.String({ description }));
+  return Type.Object(
+    {
+      event_type: Type.String({ description: 'A configured event type (or any name when strict mode is off).' }),
+      identifier: text('The identifier object as URL-encoded JSON text, e.g. {"class":"od"}; omitted means {}.'),
+      from_id: text('Inclusive start sequence; overridden by Last-Event-ID.'),
+      from_date: text('Inclusive start time; overridden by Last-Event-ID.'),
+      ...(endpoint === 'replay'
+        ? { to_id: text('Inclusive end sequence.'), to_date: text('Inclusive end time.') }
+        : {}),
+    },
+    { additionalProperties: false, description: 'Any other parameter (a token included) is a 400 UNKNOWN_FIELD.' },
+  );
+}
+
+const LAST_EVENT_ID_HEADER = Type.Object({
+  'last-event-id': Type.Optional(
+    Type.String({
+      description: 'Sent by EventSource when it reconnects: <event_type>@<n> resumes at from_id = n + 1.',
+    }),
+  ),
+});
+
 export const ROUTE_DOCS = {
   health: {
     tags: ['health'],
@@ -66,6 +91,28 @@ export const ROUTE_DOCS = {
     body: ref('NotificationRequest'),
     security: OPTIONAL_AUTH,
     response: { 200: SSE_RESPONSE, 400: error('Invalid request'), ...authErrors, 500: error('Stream setup failed') },
+  },
+  watchGet: {
+    tags: ['streaming'],
+    summary: 'The watch stream for EventSource: the body fields as query parameters, resumed with Last-Event-ID',
+    querystring: streamQuery('watch'),
+    headers: LAST_EVENT_ID_HEADER,
+    security: OPTIONAL_AUTH,
+    response: { 200: SSE_RESPONSE, 400: error('Invalid request'), ...authErrors, 500: error('Stream setup failed') },
+  },
+  replayGet: {
+    tags: ['streaming'],
+    summary: 'The replay stream for EventSource: 204 once Last-Event-ID is at or past its end',
+    querystring: streamQuery('replay'),
+    headers: LAST_EVENT_ID_HEADER,
+    security: OPTIONAL_AUTH,
+    response: {
+      200: SSE_RESPONSE,
+      204: { description: 'The replay already reached its end: nothing to resume (EventSource stops)' },
+      400: error('Invalid request'),
+      ...authErrors,
+      500: error('Stream setup failed'),
+    },
   },
   deleteNotification: {
     tags: ['admin'],

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { AuthUser } from '../auth/auth-user.js';
 import type { ReadAuthorizationPlugin } from '../auth/read-plugin.js';
@@ -11,12 +11,13 @@ import { checkSpatialShape, prepareWatch, type StreamEndpoint } from '../schema/
 import { LATEST, endPointNotSupported, hasEndPoint, resolveEndPoint, type ReplayEndRequest } from '../streaming/end-point.js';
 import { StartCursorError, resolveStartCursor, type StartCursorRequest } from '../streaming/start-cursor.js';
 import type { StreamTelemetry } from '../streaming/stream-session.js';
-import type { StreamSupervisor } from '../streaming/stream-supervisor.js';
+import type { OpenOutcome, StreamSupervisor } from '../streaming/stream-supervisor.js';
 import { addLogContext } from '../logging/logger.js';
 import type { AvisoMetrics, SseRoute } from '../metrics/aviso-metrics.js';
 import { recordResponseHead } from './request-telemetry.js';
 import { authError, streamInitializationFailedError, unknownEventTypeError, validationError } from './error-bodies.js';
-import { parseNotificationRequest } from './request-body.js';
+import { parseNotificationRequest, type NotificationRequest } from './request-body.js';
+import { parseLastEventId, parseStreamQuery } from './stream-query.js';
 import { ROUTE_DOCS } from './route-docs.js';
 import { MAX_TOPIC_BYTES, patternSubjectBytes, topicTooLongMessage } from '../topic/topic-limit.js';
 
@@ -31,40 +32,95 @@ export interface StreamRouteDeps {
   readonly metrics: AvisoMetrics;
 }
 
-/** `POST /api/v1/watch` and `POST /api/v1/replay` (api.md §6–§7, streaming.md §2). */
+/**
+ * `POST /api/v1/watch` and `POST /api/v1/replay` (api.md §6–§7, streaming.md §2), and their GET
+ * forms for `EventSource` (browser.md §1): the query becomes the same request, served the same way.
+ */
 export function registerStreamRoutes(app: FastifyInstance, deps: StreamRouteDeps): void {
   for (const endpoint of ['watch', 'replay'] as const) {
     app.post(`/api/v1/${endpoint}`, { schema: ROUTE_DOCS[endpoint] }, async (request, reply) => {
       const body = parseNotificationRequest(endpoint, request.body as Buffer | undefined);
-      if (deps.registry.rejectsEventType(body.event_type)) {
-        throw unknownEventTypeError(body.event_type, deps.registry.eventTypes);
-      }
-      const schema = deps.registry.get(body.event_type);
-      deps.access.checkRead(schema, request.authUser);
-      const eventType = deps.registry.eventTypeLabel(body.event_type);
-      addLogContext(request.log as Logger, { event_type: eventType });
-      const { selection, cursor, end } = validateStreamRequest(deps.registry, endpoint, body);
-      const topic = selection.pattern.display;
-      addLogContext(request.log as Logger, { topic });
-      await runReadPlugins(deps, schema, request.authUser, selection, request.log as Logger);
-      const telemetry = streamTelemetry(deps.metrics, endpoint, eventType, request.authUser?.username);
-      try {
-        await deps.streams.open(reply, {
-          endpoint,
-          selection,
-          cursor,
-          end,
-          quota: schema?.maxHistoricalNotifications ?? deps.defaultReplayCap,
-          telemetry,
-        });
-      } catch (error) {
-        telemetry.released();
-        throw streamInitializationFailedError(error instanceof Error ? error.message : String(error), topic);
-      }
-      recordResponseHead(request, reply, deps.metrics);
-      request.log.info({ event_name: `api.${endpoint}.stream.established` }, 'Stream established');
+      await serveStream(deps, request, reply, endpoint, body, undefined);
     });
+    // No HEAD form: a HEAD would set a stream up only to send no body.
+    app.get(
+      `/api/v1/${endpoint}`,
+      { schema: ROUTE_DOCS[`${endpoint}Get`], exposeHeadRoute: false },
+      async (request, reply) => {
+        const body = parseStreamQuery(endpoint, request.url);
+        await serveStream(deps, request, reply, endpoint, body, { lastEventId: request.headers['last-event-id'] });
+      },
+    );
   }
+}
+
+/** What a GET stream adds to a request: the header `EventSource` resumes with. */
+interface BrowserStream {
+  readonly lastEventId: string | string[] | undefined;
+}
+
+/** Steps 3–8 of api.md §6.1 for a parsed request, POST or GET. */
+async function serveStream(
+  deps: StreamRouteDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  endpoint: StreamEndpoint,
+  body: NotificationRequest,
+  browser: BrowserStream | undefined,
+): Promise<void> {
+  if (deps.registry.rejectsEventType(body.event_type)) {
+    throw unknownEventTypeError(body.event_type, deps.registry.eventTypes);
+  }
+  const schema = deps.registry.get(body.event_type);
+  deps.access.checkRead(schema, request.authUser);
+  const eventType = deps.registry.eventTypeLabel(body.event_type);
+  addLogContext(request.log as Logger, { event_type: eventType });
+  let validated = validateStreamRequest(deps.registry, endpoint, body);
+  // The URL is judged first, as it is; then the header (browser.md §1).
+  const resumeAfter = browser && parseLastEventId(endpoint, browser.lastEventId, body.event_type);
+  const { selection } = validated;
+  const topic = selection.pattern.display;
+  addLogContext(request.log as Logger, { topic });
+  await runReadPlugins(deps, schema, request.authUser, selection, request.log as Logger);
+  if (resumeAfter !== undefined) {
+    // Past `to_id` already: nothing is left, and `from_id = n + 1` would fail the to_id check.
+    if (validated.end.kind === 'sequence' && resumeAfter >= validated.end.requested) {
+      await reply.code(204).send();
+      return;
+    }
+    // Only the start changes: the selection, and so what the plugins judged, stays the same.
+    validated = validateStreamRequest(deps.registry, endpoint, resumedRequest(body, resumeAfter));
+  }
+  const { cursor, end } = validated;
+  const telemetry = streamTelemetry(deps.metrics, endpoint, eventType, request.authUser?.username);
+  let outcome: OpenOutcome;
+  try {
+    outcome = await deps.streams.open(reply, {
+      endpoint,
+      selection,
+      cursor,
+      end,
+      quota: schema?.maxHistoricalNotifications ?? deps.defaultReplayCap,
+      telemetry,
+      ...(browser ? { browser: { eventType: body.event_type } } : {}),
+      ...(resumeAfter !== undefined ? { resumeAfter } : {}),
+    });
+  } catch (error) {
+    telemetry.released();
+    throw streamInitializationFailedError(error instanceof Error ? error.message : String(error), topic);
+  }
+  if (outcome === 'finished') {
+    await reply.code(204).send();
+    return;
+  }
+  recordResponseHead(request, reply, deps.metrics);
+  request.log.info({ event_name: `api.${endpoint}.stream.established` }, 'Stream established');
+}
+
+/** `Last-Event-ID: <event_type>@<n>` means `from_id = n + 1`, overriding the URL's start (browser.md §1). */
+function resumedRequest(body: NotificationRequest, lastDelivered: bigint): NotificationRequest {
+  const { from_date: _fromDate, ...rest } = body;
+  return { ...rest, from_id: String(lastDelivered + 1n) };
 }
 
 /**

@@ -5,7 +5,7 @@ import { JsonSyntaxError, parseJsonBody } from '../json/lossless-parse.js';
 import type { StoredIdentity, StoredIdentityReader } from '../schema/stored-identifier.js';
 import { formatCloudEventTime } from '../time-format.js';
 import { deliveredPolygon } from './delivered-polygon.js';
-import { frameText } from './frames.js';
+import { frameText, sseIdLine } from './frames.js';
 
 export class CloudEventRenderError extends Error {
   constructor(message: string) {
@@ -14,9 +14,18 @@ export class CloudEventRenderError extends Error {
   }
 }
 
-type Rendered = { readonly json: string } | { readonly error: string };
+/** The CloudEvent JSON and its `id` (`<event_type>@<sequence>`), or why it cannot be rendered. */
+type Rendered = { readonly json: string; readonly id: string } | { readonly error: string };
 
 type FrameEvent = 'live-notification' | 'replay';
+
+/**
+ * How a notification frame is written: `plain` is the POST wire; `with-id` adds the SSE `id:` line
+ * a GET stream carries (browser.md §1), so `EventSource` resumes with `Last-Event-ID`.
+ */
+export type FrameStyle = 'plain' | 'with-id';
+
+type FrameKey = FrameEvent | `${FrameEvent} with-id`;
 
 /**
  * Renders a stored notification as the CloudEvent JSON of streaming.md §6, keys sorted. The
@@ -25,7 +34,7 @@ type FrameEvent = 'live-notification' | 'replay';
  */
 export class CloudEventRenderer {
   private cache = new WeakMap<StoredNotification, Rendered>();
-  private frames = new WeakMap<StoredNotification, Partial<Record<FrameEvent, Buffer>>>();
+  private frames = new WeakMap<StoredNotification, Partial<Record<FrameKey, Buffer>>>();
 
   constructor(
     private readonly identities: StoredIdentityReader,
@@ -40,10 +49,14 @@ export class CloudEventRenderer {
 
   /** The CloudEvent JSON text; throws `CloudEventRenderError` when the notification cannot be rendered. */
   render(notification: StoredNotification): string {
+    return this.rendered(notification).json;
+  }
+
+  private rendered(notification: StoredNotification): { readonly json: string; readonly id: string } {
     let rendered = this.cache.get(notification);
     if (!rendered) {
       try {
-        rendered = { json: this.build(notification) };
+        rendered = this.build(notification);
       } catch (error) {
         if (!(error instanceof CloudEventRenderError)) throw error;
         rendered = { error: error.message };
@@ -51,23 +64,24 @@ export class CloudEventRenderer {
       this.cache.set(notification, rendered);
     }
     if ('error' in rendered) throw new CloudEventRenderError(rendered.error);
-    return rendered.json;
+    return rendered;
   }
 
   /**
    * The whole SSE frame of a notification, encoded once: a fan-out writes the same bytes to every
    * watcher instead of building and encoding the text per connection. Throws like `render`.
    */
-  frameBytes(notification: StoredNotification, event: FrameEvent): Buffer {
+  frameBytes(notification: StoredNotification, event: FrameEvent, style: FrameStyle = 'plain'): Buffer {
     let frames = this.frames.get(notification);
-    const cached = frames?.[event];
+    const key = frameKey(event, style);
+    const cached = frames?.[key];
     if (cached) return cached;
-    const bytes = Buffer.from(frameText(event, this.render(notification)), 'utf8');
+    const bytes = Buffer.from(styledFrameText(event, this.rendered(notification), style), 'utf8');
     if (!frames) {
       frames = {};
       this.frames.set(notification, frames);
     }
-    frames[event] = bytes;
+    frames[key] = bytes;
     return bytes;
   }
 
@@ -80,22 +94,19 @@ export class CloudEventRenderer {
    * The same bytes as `frameBytes`, for a notification no other stream will deliver (a replay's own
    * read): what is cached already is used, nothing new is cached. Throws like `render`.
    */
-  unsharedFrameBytes(notification: StoredNotification, event: FrameEvent): Buffer {
-    const cached = this.frames.get(notification)?.[event];
+  unsharedFrameBytes(notification: StoredNotification, event: FrameEvent, style: FrameStyle = 'plain'): Buffer {
+    const cached = this.frames.get(notification)?.[frameKey(event, style)];
     if (cached) return cached;
-    const rendered = this.cache.get(notification);
-    let json: string;
-    if (rendered === undefined) json = this.build(notification);
-    else if ('error' in rendered) throw new CloudEventRenderError(rendered.error);
-    else json = rendered.json;
-    return Buffer.from(frameText(event, json), 'utf8');
+    const rendered = this.cache.get(notification) ?? this.build(notification);
+    if ('error' in rendered) throw new CloudEventRenderError(rendered.error);
+    return Buffer.from(styledFrameText(event, rendered, style), 'utf8');
   }
 
   /**
    * The attributes in their sorted order, written directly: this runs once per notification on
    * the delivery path. A payload aviso-ts stored is already canonical JSON and is spliced in as is.
    */
-  private build(notification: StoredNotification): string {
+  private build(notification: StoredNotification): { readonly json: string; readonly id: string } {
     const identity = this.identities.read(notification);
     if (!identity) throw new CloudEventRenderError(`topic '${notification.topic}' is not validly percent-encoded`);
     const { eventType } = identity;
@@ -104,16 +115,17 @@ export class CloudEventRenderer {
       identity.identifierJson !== undefined && notification.payload !== ''
         ? notification.payload
         : canonicalJson(payloadValue(notification.payload));
-    return (
+    const id = `${eventType}@${notification.sequence}`;
+    const json =
       `{"data":{"identifier":${identifier},"payload":${payload}},` +
       `"datacontenttype":"application/json",` +
       `"dataschema":${JSON.stringify(this.dataschema(eventType, identity.schema !== undefined))},` +
-      `"id":${JSON.stringify(`${eventType}@${notification.sequence}`)},` +
+      `"id":${JSON.stringify(id)},` +
       `"source":${JSON.stringify(this.baseUrl)},` +
       `"specversion":"1.0",` +
       `"time":"${formatCloudEventTime(notification.timestampNs)}",` +
-      `"type":${JSON.stringify(`int.ecmwf.aviso.${eventType}`)}}`
-    );
+      `"type":${JSON.stringify(`int.ecmwf.aviso.${eventType}`)}}`;
+    return { json, id };
   }
 
   private readonly dataschemas = new Map<string, string>();
@@ -134,6 +146,15 @@ export class CloudEventRenderer {
     }
     return href;
   }
+}
+
+function frameKey(event: FrameEvent, style: FrameStyle): FrameKey {
+  return style === 'plain' ? event : `${event} with-id`;
+}
+
+function styledFrameText(event: FrameEvent, rendered: { readonly json: string; readonly id: string }, style: FrameStyle): string {
+  const text = frameText(event, rendered.json);
+  return style === 'plain' ? text : `${sseIdLine(rendered.id)}${text}`;
 }
 
 /**

@@ -52,6 +52,36 @@ export function frameText(event: string, json: string): string {
   return `event: ${event}\ndata: ${json}\n\n`;
 }
 
+/**
+ * The reconnection delay a GET stream announces first (browser.md §1): `EventSource` waits this
+ * long (plus its own jitter) before reconnecting with `Last-Event-ID`. POST streams send none.
+ */
+export const BROWSER_RETRY_MS = 2000;
+
+/** The `retry:` block a GET stream starts with; it dispatches no event. */
+export function retryBlock(): string {
+  return `retry: ${BROWSER_RETRY_MS}\n\n`;
+}
+
+/**
+ * The SSE `id:` line of a GET stream's notification frame: its CloudEvent id. An id with a line
+ * break or NUL (only possible for a schema-less event type named so) cannot be carried and gets
+ * no line.
+ */
+export function sseIdLine(id: string): string {
+  return /[\r\n\0]/.test(id) ? '' : `id: ${id}\n`;
+}
+
+/**
+ * An `id:`-only block (no `data:`, so `EventSource` dispatches no event, yet takes it as its last
+ * event id): the position a GET stream has covered without a notification saying so, so that a
+ * reconnect neither repeats nor skips (streaming.md, "Browsers").
+ */
+export function positionBlock(eventType: string, sequence: bigint | number): string {
+  const line = sseIdLine(`${eventType}@${sequence}`);
+  return line === '' ? '' : `${line}\n`;
+}
+
 /** What every control frame of one stream shares. */
 export interface StreamIdentity {
   /** Display topic of the request, e.g. `polygon.*.1200`. */

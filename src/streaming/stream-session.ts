@@ -11,16 +11,18 @@ import type {
 import { setTimeoutAt, type Clock, type TimerHandle } from '../clock.js';
 import type { NotificationPredicate, WatchSelection } from '../filter/watch-filter.js';
 import { displayTopic } from '../topic/percent-codec.js';
-import { CloudEventRenderError, type CloudEventRenderer } from './cloudevent.js';
+import { CloudEventRenderError, type CloudEventRenderer, type FrameStyle } from './cloudevent.js';
 import {
   cloudEventCreationFailed,
   connectionClosing,
   connectionEstablished,
   heartbeat,
+  positionBlock,
   renderFrame,
   replayCompleted,
   replayLimitReached,
   replayStarted,
+  retryBlock,
   streamProcessingFailed,
   type CloseReason,
   type Frame,
@@ -63,6 +65,12 @@ export interface StreamRequest {
    * the stream ends then (browser.md §6). Absent for a stream opened without a JWT.
    */
   readonly credentialsExpireAt?: number;
+  /**
+   * Set on a GET stream (browser.md §1): notification frames carry `id:` lines, the stream starts
+   * with `retry:`, and `id:`-only blocks mark positions covered without a notification.
+   * `eventType` is the request's, the one its CloudEvent ids name.
+   */
+  readonly browser?: { readonly eventType: string };
 }
 
 export interface StreamDependencies {
@@ -108,6 +116,15 @@ export class StreamSession {
     return this.identity.topic;
   }
 
+  /** The last sequence the stream's replay phase reads, known once `setup` resolved. */
+  get endSequence(): number {
+    return this.replayEnd;
+  }
+
+  private get frameStyle(): FrameStyle {
+    return this.request.browser ? 'with-id' : 'plain';
+  }
+
   /**
    * Backend setup (§2.2 step 7): a watch subscribes and takes H from the subscription in the same
    * step; a replay only captures H. The replay's end is resolved right after, against that H.
@@ -141,6 +158,7 @@ export class StreamSession {
     this.connection = connection;
     connection.signal.addEventListener('abort', () => this.release(), { once: true });
     connection.open(sseHeaders(this.request.requestId));
+    if (this.request.browser) connection.send(retryBlock());
 
     const { cursor, end } = this.request;
     if (cursor.kind === 'live') {
@@ -301,7 +319,26 @@ export class StreamSession {
     this.close('end_of_stream', error ? [streamProcessingFailed(this.identity, error.message)] : []);
   }
 
+  /**
+   * Everything a completed replay was asked for up to here was delivered: its end, or just below
+   * its `from_id` when that lies past the end.
+   */
+  private completedReplayPosition(cursor: Exclude<StartCursorRequest, { kind: 'live' }>): bigint {
+    const end = BigInt(this.replayEnd);
+    return cursor.kind === 'sequence' && cursor.requested - 1n > end ? cursor.requested - 1n : end;
+  }
+
+  /** A GET stream's `id:`-only block; false when the stream ended instead (a slow consumer). */
+  private markPosition(sequence: bigint | number): boolean {
+    const browser = this.request.browser;
+    if (!browser) return true;
+    const block = positionBlock(browser.eventType, sequence);
+    return block === '' || this.enqueue((connection) => connection.send(block), 'control', 0);
+  }
+
   private enterLive(): void {
+    // A GET watch has covered everything up to H: a reconnect before any live notification resumes after it.
+    if (!this.markPosition(this.historyBound)) return;
     this.phase = 'live';
     const waiting = this.backlog;
     this.backlog = [];
@@ -314,7 +351,7 @@ export class StreamSession {
   private sendNotification(event: 'live-notification' | 'replay', notification: StoredNotification): boolean {
     let bytes: Buffer;
     try {
-      bytes = this.deps.renderer.frameBytes(notification, event);
+      bytes = this.deps.renderer.frameBytes(notification, event, this.frameStyle);
     } catch (error) {
       if (!(error instanceof CloudEventRenderError)) throw error;
       return this.send(
@@ -364,6 +401,8 @@ export class StreamSession {
       history.close();
     }
     if (this.request.endpoint === 'replay') {
+      // A GET replay's reconnect then names its end and is answered 204 (streaming.md, "Browsers").
+      if (!this.markPosition(this.completedReplayPosition(cursor))) return;
       this.close('end_of_stream', [replayCompleted(this.identity, this.deps.clock.now())]);
       return;
     }
@@ -378,11 +417,14 @@ export class StreamSession {
     const connection = this.connection as SseConnection;
     const replayQueueLimit = Math.max(1, Math.floor(settings.maxBufferedEvents / 2));
     const unshared = history.unshared === true;
+    const style = this.frameStyle;
     /** The frame of a notification the request selects, `undefined` if it does not, or why it cannot be rendered. */
     const select = (notification: StoredNotification): Buffer | CloudEventRenderError | undefined => {
       if (!predicate(notification)) return undefined;
       try {
-        return unshared ? renderer.unsharedFrameBytes(notification, 'replay') : renderer.frameBytes(notification, 'replay');
+        return unshared
+          ? renderer.unsharedFrameBytes(notification, 'replay', style)
+          : renderer.frameBytes(notification, 'replay', style);
       } catch (error) {
         if (!(error instanceof CloudEventRenderError)) throw error;
         return error;

@@ -26,7 +26,17 @@ export interface OpenStreamRequest {
   readonly end: ReplayEndRequest;
   readonly quota: number;
   readonly telemetry: StreamTelemetry;
+  /** A GET stream (browser.md §1): its frames carry ids; see `StreamRequest.browser`. */
+  readonly browser?: { readonly eventType: string };
+  /**
+   * A GET replay's `Last-Event-ID` sequence: when it is at or past the replay's end, resolved at
+   * setup as for any replay, there is nothing left to send and no stream is opened.
+   */
+  readonly resumeAfter?: bigint;
 }
+
+/** `finished`: a GET replay resumed at or past its end; the caller answers 204 (browser.md §1). */
+export type OpenOutcome = 'opened' | 'finished';
 
 /**
  * Opens streams and knows every open one, so shutdown can close them all with `server_shutdown`
@@ -46,7 +56,7 @@ export class StreamSupervisor {
    * Sets up the backend side, then takes over the response. Rejects (before anything is sent)
    * when the backend cannot set the stream up; the caller answers with an HTTP error.
    */
-  async open(reply: FastifyReply, request: OpenStreamRequest): Promise<void> {
+  async open(reply: FastifyReply, request: OpenStreamRequest): Promise<OpenOutcome> {
     const session = new StreamSession(
       {
         ...request,
@@ -65,11 +75,16 @@ export class StreamSupervisor {
       },
     );
     await session.setup();
+    if (request.endpoint === 'replay' && request.resumeAfter !== undefined && request.resumeAfter >= BigInt(session.endSequence)) {
+      session.discard();
+      return 'finished';
+    }
     this.sessions.add(session);
     reply.hijack();
     session.begin(reply.raw);
     // A stream opened while shutting down consists of its opening frame and the shutdown close (§8.1).
     if (this.closingReason) session.close(this.closingReason);
+    return 'opened';
   }
 
   /** Ends every open stream with its final frame. */

@@ -29,8 +29,8 @@ const DOCUMENTED_ROUTES: Readonly<Record<string, readonly string[]>> = {
   '/api/v1/schema': ['get'],
   '/api/v1/schema/{event_type}': ['get'],
   '/api/v1/notification': ['post'],
-  '/api/v1/watch': ['post'],
-  '/api/v1/replay': ['post'],
+  '/api/v1/watch': ['get', 'post'],
+  '/api/v1/replay': ['get', 'post'],
   '/api/v1/admin/wipe/stream': ['delete'],
   '/api/v1/admin/wipe/all': ['delete'],
   '/api/v1/admin/notification/{notification_id}': ['delete'],
@@ -315,6 +315,8 @@ describe('GET /api-docs/openapi.json (operations.md §4.4, api.md §8.9)', () =>
     expect(document.paths['/api/v1/notification']?.post?.security).toEqual(optional);
     expect(document.paths['/api/v1/watch']?.post?.security).toEqual(optional);
     expect(document.paths['/api/v1/replay']?.post?.security).toEqual(optional);
+    expect(document.paths['/api/v1/watch']?.get?.security).toEqual(optional);
+    expect(document.paths['/api/v1/replay']?.get?.security).toEqual(optional);
     expect(document.paths['/api/v1/admin/wipe/stream']?.delete?.security).toEqual(required);
     expect(document.paths['/api/v1/admin/wipe/all']?.delete?.security).toEqual(required);
     expect(document.paths['/api/v1/admin/notification/{notification_id}']?.delete?.security).toEqual(required);
@@ -325,6 +327,8 @@ describe('GET /api-docs/openapi.json (operations.md §4.4, api.md §8.9)', () =>
     const operations = [
       document.paths['/api/v1/watch']?.post,
       document.paths['/api/v1/replay']?.post,
+      document.paths['/api/v1/watch']?.get,
+      document.paths['/api/v1/replay']?.get,
       document.paths['/api/v1/admin/wipe/stream']?.delete,
       document.paths['/api/v1/admin/wipe/all']?.delete,
       document.paths['/api/v1/admin/notification/{notification_id}']?.delete,

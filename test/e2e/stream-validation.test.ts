@@ -666,10 +666,11 @@ describe.each(ENDPOINTS)('%s: request body and event type', (endpoint) => {
     expectShapeA(answer, endpoint, 'INVALID_REQUEST_SHAPE', parsed.message as string);
   });
 
-  it('answers GET with 405, an Allow header and a JSON body', async () => {
-    const answer = await request(`${server.url}/api/v1/${endpoint}`);
+  // GET is the browser form of the stream (browser.md §1, stream-get.test.ts); other methods are refused.
+  it('answers DELETE with 405, an Allow header and a JSON body', async () => {
+    const answer = await request(`${server.url}/api/v1/${endpoint}`, { method: 'DELETE' });
     expect(answer.status).toBe(405);
-    expect(answer.headers.get('allow')).toContain('POST');
+    expect(answer.headers.get('allow')).toBe('GET, POST');
     expect(answer.headers.get('content-type')).toMatch(/^application\/json/);
     expect(answer.json.code).toBe('METHOD_NOT_ALLOWED');
     expect(answer.json.request_id).toBe(answer.headers.get('x-request-id'));

@@ -5,6 +5,8 @@ export interface SseEvent {
   readonly data: string;
   /** `data` parsed as JSON. */
   readonly json: Record<string, unknown>;
+  /** The frame's `id:` line, when it has one (GET streams' notifications, browser.md §1). */
+  readonly id?: string;
 }
 
 /**
@@ -27,13 +29,21 @@ export class SseClient {
   ) {}
 
   static async open(url: string, body: unknown, init: { headers?: Record<string, string> } = {}): Promise<SseClient> {
-    const controller = new AbortController();
-    const response = await fetch(url, {
+    return SseClient.request(url, {
       method: 'POST',
       body: typeof body === 'string' ? body : JSON.stringify(body),
       headers: init.headers,
-      signal: controller.signal,
     });
+  }
+
+  /** A GET stream (browser.md §1): `url` carries the query; `headers` e.g. `Last-Event-ID`. */
+  static async openGet(url: string, headers: Record<string, string> = {}): Promise<SseClient> {
+    return SseClient.request(url, { method: 'GET', headers });
+  }
+
+  private static async request(url: string, init: RequestInit): Promise<SseClient> {
+    const controller = new AbortController();
+    const response = await fetch(url, { ...init, signal: controller.signal });
     if (response.status !== 200 || !response.body) {
       const failed = new SseClient(response.status, response.headers, controller, await response.text());
       failed.ended = true;
@@ -47,7 +57,12 @@ export class SseClient {
   private async pump(body: ReadableStream<Uint8Array>): Promise<void> {
     const parser = createParser({
       onEvent: (message: EventSourceMessage) => {
-        this.events.push({ event: message.event ?? 'message', data: message.data, json: JSON.parse(message.data) });
+        this.events.push({
+          event: message.event ?? 'message',
+          data: message.data,
+          json: JSON.parse(message.data),
+          ...(message.id === undefined ? {} : { id: message.id }),
+        });
         this.wake();
       },
     });
