@@ -13,15 +13,34 @@ export interface TimerHandle {
   cancel(): void;
 }
 
+/**
+ * Node fires a timer whose delay exceeds `MAX_TIMER_DELAY_MS` (about 24.8 days) after 1 ms; an
+ * operator may well configure a longer watch lifetime or heartbeat, so the system clock honours
+ * any delay by re-arming in steps.
+ */
 export const systemClock: Clock = {
   now: () => Date.now(),
   setTimeout(callback, ms) {
-    const handle = setTimeout(callback, ms);
-    return { cancel: () => clearTimeout(handle) };
+    if (ms <= MAX_TIMER_DELAY_MS) {
+      const handle = setTimeout(callback, ms);
+      return { cancel: () => clearTimeout(handle) };
+    }
+    return setTimeoutAt(systemClock, Date.now() + ms, callback);
   },
   setInterval(callback, ms) {
-    const handle = setInterval(callback, ms);
-    return { cancel: () => clearInterval(handle) };
+    if (ms <= MAX_TIMER_DELAY_MS) {
+      const handle = setInterval(callback, ms);
+      return { cancel: () => clearInterval(handle) };
+    }
+    let current: TimerHandle;
+    const next = (at: number): void => {
+      current = setTimeoutAt(systemClock, at, () => {
+        next(at + ms);
+        callback();
+      });
+    };
+    next(Date.now() + ms);
+    return { cancel: () => current.cancel() };
   },
 };
 

@@ -55,4 +55,28 @@ describe('setTimeoutAt', () => {
     handle.cancel();
     expect(fired).toBe(0);
   });
+
+  it('the system clock honours a timeout longer than Node allows (a 30-day watch lifetime)', async () => {
+    let fired = 0;
+    const handle = systemClock.setTimeout(() => fired++, 30 * 86_400_000);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    handle.cancel();
+    expect(fired).toBe(0);
+  });
+
+  it('the system clock honours an interval longer than Node allows (no 1 ms heartbeat storm)', async () => {
+    let fired = 0;
+    const handle = systemClock.setInterval(() => fired++, 30 * 86_400_000);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    handle.cancel();
+    expect(fired).toBe(0);
+  });
+
+  it('the system clock still fires ordinary delays', async () => {
+    const fired = await new Promise<number>((resolve) => {
+      const started = Date.now();
+      systemClock.setTimeout(() => resolve(Date.now() - started), 5);
+    });
+    expect(fired).toBeGreaterThanOrEqual(4);
+  });
 });
