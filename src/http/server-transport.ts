@@ -4,7 +4,8 @@ import type { Socket } from 'node:net';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Logger } from 'pino';
 import { HTTP1_ONLY_HEADERS } from './http2-headers.js';
-import { applyConnectionLimit, serverLimitOptions, type ServerLimits } from './server-limits.js';
+import { ApiError } from './api-error.js';
+import { applyConnectionLimit, describeClientError, serverLimitOptions, type ServerLimits } from './server-limits.js';
 import { secureServerOptions, type TlsMaterial } from './tls-options.js';
 
 export interface Transport {
@@ -47,11 +48,12 @@ export function createFastify(options: FastifyServerOptions, transport: Transpor
   // the server object; its head and request timeouts need the http.Server itself (docs/security.md).
   Object.assign(server, { maxHeaderSize: limits.max_header_bytes, keepAliveTimeout: limits.keep_alive_timeout_ms });
   readBodiesWithoutLength(app as unknown as FastifyInstance);
+  limitHeaderListSize(app as unknown as FastifyInstance, limits.max_header_bytes);
   app.addHook('onSend', async (request, reply) => {
     if (!isHttp2(request.raw)) return;
     for (const name of HTTP1_ONLY_HEADERS) reply.removeHeader(name);
   });
-  const connections = trackConnections(server);
+  const connections = trackConnections(server, limits.headers_timeout_ms);
   // Shutdown (operations.md §4.2): no new streams on HTTP/2 connections, idle HTTP/1.1 ones closed;
   // what is in flight finishes. Node's http2 server does neither by itself before Node 24.
   app.addHook('preClose', async () => connections.closeIdle());
@@ -72,6 +74,26 @@ function readBodiesWithoutLength(app: FastifyInstance): void {
   });
 }
 
+/**
+ * `application.max_header_bytes` for HTTP/2: Node advertises SETTINGS_MAX_HEADER_LIST_SIZE but
+ * does not enforce it on what it receives, so the header list is measured here (RFC 9113 §6.5.2:
+ * name and value octets plus 32 per field) and a larger one is the 431 of HTTP/1.1, on this
+ * stream only: the connection and its other streams go on. In `preParsing`, after the request
+ * id header is set, before any body is read.
+ */
+function limitHeaderListSize(app: FastifyInstance, maxBytes: number): void {
+  app.addHook('preParsing', async (request) => {
+    if (!isHttp2(request.raw)) return;
+    const raw = request.raw.rawHeaders;
+    let size = 0;
+    for (let index = 0; index < raw.length; index += 2) size += (raw[index]?.length ?? 0) + (raw[index + 1]?.length ?? 0) + 32;
+    if (size > maxBytes) {
+      const answer = describeClientError('HPE_HEADER_OVERFLOW');
+      throw new ApiError(answer.status, { code: answer.code, error: answer.error, message: answer.message });
+    }
+  });
+}
+
 /** True for a request that came over HTTP/2. */
 export function isHttp2(request: Pick<IncomingMessage | Http2ServerRequest, 'httpVersionMajor'>): boolean {
   return request.httpVersionMajor === 2;
@@ -86,8 +108,8 @@ export function closeAllConnections(server: object): void {
 
 const trackers = new WeakMap<object, ConnectionTracker>();
 
-function trackConnections(server: Http2SecureServer): ConnectionTracker {
-  const tracker = new ConnectionTracker();
+function trackConnections(server: Http2SecureServer, firstRequestTimeoutMs: number): ConnectionTracker {
+  const tracker = new ConnectionTracker(firstRequestTimeoutMs);
   server.on('secureConnection', (socket: Socket) => tracker.addSocket(socket));
   server.on('session', (session: ServerHttp2Session) => tracker.addSession(session));
   server.on('request', (request: IncomingMessage | Http2ServerRequest, response: ServerResponse) => {
@@ -103,13 +125,30 @@ class ConnectionTracker {
   private readonly sessions = new Set<ServerHttp2Session>();
   /** HTTP/1.1 sockets with a response in progress, and how many. */
   private readonly busy = new Map<Socket, number>();
+  /** HTTP/1.1 sockets that have not sent a request yet, and the timer that closes them. */
+  private readonly silent = new Map<Socket, NodeJS.Timeout>();
   private closing = false;
+
+  /**
+   * Node sweeps head and request timeouts only for its own http.Server, not for the HTTP/1.1
+   * connections of an HTTP/2 server: a connection that never sends a request is closed after
+   * `headers_timeout_ms` here instead of staying open for ever. An idle HTTP/2 session is closed
+   * by the session timeout.
+   */
+  constructor(private readonly firstRequestTimeoutMs: number) {}
 
   addSocket(socket: Socket): void {
     this.sockets.add(socket);
+    if (!this.isHttp2Socket(socket)) {
+      const timer = setTimeout(() => socket.destroy(), this.firstRequestTimeoutMs);
+      timer.unref();
+      this.silent.set(socket, timer);
+    }
     socket.once('close', () => {
       this.sockets.delete(socket);
       this.busy.delete(socket);
+      clearTimeout(this.silent.get(socket));
+      this.silent.delete(socket);
     });
   }
 
@@ -120,6 +159,8 @@ class ConnectionTracker {
   }
 
   http1Request(socket: Socket, response: ServerResponse): void {
+    clearTimeout(this.silent.get(socket));
+    this.silent.delete(socket);
     this.busy.set(socket, (this.busy.get(socket) ?? 0) + 1);
     response.once('close', () => {
       const left = (this.busy.get(socket) ?? 1) - 1;
