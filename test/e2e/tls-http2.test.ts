@@ -1,4 +1,5 @@
 import { chmodSync, mkdirSync } from 'node:fs';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { UUID_V4 } from '../support/http.js';
@@ -240,6 +241,63 @@ describe('HTTP/2 multiplexing', () => {
     }
   });
 });
+
+describe.each(PROTOCOLS)('transport behaviour of streams over $name', ({ connect }) => {
+  let server: RunningServer;
+  let client: ProtocolClient;
+  let metricsPort: number;
+  beforeAll(async () => {
+    metricsPort = await freePort();
+    server = await startServer({
+      config: tlsConfig({
+        notification_backend: { kind: 'in_memory', in_memory: { max_history_per_topic: 1000 } },
+        metrics: { enabled: true, host: '127.0.0.1', port: metricsPort },
+      }),
+    });
+    client = connect(`https://localhost:${server.port}`, certificates.ca);
+  });
+  afterAll(async () => {
+    client.close();
+    await server.stop();
+  });
+
+  async function activeStreams(): Promise<number> {
+    const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    const lines = text.split('\n').filter((line) => line.startsWith('aviso_sse_connections_active{'));
+    return lines.reduce((sum, line) => sum + Number(line.split(' ').at(-1)), 0);
+  }
+
+  it('notices a client that goes away (the stream is released)', async () => {
+    const stream = await client.stream('/api/v1/watch', TRANSCRIPT_REQUEST);
+    expect((await stream.next())?.json.type).toBe('connection_established');
+    await expect.poll(activeStreams).toBe(1);
+    stream.close();
+    await expect.poll(activeStreams).toBe(0);
+  });
+
+  it('delivers a replay far larger than the HTTP/2 flow-control window (backpressure and drain)', async () => {
+    const note = 'n'.repeat(2000);
+    for (let index = 0; index < 150; index++) {
+      const published = await client.request('/api/v1/notification', { body: transcriptNotification(`${index}-${note}`) });
+      expect(published.status).toBe(200);
+    }
+    const stream = await client.stream('/api/v1/replay', { ...TRANSCRIPT_REQUEST, from_id: '1' });
+    const events = withoutHeartbeats(await stream.rest());
+    const notes = events.filter((event) => event.json.specversion).map((event) => (event.json.data as { payload: { note: string } }).payload.note);
+    expect(notes).toEqual(Array.from({ length: 150 }, (_, index) => `${index}-${note}`));
+    expect(stream.raw.length).toBeGreaterThan(300_000);
+    expect(events.at(-2)?.json.type).toBe('replay_completed');
+    expectClose(events.at(-1), 'end_of_stream', stream.headers['x-request-id'] as string);
+  });
+});
+
+async function freePort(): Promise<number> {
+  const probe = createNetServer();
+  await new Promise<void>((done) => probe.listen(0, '127.0.0.1', done));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise<void>((done) => probe.close(() => done()));
+  return port;
+}
 
 describe('startup with unusable TLS files', () => {
   it('a missing certificate file fails startup with one line naming it', async () => {
