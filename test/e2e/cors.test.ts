@@ -198,3 +198,29 @@ describe('without allowed origins (the default)', () => {
     expect(corsHeaders(stream.headers)).toEqual({ 'access-control-allow-origin': '*' });
   });
 });
+
+describe('with authentication enabled', () => {
+  let server: RunningServer;
+  beforeAll(async () => {
+    server = await startServer({
+      config: serverConfig({
+        application: { host: '127.0.0.1', port: 0, base_url: 'http://localhost:8000', cors: { allowed_origins: [CONSOLE] } },
+        auth: { enabled: true, mode: 'trusted_proxy', jwt_secret: 'a-test-secret-of-enough-length-0123456789', admin_roles: { localrealm: ['admin'] } },
+      }),
+    });
+  });
+  afterAll(async () => {
+    await server.stop();
+  });
+
+  it('answers the preflight of an admin call without credentials, and lets the page read the 401', async () => {
+    const path = `${server.url}/api/v1/admin/notification/mars@1`;
+    const pre = await preflight(path, CONSOLE, 'DELETE');
+    expect(pre.status).toBe(204);
+    expect(pre.headers.get('access-control-allow-origin')).toBe(CONSOLE);
+    const refused = await request(path, { method: 'DELETE', headers: { origin: CONSOLE } });
+    expect(refused.status).toBe(401);
+    expect(refused.json.request_id).toBe(refused.headers.get('x-request-id'));
+    expect(corsHeaders(refused.headers)).toMatchObject({ 'access-control-allow-origin': CONSOLE, 'access-control-expose-headers': 'X-Request-ID' });
+  });
+});
