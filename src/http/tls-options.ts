@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { SecureServerOptions } from 'node:http2';
-import { createSecureContext } from 'node:tls';
+import { createSecureContext, type Server as TlsServer } from 'node:tls';
 import type { TlsConfig } from '../config/model.js';
 import type { ServerLimits } from './server-limits.js';
 
@@ -83,4 +83,12 @@ export function secureServerOptions(material: TlsMaterial, limits: ServerLimits)
       maxHeaderListSize: limits.max_header_bytes,
     },
   };
+}
+
+/**
+ * Serves new certificate material on a running HTTPS server from the next handshake on; open
+ * connections keep theirs. For a configuration reload (browser.md §5) after `loadTlsMaterial`.
+ */
+export function replaceTlsMaterial(server: object, material: TlsMaterial): void {
+  (server as Pick<TlsServer, 'setSecureContext'>).setSecureContext({ ...material });
 }
