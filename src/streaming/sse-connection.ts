@@ -51,9 +51,13 @@ export class SseConnection {
     response.once('close', () => {
       if (!this.finished) this.abort();
     });
-    // A client that left while the stream was being set up will never emit `close` again.
-    const socket = response.socket;
+    // A client that left while the stream was being set up will never emit `close` again. A
+    // response queued behind another one on its keep-alive connection (pipelining, or a client
+    // reusing the connection the moment it read the previous response) has no socket yet: the
+    // request's socket says whether the client is still there, and its `close` whether it leaves.
+    const socket = response.socket ?? response.req.socket;
     if (!socket || socket.destroyed) queueMicrotask(() => this.abort());
+    else if (!response.socket) socket.once('close', () => this.abort());
   }
 
   /** Aborted when the stream is over for any reason: finished by us or abandoned by the client. */
