@@ -1,4 +1,4 @@
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { NotificationBackend } from './backend/backend.js';
 import type { Clock } from './clock.js';
@@ -7,10 +7,11 @@ import { Authenticator } from './auth/authenticator.js';
 import type { ReadAuthorizationPlugin } from './auth/read-plugin.js';
 import { StreamAccess } from './auth/stream-access.js';
 import type { ConfigurationReload } from './config/reload.js';
-import { HOMEPAGE_DEFAULTS, type AuthConfig, type HomepageConfig, type WatchEndpointConfig } from './config/model.js';
+import { HOMEPAGE_DEFAULTS, type AuthConfig, type CorsConfig, type HomepageConfig, type WatchEndpointConfig } from './config/model.js';
 import { registerAdminRoutes } from './http/admin-routes.js';
 import { registerApiDocs } from './http/api-docs.js';
 import { registerConsoleRoutes } from './http/console-routes.js';
+import { registerCors } from './http/cors.js';
 import { registerReloadRoute } from './http/reload-route.js';
 import { registerHomeRoutes } from './http/home-routes.js';
 import { frameworkErrorHandler, registerErrorHandling } from './http/error-handling.js';
@@ -21,7 +22,9 @@ import { generateRequestId, registerRequestIdHeader } from './http/request-id.js
 import { registerSchemaRoutes } from './http/schema-routes.js';
 import { registerRequestTelemetry } from './http/request-telemetry.js';
 import { registerStreamRoutes } from './http/stream-routes.js';
-import { applyConnectionLimit, DEFAULT_SERVER_LIMITS, serverLimitOptions, type ServerLimits } from './http/server-limits.js';
+import { DEFAULT_SERVER_LIMITS, type ServerLimits } from './http/server-limits.js';
+import { createFastify } from './http/server-transport.js';
+import type { TlsMaterial } from './http/tls-options.js';
 import type { AvisoMetrics } from './metrics/aviso-metrics.js';
 import { createDisabledMetrics } from './metrics/prometheus-metrics.js';
 import { childLogger } from './logging/logger.js';
@@ -54,6 +57,10 @@ export interface AppDependencies {
   readonly limits?: ServerLimits;
   /** Live configuration reload behind `POST /api/v1/admin/reload` (browser.md §5); no route without it. */
   readonly reloader?: ConfigurationReload;
+  /** `application.cors`; absent or empty means no CORS headers (browser.md §2). */
+  readonly cors?: CorsConfig;
+  /** `application.tls` read from its files: HTTPS with HTTP/2 and HTTP/1.1; absent means plain HTTP/1.1. */
+  readonly tls?: TlsMaterial;
 }
 
 declare module 'fastify' {
@@ -66,28 +73,31 @@ declare module 'fastify' {
 /** Builds the public HTTP application; no listening, no globals (design.md). */
 export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
   const limits = deps.limits ?? DEFAULT_SERVER_LIMITS;
-  const app: FastifyInstance = Fastify({
-    loggerInstance: deps.logger as FastifyBaseLogger,
-    // Fastify's per-request lines are off (operations.md §3.5); handlers log their own events.
-    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
-    childLoggerFactory: (logger, bindings) => childLogger(logger as Logger, bindings) as FastifyBaseLogger,
-    genReqId: generateRequestId,
-    requestIdHeader: false,
-    bodyLimit: deps.maxBodyBytes,
-    // During shutdown a request that reaches a busy keep-alive socket is served (node answers it
-    // with `Connection: close`) instead of fastify's bare 503, which had neither X-Request-ID nor
-    // the error shape of api.md: an in-flight notify is stored and acknowledged before the backend
-    // closes (operations.md §4.2). New connections are refused once the server stops listening.
-    return503OnClosing: false,
-    // Head/request receipt timeouts, header size and the client-error answer (docs/security.md).
-    ...serverLimitOptions(limits, deps.logger),
-    frameworkErrors: frameworkErrorHandler,
-  });
-  applyConnectionLimit(app.server, limits);
+  const app = createFastify(
+    {
+      loggerInstance: deps.logger as FastifyBaseLogger,
+      // Fastify's per-request lines are off (operations.md §3.5); handlers log their own events.
+      logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
+      childLoggerFactory: (logger, bindings) => childLogger(logger as Logger, bindings) as FastifyBaseLogger,
+      genReqId: generateRequestId,
+      requestIdHeader: false,
+      bodyLimit: deps.maxBodyBytes,
+      // During shutdown a request that reaches a busy keep-alive socket is served (node answers it
+      // with `Connection: close`) instead of fastify's bare 503, which had neither X-Request-ID nor
+      // the error shape of api.md: an in-flight notify is stored and acknowledged before the backend
+      // closes (operations.md §4.2). New connections are refused once the server stops listening.
+      return503OnClosing: false,
+      frameworkErrors: frameworkErrorHandler,
+    },
+    // Head/request receipt timeouts, header size, the client-error answer (docs/security.md), TLS.
+    { tls: deps.tls, limits, logger: deps.logger },
+  );
 
   const metrics = deps.metrics ?? createDisabledMetrics();
   registerRequestIdHeader(app);
   registerRequestTelemetry(app, metrics);
+  // Before authentication: a preflight carries no credentials, and a 401 needs CORS headers to be readable.
+  await registerCors(app, deps.cors ?? { allowed_origins: [] });
   registerErrorHandling(app, { maxBodyBytes: deps.maxBodyBytes });
   const authenticator = deps.auth?.enabled ? new Authenticator(deps.auth, () => deps.clock.now(), deps.logger) : undefined;
   registerAuthHook(app, authenticator, metrics, deps.auth?.browser_cookie);

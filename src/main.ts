@@ -9,6 +9,8 @@ import { ConfigLoadError, loadConfig } from './config/load.js';
 import type { AppConfig } from './config/model.js';
 import { ConfigurationReloader, installReloadSignal } from './config/reload.js';
 import { ConfigValidationError, validateConfig } from './config/validate.js';
+import { closeAllConnections } from './http/server-transport.js';
+import { loadTlsMaterial, TlsFileError, type TlsMaterial } from './http/tls-options.js';
 import { effectiveLevel } from './logging/log-level.js';
 import { createLogger, endLogger, logResource } from './logging/logger.js';
 import { createOtlpExporter, createOtlpLogExport, type OtlpLogExport } from './logging/otlp/otlp-export.js';
@@ -95,6 +97,17 @@ async function main(): Promise<void> {
     'Configuration ready',
   );
 
+  let tls: TlsMaterial | undefined;
+  if (config.application.tls) {
+    try {
+      tls = loadTlsMaterial(config.application.tls);
+    } catch (error) {
+      if (!(error instanceof TlsFileError)) throw error;
+      logger.error({ event_name: 'startup.tls.load.failed', error: error.message }, 'TLS files cannot be used');
+      fatal(`configuration error: ${error.message}`);
+    }
+  }
+
   const registry = new SchemaRegistry(config.notification_schema, strictMode);
   const metrics = config.metrics.enabled
     ? createPrometheusMetrics({
@@ -141,6 +154,8 @@ async function main(): Promise<void> {
     homepage: config.application.homepage,
     limits: config.application,
     reloader,
+    cors: config.application.cors,
+    ...(tls ? { tls } : {}),
   });
 
   try {
@@ -152,7 +167,12 @@ async function main(): Promise<void> {
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.application.port;
   logger.info(
-    { event_name: 'startup.server.started', port, swagger_url: `${config.application.host}:${port}/swagger-ui/` },
+    {
+      event_name: 'startup.server.started',
+      port,
+      swagger_url: `${config.application.host}:${port}/swagger-ui/`,
+      protocols: tls ? 'h2,http/1.1' : 'http/1.1',
+    },
     `aviso-server ${SERVER_VERSION} listening on ${config.application.host}:${port}`,
   );
 
@@ -241,7 +261,7 @@ function installShutdown({ app, backend, logger, plugins, metricsServer, otlp }:
     app.streams.closeAll('server_shutdown');
     logger.info({ event_name: 'startup.shutdown.received' }, 'Stopping servers');
     if (metricsServer) await withTimeout(metricsServer.close(), METRICS_SHUTDOWN_GRACE_MS);
-    const force = setTimeout(() => app.server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+    const force = setTimeout(() => closeAllConnections(app.server), SHUTDOWN_GRACE_MS);
     force.unref();
     await app.close();
     clearTimeout(force);

@@ -61,6 +61,33 @@ export const HomepageSchema = Type.Object(
   { default: {}, description: 'Links shown on the homepage (`GET /`). Each field has its own default.' },
 );
 
+/** §2 of browser.md: CORS for `/api/v1/*`, off unless origins are listed (src/http/cors.ts). */
+export const CorsSchema = Type.Object(
+  {
+    allowed_origins: Type.Array(Type.String(), {
+      default: [],
+      description:
+        'Origins (`scheme://host[:port]`, e.g. `https://console.example.org`) whose pages may call `/api/v1/*`. A listed origin may send credentials (cookies, `Authorization`); `"*"` lets any other origin read without credentials. Empty: no CORS headers at all (streams keep their `Access-Control-Allow-Origin: *`).',
+    }),
+  },
+  { default: {}, description: 'Cross-origin access for browser pages on other origins. Off by default.' },
+);
+
+/** §3 of browser.md: HTTPS with HTTP/2 and HTTP/1.1 on one port (src/http/tls-options.ts). */
+export const TlsSchema = Type.Object(
+  {
+    cert_file: Type.String({ description: 'PEM file with the server certificate (and its chain). Read at startup.' }),
+    key_file: Type.String({ description: 'PEM file with the private key of `cert_file`. Read at startup.' }),
+    ca_file: Type.Optional(
+      Type.String({ description: 'PEM file with the CA certificates that complete the chain of `cert_file` (intermediates it does not hold itself). Optional; client certificates are not requested.' }),
+    ),
+  },
+  {
+    description:
+      'Serve HTTPS with HTTP/2 (ALPN `h2`) and HTTP/1.1 fallback on `port`. Unset: plain HTTP/1.1.',
+  },
+);
+
 export const ApplicationSchema = Type.Object(
   {
     host: Type.String({ description: 'Bind address of the public HTTP server.' }),
@@ -112,6 +139,8 @@ export const ApplicationSchema = Type.Object(
       }),
     ),
     homepage: HomepageSchema,
+    cors: CorsSchema,
+    tls: Type.Optional(TlsSchema),
   },
   { description: 'The public HTTP server.' },
 );
@@ -476,6 +505,8 @@ export const AppConfigSchema = Type.Object(
 export type AppConfig = Static<typeof AppConfigSchema>;
 export type ApplicationConfig = Static<typeof ApplicationSchema>;
 export type HomepageConfig = Static<typeof HomepageSchema>;
+export type CorsConfig = Static<typeof CorsSchema>;
+export type TlsConfig = Static<typeof TlsSchema>;
 export type LoggingConfig = Static<typeof LoggingSchema>;
 export type OtlpConfig = Static<typeof OtlpSchema>;
 export type AuthConfig = Static<typeof AuthSchema>;

@@ -1,4 +1,5 @@
 import { AppConfigSchema } from './model.js';
+import { BROWSER_ACCESS_REFERENCE } from './reference-browser.js';
 import type { SchemaNode } from './schema-node.js';
 
 /**
@@ -71,7 +72,7 @@ const KEY_PLACEHOLDERS: Readonly<Record<string, string>> = {
 function renderMarkdown(): string {
   const sections: string[] = [];
   renderSection('', ROOT, undefined, sections);
-  return `${PREAMBLE.trim()}\n\n## Field reference\n\n${FIELD_REFERENCE_INTRO.trim()}\n\n${sections.join('\n')}`;
+  return `${PREAMBLE.trim()}\n\n${BROWSER_ACCESS_REFERENCE.trim()}\n\n## Field reference\n\n${FIELD_REFERENCE_INTRO.trim()}\n\n${sections.join('\n')}`;
 }
 
 function renderSection(path: string, node: SchemaNode, title: string | undefined, out: string[]): void {
@@ -316,7 +317,14 @@ StringHandler, …\`).
 1. \`application\`: \`headers_timeout_ms\` ≤ \`request_timeout_ms\`; each \`application.homepage\`
    link is an absolute \`http\`/\`https\` URL with a host, no user info and no whitespace
    (\`application.homepage.<key> must be an absolute HTTP(S) URL with a host and no embedded
-   credentials\`; the value is not echoed).
+   credentials\`; the value is not echoed); each \`application.cors.allowed_origins\` entry is
+   \`"*"\` or an origin exactly as a browser sends it (\`application.cors.allowed_origins[0]:
+   "https://console.example.org/" is not an origin as browsers send it: write
+   "https://console.example.org"\`); \`application.tls.cert_file\` / \`key_file\` (and \`ca_file\`
+   when set) are not blank. Then, before anything listens, the TLS files are read and the key
+   is checked against the certificate (\`application.tls.cert_file: cannot read <path>: no such
+   file\`, \`application.tls.key_file: cannot read <path>: permission denied\`,
+   \`application.tls: cannot use <cert> with <key>: <reason>\`; logged as \`startup.tls.load.failed\`).
 2. \`notification_backend.kind\` is \`in_memory\` or \`jetstream\`
    (\`Unknown notification_backend kind: <kind>\`); with \`in_memory\`, \`max_history_per_topic\`
    and \`max_topics\` are > 0; with \`jetstream\`, \`retention_policy\` is \`limits\` (\`workqueue\`

@@ -1,5 +1,6 @@
 import { otlpTarget } from '../logging/otlp/otlp-target.js';
 import { MAX_POINT_CLOUD_POINTS } from '../schema/identifier-rule.js';
+import { corsOriginProblem, tlsSettingProblem } from './browser-access.js';
 import { homepageLinkProblem } from './homepage-links.js';
 import {
   BACKEND_KINDS,
@@ -81,6 +82,7 @@ export function validateConfig(config: AppConfig): ValidatedConfig {
   checkLogging(config);
   checkApplicationLimits(config);
   checkHomepageLinks(config);
+  checkBrowserAccess(config);
   checkBackend(config);
   checkSchemas(config, warnings);
   checkGlobalAuth(config);
@@ -454,6 +456,12 @@ function checkApplicationLimits(config: AppConfig): void {
       `application.headers_timeout_ms: must not exceed application.request_timeout_ms (${headers} > ${request})`,
     );
   }
+}
+
+/** browser.md §2, §3: CORS origins as browsers send them, TLS files named. */
+function checkBrowserAccess(config: AppConfig): void {
+  const problem = corsOriginProblem(config.application.cors) ?? tlsSettingProblem(config.application.tls);
+  if (problem !== undefined) configError(problem);
 }
 
 /** D29: the homepage links. */

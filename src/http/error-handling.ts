@@ -11,6 +11,7 @@ import {
   uriTooLongError,
 } from './error-bodies.js';
 import { sendSortedJson } from './json-reply.js';
+import { isHttp2 } from './server-transport.js';
 
 const PARSE_CODES = new Set(['INVALID_JSON', 'UNKNOWN_FIELD', 'INVALID_REQUEST_SHAPE']);
 const VALIDATION_CODES = new Set([
@@ -31,6 +32,8 @@ export function registerErrorHandling(app: FastifyInstance, options: { maxBodyBy
   const knownRoutes = FindMyWay();
   const methods = new Set<string>();
   app.addHook('onRoute', (route) => {
+    // A catch-all (the CORS preflight route) would make every path "exist" for every method.
+    if (route.url === '*') return;
     for (const method of Array.isArray(route.method) ? route.method : [route.method]) {
       knownRoutes.on(method as HTTPMethod, route.url, () => undefined, { pattern: route.url });
       methods.add(method);
@@ -39,7 +42,8 @@ export function registerErrorHandling(app: FastifyInstance, options: { maxBodyBy
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const apiError = toApiError(error, options.maxBodyBytes);
-    if (apiError.statusCode === 413) lingerBeforeClose(request.raw.socket);
+    // On HTTP/2 the socket is the whole connection's: the stream is reset, the connection stays.
+    if (apiError.statusCode === 413 && !isHttp2(request.raw)) lingerBeforeClose(request.raw.socket);
     if (!(error instanceof ApiError) && apiError.statusCode >= 500) {
       request.log.error({ event_name: 'http.request.unhandled_error', err: error }, 'Unhandled error');
     } else {

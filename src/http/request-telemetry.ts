@@ -53,13 +53,23 @@ export function registerRequestTelemetry(app: FastifyInstance, metrics: AvisoMet
   app.addHook('onRequestAbort', async (request) => timings.get(request)?.endInFlight());
 }
 
+/**
+ * The route a request is counted under: the matched route's pattern, else the path pattern the
+ * 405 handler found. The CORS preflight route `*` is no route of the API: a preflight counts
+ * under the pattern of the path it asks about (set by the 405 handler's lookup) or as unmatched.
+ */
+function routePattern(request: FastifyRequest): string | undefined {
+  const url = request.routeOptions.url;
+  return url === undefined || url === '*' ? request.matchedPathPattern : url;
+}
+
 export function recordResponseHead(request: FastifyRequest, reply: FastifyReply, metrics: AvisoMetrics): void {
   const timing = timings.get(request);
   if (!timing || timing.completed) return;
   timing.completed = true;
   timing.endInFlight();
   const seconds = Number(process.hrtime.bigint() - timing.startedAt) / 1e9;
-  const route = routeLabel(request.routeOptions.url ?? request.matchedPathPattern);
+  const route = routeLabel(routePattern(request));
   const method = methodLabel(request.method);
   metrics.httpRequestCompleted(route, method, reply.statusCode, seconds);
   const path = request.url.split('?')[0] ?? '/';

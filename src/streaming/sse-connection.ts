@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { withoutHttp1OnlyHeaders } from '../http/http2-headers.js';
 
 const SOCKET_BUFFER_BYTES = 256 * 1024;
 const WRITE_CHUNK_BYTES = 64 * 1024;
@@ -10,9 +11,12 @@ const WRITE_CHUNK_BYTES = 64 * 1024;
  */
 export const FINAL_FLUSH_TIMEOUT_MS = 10_000;
 
-/** Headers of a successful stream (streaming.md §3.1). */
-export function sseHeaders(requestId: string): Record<string, string> {
-  return {
+/**
+ * Headers of a successful stream (streaming.md §3.1). With CORS configured (browser.md §2) the
+ * policy's headers for the request's origin replace the reference's `*`.
+ */
+export function sseHeaders(requestId: string, corsHeaders?: Readonly<Record<string, string>>): Record<string, string> {
+  const headers: Record<string, string> = {
     'content-type': 'text/event-stream',
     'cache-control': 'no-cache',
     connection: 'keep-alive',
@@ -20,6 +24,9 @@ export function sseHeaders(requestId: string): Record<string, string> {
     'x-accel-buffering': 'no',
     'x-request-id': requestId,
   };
+  if (corsHeaders === undefined) return headers;
+  delete headers['access-control-allow-origin'];
+  return { ...headers, ...corsHeaders };
 }
 
 /**
@@ -44,9 +51,13 @@ export class SseConnection {
     response.once('close', () => {
       if (!this.finished) this.abort();
     });
-    // A client that left while the stream was being set up will never emit `close` again.
-    const socket = response.socket;
+    // A client that left while the stream was being set up will never emit `close` again. A
+    // response queued behind another one on its keep-alive connection (pipelining, or a client
+    // reusing the connection the moment it read the previous response) has no socket yet: the
+    // request's socket says whether the client is still there, and its `close` whether it leaves.
+    const socket = response.socket ?? response.req.socket;
     if (!socket || socket.destroyed) queueMicrotask(() => this.abort());
+    else if (!response.socket) socket.once('close', () => this.abort());
   }
 
   /** Aborted when the stream is over for any reason: finished by us or abandoned by the client. */
@@ -64,7 +75,8 @@ export class SseConnection {
 
   /** Sends the status line and headers at once, so the client sees the stream start immediately. */
   open(headers: Record<string, string>): void {
-    this.response.writeHead(200, headers);
+    const http2 = this.response.req.httpVersionMajor === 2;
+    this.response.writeHead(200, http2 ? withoutHttp1OnlyHeaders(headers) : headers);
     this.response.flushHeaders();
   }
 

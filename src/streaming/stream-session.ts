@@ -151,13 +151,16 @@ export class StreamSession {
     this.release();
   }
 
-  /** Starts the response: headers and the opening frame at once, then heartbeats and the phases. */
-  begin(response: ServerResponse): void {
+  /**
+   * Starts the response: headers and the opening frame at once, then heartbeats and the phases.
+   * `corsHeaders` replace the default `Access-Control-Allow-Origin: *` when CORS applies.
+   */
+  begin(response: ServerResponse, corsHeaders?: Readonly<Record<string, string>>): void {
     const { settings, clock } = this.deps;
     const connection = new SseConnection(response, settings.maxBufferedEvents);
     this.connection = connection;
     connection.signal.addEventListener('abort', () => this.release(), { once: true });
-    connection.open(sseHeaders(this.request.requestId));
+    connection.open(sseHeaders(this.request.requestId, corsHeaders));
     if (this.request.browser) connection.send(retryBlock());
 
     const { cursor, end } = this.request;

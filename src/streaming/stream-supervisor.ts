@@ -2,6 +2,7 @@ import type { FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
 import type { NotificationBackend } from '../backend/backend.js';
 import type { Clock } from '../clock.js';
+import { streamCorsHeaders } from '../http/cors.js';
 import { compileWatchFilter, type WatchSelection } from '../filter/watch-filter.js';
 import type { StoredIdentityReader } from '../schema/stored-identifier.js';
 import type { CloudEventRenderer } from './cloudevent.js';
@@ -81,7 +82,7 @@ export class StreamSupervisor {
     }
     this.sessions.add(session);
     reply.hijack();
-    session.begin(reply.raw);
+    session.begin(reply.raw, streamCorsHeaders(reply.request, reply));
     // A stream opened while shutting down consists of its opening frame and the shutdown close (§8.1).
     if (this.closingReason) session.close(this.closingReason);
     return 'opened';

@@ -38,6 +38,7 @@ describe('defaults', () => {
           server_documentation_url: 'https://github.com/aviso-ts/aviso-ts/tree/main/docs',
           server_repository_url: 'https://github.com/aviso-ts/aviso-ts',
         },
+        cors: { allowed_origins: [] },
       },
       logging: { level: 'info', otlp: { enabled: false, protocol: 'grpc' } },
       auth: { enabled: false, mode: 'direct', auth_o_tron_url: '', jwt_secret: '', admin_roles: {}, timeout_ms: 5000 },

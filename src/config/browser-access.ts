@@ -1,0 +1,50 @@
+import type { CorsConfig, TlsConfig } from './model.js';
+
+/** The list entry that lets any origin read without credentials (docs/configuration.md, CORS). */
+export const ANY_ORIGIN = '*';
+
+/**
+ * The startup check of `application.cors.allowed_origins` (browser.md §2). A browser sends its
+ * `Origin` header as `scheme://host[:port]`, lower-case, with no path and the default port
+ * left out, and the server compares it as text: an entry written any other way (a trailing
+ * slash, a path, upper case, `:443` on https) could never match, so it is refused with the form
+ * it should have rather than silently ignored.
+ *
+ * Returns the message for the first bad entry, or undefined when all are good.
+ */
+export function corsOriginProblem(cors: CorsConfig): string | undefined {
+  for (const [index, origin] of cors.allowed_origins.entries()) {
+    if (origin === ANY_ORIGIN) continue;
+    const canonical = canonicalOrigin(origin);
+    if (canonical === origin) continue;
+    const field = `application.cors.allowed_origins[${index}]`;
+    return canonical === undefined
+      ? `${field}: ${JSON.stringify(origin)} is not an origin: write scheme://host[:port] with http or https and no path, or "*"`
+      : `${field}: ${JSON.stringify(origin)} is not an origin as browsers send it: write ${JSON.stringify(canonical)}`;
+  }
+  return undefined;
+}
+
+/** The origin a browser would send for this text, or undefined when it names none. */
+function canonicalOrigin(text: string): string | undefined {
+  if (/[\s\p{Cc}]/u.test(text)) return undefined;
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return undefined;
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined;
+  if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '') return undefined;
+  if (url.pathname !== '/' || /^[a-z]+:\/\/[^/]*\/[^/]/i.test(text)) return undefined;
+  return url.origin;
+}
+
+/** `application.tls`: both files must be named; whether they can be read is checked when they are read. */
+export function tlsSettingProblem(tls: TlsConfig | undefined): string | undefined {
+  if (tls === undefined) return undefined;
+  if (tls.cert_file.trim() === '') return 'application.tls.cert_file: must not be blank';
+  if (tls.key_file.trim() === '') return 'application.tls.key_file: must not be blank';
+  if (tls.ca_file !== undefined && tls.ca_file.trim() === '') return 'application.tls.ca_file: must not be blank when set';
+  return undefined;
+}

@@ -1,0 +1,69 @@
+/**
+ * The prose of docs/configuration.md about browser access (browser.md §2, §3): CORS and TLS with
+ * HTTP/2, rendered after the startup rules and before the field reference.
+ */
+export const BROWSER_ACCESS_REFERENCE = `
+## CORS
+
+\`application.cors.allowed_origins\` lets web pages on other origins call \`/api/v1/*\`
+(browser.md §2). It is empty by default, and then the server sends no CORS header at all, except
+the \`Access-Control-Allow-Origin: *\` every watch/replay stream has always carried (streaming.md
+§3.1, unchanged for reference clients).
+
+\`\`\`yaml
+application:
+  cors:
+    allowed_origins:
+      - https://console.example.org    # may send credentials (cookies, Authorization)
+      - http://localhost:5173          # a developer's page
+      # - "*"                          # any other origin, without credentials
+\`\`\`
+
+- An entry is an origin as the browser sends it in \`Origin\`: \`scheme://host[:port]\`, lower case,
+  no path, no trailing slash, no default port. Anything else fails startup with the form to write.
+- A **listed origin** gets \`Access-Control-Allow-Origin: <origin>\`,
+  \`Access-Control-Allow-Credentials: true\` and \`Access-Control-Expose-Headers: X-Request-ID\` on
+  every \`/api/v1/*\` answer, streams and errors included.
+- **\`"*"\`** in the list lets every other origin read, with \`Access-Control-Allow-Origin: *\` and
+  never \`Access-Control-Allow-Credentials\` (the CORS protocol forbids the two together). A
+  credentialed request (\`credentials: 'include'\`) from such an origin is blocked by the browser;
+  list the origin by name to allow it.
+- **Preflights** (\`OPTIONS\` with \`Access-Control-Request-Method\`) from an allowed origin are
+  answered \`204\` with \`Access-Control-Allow-Methods: GET, HEAD, POST, DELETE\`,
+  \`Access-Control-Allow-Headers: Authorization, Content-Type, Last-Event-ID\` and
+  \`Access-Control-Max-Age: 600\`. They are answered before authentication (a browser sends no
+  credentials with them), counted in \`aviso_http_requests_total\` and logged
+  (\`http.request.completed\`) under the route they ask about with method \`OPTIONS\`.
+- **Any other origin**, any path outside \`/api/v1/\`, and an \`OPTIONS\` that is no preflight get
+  no CORS header and the answer they would get without CORS (\`405\` for \`OPTIONS\`): the browser
+  blocks the page, the server never fails. A refused origin's stream carries no
+  \`Access-Control-Allow-Origin\` either. Requests without \`Origin\` (curl, the aviso client) are
+  answered exactly as without CORS.
+- With CORS configured, every answer carries \`Vary: Origin\`, so caches keep answers to different
+  origins apart.
+
+## TLS and HTTP/2
+
+\`application.tls\` makes the public port speak HTTPS, with HTTP/2 when the client offers it by
+ALPN (\`h2\`: browsers, curl, Node's \`http2\`) and HTTP/1.1 otherwise, on the same port
+(browser.md §3). Without it the port serves plain HTTP/1.1 as before.
+
+\`\`\`yaml
+application:
+  port: 8443
+  tls:
+    cert_file: /etc/aviso/tls/server.pem   # certificate, followed by its intermediates
+    key_file: /etc/aviso/tls/server.key
+    # ca_file: /etc/aviso/tls/chain.pem    # intermediates, when cert_file holds only the leaf
+\`\`\`
+
+The files are read once at startup (a missing or unreadable file, or a key that does not
+belong to the certificate, stops the process with one line naming the field and the file);
+replace them and restart (or reload, once available) to rotate a certificate. HTTP/2 allows 256
+concurrent streams per connection, so one page or one aviso client can keep many watches open on
+one connection (a browser on HTTP/1.1 stops at six connections per origin). Every route and
+stream behaves the same on both protocols; HTTP/2 answers carry no \`Connection\` header, which
+HTTP/2 forbids. Plain HTTP on the TLS port is refused. How the connection limits apply on the
+TLS port is in [security](security.md#tls-and-http2); deployment choices (behind a proxy or
+direct) in [deployment](deployment.md#tls-http2-and-cors).
+`;

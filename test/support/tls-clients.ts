@@ -1,0 +1,209 @@
+import { connect as connectHttp2, type ClientHttp2Session, type IncomingHttpHeaders } from 'node:http2';
+import { Agent, request as httpsRequest } from 'node:https';
+import type { IncomingMessage } from 'node:http';
+import type { TLSSocket } from 'node:tls';
+import type { Readable } from 'node:stream';
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import type { SseEvent } from './sse-client.js';
+
+export interface ProtocolResponse {
+  readonly status: number;
+  readonly headers: IncomingHttpHeaders;
+  readonly text: string;
+  readonly json: Record<string, unknown>;
+}
+
+export interface RequestOptions {
+  readonly method?: string;
+  readonly body?: unknown;
+  readonly headers?: Record<string, string>;
+}
+
+/**
+ * One HTTPS client per protocol, both speaking to the real server over its TLS port: Node's
+ * `http2` module on one shared session, or `https` (HTTP/1.1) with a keep-alive agent.
+ */
+export interface ProtocolClient {
+  readonly protocol: 'h2' | 'http/1.1';
+  request(path: string, options?: RequestOptions): Promise<ProtocolResponse>;
+  /** POSTs a stream request and reads its SSE frames as they arrive. */
+  stream(path: string, body: unknown, headers?: Record<string, string>): Promise<ProtocolStream>;
+  /** The ALPN protocol the TLS connection negotiated. */
+  negotiatedProtocol(): Promise<string | false>;
+  close(): void;
+}
+
+function bodyText(body: unknown): string | undefined {
+  if (body === undefined) return undefined;
+  return typeof body === 'string' ? body : JSON.stringify(body);
+}
+
+function parseJson(text: string): Record<string, unknown> {
+  try {
+    return JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    return {};
+  }
+}
+
+async function readAll(stream: Readable): Promise<string> {
+  let text = '';
+  for await (const chunk of stream) text += (chunk as Buffer).toString('utf8');
+  return text;
+}
+
+/** SSE frames of one response, parsed with eventsource-parser; `next` waits for the following one. */
+export class ProtocolStream {
+  private readonly events: SseEvent[] = [];
+  private readonly waiters: (() => void)[] = [];
+  private ended = false;
+  raw = '';
+
+  constructor(
+    readonly status: number,
+    readonly headers: IncomingHttpHeaders,
+    private readonly body: Readable,
+    private readonly cancel: () => void,
+  ) {
+    const parser = createParser({
+      onEvent: (message: EventSourceMessage) => {
+        this.events.push({ event: message.event ?? 'message', data: message.data, json: parseJson(message.data) });
+        this.wake();
+      },
+    });
+    body.setEncoding('utf8');
+    body.on('data', (text: string) => {
+      this.raw += text;
+      parser.feed(text);
+    });
+    const end = (): void => {
+      this.ended = true;
+      this.wake();
+    };
+    body.on('end', end);
+    body.on('close', end);
+    body.on('error', end);
+  }
+
+  private wake(): void {
+    for (const waiter of this.waiters.splice(0)) waiter();
+  }
+
+  async next(timeoutMs = 10_000): Promise<SseEvent | undefined> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.events.length === 0 && !this.ended) {
+      const remaining = deadline - Date.now();
+      if (remaining <= 0) throw new Error(`no SSE event within ${timeoutMs} ms`);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, remaining);
+        this.waiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+    return this.events.shift();
+  }
+
+  async nextSignificant(timeoutMs = 10_000): Promise<SseEvent | undefined> {
+    for (;;) {
+      const event = await this.next(timeoutMs);
+      if (event?.event !== 'heartbeat') return event;
+    }
+  }
+
+  async rest(timeoutMs = 15_000): Promise<SseEvent[]> {
+    const out: SseEvent[] = [];
+    for (;;) {
+      const event = await this.next(timeoutMs);
+      if (!event) return out;
+      out.push(event);
+    }
+  }
+
+  close(): void {
+    this.cancel();
+    this.body.destroy();
+  }
+}
+
+/** HTTP/2 on one session, as the aviso client and browsers multiplex their streams. */
+export function http2Client(origin: string, ca: Buffer): ProtocolClient {
+  const session: ClientHttp2Session = connectHttp2(origin, { ca });
+  session.on('error', () => undefined);
+  const open = (path: string, options: RequestOptions) => {
+    const body = bodyText(options.body);
+    const stream = session.request({
+      ':method': options.method ?? (body === undefined ? 'GET' : 'POST'),
+      ':path': path,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...options.headers,
+    });
+    stream.end(body);
+    return new Promise<{ status: number; headers: IncomingHttpHeaders; stream: typeof stream }>((resolve, reject) => {
+      stream.once('response', (headers) => resolve({ status: Number(headers[':status']), headers, stream }));
+      stream.once('error', reject);
+    });
+  };
+  return {
+    protocol: 'h2',
+    async request(path, options = {}) {
+      const { status, headers, stream } = await open(path, options);
+      const text = await readAll(stream);
+      return { status, headers, text, json: parseJson(text) };
+    },
+    async stream(path, body, headers = {}) {
+      const response = await open(path, { body, headers });
+      return new ProtocolStream(response.status, response.headers, response.stream, () => response.stream.close());
+    },
+    async negotiatedProtocol() {
+      if (!session.alpnProtocol) await new Promise((resolve) => session.once('connect', resolve));
+      return session.alpnProtocol ?? false;
+    },
+    close: () => session.close(),
+  };
+}
+
+/** HTTPS with HTTP/1.1 only (ALPN offers `http/1.1`), keep-alive like a browser's connection pool. */
+export function https1Client(origin: string, ca: Buffer): ProtocolClient {
+  const agent = new Agent({ ca, keepAlive: true, ALPNProtocols: ['http/1.1'] } as ConstructorParameters<typeof Agent>[0]);
+  const base = new URL(origin);
+  let lastSocket: TLSSocket | undefined;
+  const open = (path: string, options: RequestOptions) =>
+    new Promise<IncomingMessage>((resolve, reject) => {
+      const body = bodyText(options.body);
+      const outgoing = httpsRequest(
+        {
+          host: base.hostname,
+          port: base.port,
+          path,
+          method: options.method ?? (body === undefined ? 'GET' : 'POST'),
+          agent,
+          headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...options.headers },
+        },
+        (response) => {
+          lastSocket = response.socket as TLSSocket;
+          resolve(response);
+        },
+      );
+      outgoing.once('error', reject);
+      outgoing.end(body);
+    });
+  return {
+    protocol: 'http/1.1',
+    async request(path, options = {}) {
+      const response = await open(path, options);
+      const text = await readAll(response);
+      return { status: response.statusCode ?? 0, headers: response.headers, text, json: parseJson(text) };
+    },
+    async stream(path, body, headers = {}) {
+      const response = await open(path, { body, headers });
+      return new ProtocolStream(response.statusCode ?? 0, response.headers, response, () => response.destroy());
+    },
+    async negotiatedProtocol() {
+      if (!lastSocket) await this.request('/health');
+      return lastSocket?.alpnProtocol ?? false;
+    },
+    close: () => agent.destroy(),
+  };
+}
