@@ -177,6 +177,7 @@ async function main(): Promise<void> {
   );
 
   installShutdown({ app, backend, logger, plugins: readPlugins, metricsServer, otlp: otlp?.sink });
+  if (tls) reloader.attachTlsServer(app.server);
   installReloadSignal(reloader, logger);
 }
 

@@ -57,9 +57,12 @@ application:
     # ca_file: /etc/aviso/tls/chain.pem    # intermediates, when cert_file holds only the leaf
 \`\`\`
 
-The files are read once at startup (a missing or unreadable file, or a key that does not
-belong to the certificate, stops the process with one line naming the field and the file);
-replace them and restart (or reload, once available) to rotate a certificate. HTTP/2 allows 256
+The files are read at startup (a missing or unreadable file, or a key that does not belong to
+the certificate, stops the process with one line naming the field and the file) and again at
+every [reload](#reloading-without-a-restart): to rotate a certificate, replace the files and send
+\`SIGHUP\` (or \`POST /api/v1/admin/reload\`); new connections get the new certificate, open ones and
+their streams go on with the old one, and files that cannot be used refuse the reload with the
+same line, leaving the old certificate in service. HTTP/2 allows 256
 concurrent streams per connection, so one page or one aviso client can keep many watches open on
 one connection (a browser on HTTP/1.1 stops at six connections per origin). Every route and
 stream behaves the same on both protocols; HTTP/2 answers carry no \`Connection\` header, which

@@ -403,12 +403,17 @@ What a valid reload applies, in one step (requests that arrive afterwards see al
   \`UNKNOWN_EVENT_TYPE\` to new requests in strict mode. On JetStream, the streams of new and changed
   schemas are created or reconciled right away, as their first use after startup would.
 - \`auth.admin_roles\`.
+- The certificate files of \`application.tls\` (and their names): read and checked again at every
+  reload, exactly as at startup (a file that cannot be used refuses the reload with startup's
+  line); new connections get the new certificate, open ones keep theirs. Turning TLS on or off
+  needs a restart.
 
 Open watch and replay streams are not closed and keep the filter they were opened with.
 
 Everything else is read once at startup and changes at the next restart: \`application.*\`
-(listening address and port, \`base_url\`, body and connection limits, static files, homepage
-links), \`logging.*\`, \`auth.enabled\`, \`auth.mode\`, \`auth.jwt_secret\`, \`auth.auth_o_tron_url\`,
+apart from the certificate files (listening address and port, \`cors\`, \`base_url\`, body and
+connection limits, static files, homepage links), \`logging.*\`, \`auth.enabled\`,
+\`auth.browser_cookie\`, \`auth.mode\`, \`auth.jwt_secret\`, \`auth.auth_o_tron_url\`,
 \`auth.timeout_ms\`, \`ecpds.*\` (a checker is built at the first reload that needs one, and kept),
 \`metrics.*\`, \`notification_backend.*\` (kind, NATS URL and every backend setting) and
 \`watch_endpoint.*\`. A reload that changes any of them logs \`configuration.reload.ignored\` (\`warn\`)

@@ -20,10 +20,17 @@ export interface SchemaChanges {
  * fastify limits, the stream settings, the authenticator's mode and secrets, the ECPDS checker…),
  * so a difference there is reported by `restartOnlySettings` instead.
  *
- * TLS seam: once `application.tls` exists, its certificate files are re-read on reload (§3), so
- * `application.tls` belongs here, and the reloader re-reads and checks the files before the swap.
+ * The certificate files of `application.tls` are read again at every reload (their names may
+ * change too); `application.tls` appearing or disappearing is a restart-only change.
  */
-export const LIVE_SETTINGS: readonly string[] = ['notification_schema', 'notification_schema_strict', 'auth.admin_roles'];
+export const LIVE_SETTINGS: readonly string[] = [
+  'notification_schema',
+  'notification_schema_strict',
+  'auth.admin_roles',
+  'application.tls.cert_file',
+  'application.tls.key_file',
+  'application.tls.ca_file',
+];
 
 export function schemaChanges(before: AppConfig['notification_schema'], after: AppConfig['notification_schema']): SchemaChanges {
   const old = before ?? {};

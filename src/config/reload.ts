@@ -5,6 +5,7 @@ import type { NotificationBackend } from '../backend/backend.js';
 import { configuredBases } from '../backend/create-backend.js';
 import { systemClock } from '../clock.js';
 import type { AvisoMetrics } from '../metrics/aviso-metrics.js';
+import { loadTlsMaterial, replaceTlsMaterial, TlsFileError, type TlsMaterial } from '../http/tls-options.js';
 import { SchemaRegistry } from '../schema/schema-registry.js';
 import { ConfigLoadError, loadConfig } from './load.js';
 import type { AppConfig } from './model.js';
@@ -47,6 +48,8 @@ interface Candidate {
   readonly registry: SchemaRegistry;
   readonly warnings: readonly ConfigWarning[];
   readonly newPlugin: EcpdsPlugin | undefined;
+  /** `application.tls` read again from its files (browser.md §3), when the server serves TLS. */
+  readonly tls: TlsMaterial | undefined;
 }
 
 class InvalidConfiguration extends Error {
@@ -68,6 +71,7 @@ class InvalidConfiguration extends Error {
 export class ConfigurationReloader implements ConfigurationReload {
   private current: AppConfig;
   private authenticator: Authenticator | undefined;
+  private tlsServer: object | undefined;
   private queue: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly deps: ReloaderDependencies) {
@@ -76,6 +80,14 @@ export class ConfigurationReloader implements ConfigurationReload {
 
   attachAuthenticator(authenticator: Authenticator | undefined): void {
     this.authenticator = authenticator;
+  }
+
+  /**
+   * The HTTPS server started with `application.tls`: each reload reads its certificate files again
+   * (a renewed certificate is served from the next handshake on; open connections keep theirs).
+   */
+  attachTlsServer(server: object): void {
+    this.tlsServer = server;
   }
 
   reload(source: ReloadSource, logger: Logger = this.deps.logger): Promise<ReloadOutcome> {
@@ -133,9 +145,21 @@ export class ConfigurationReloader implements ConfigurationReload {
     } catch (error) {
       throw new InvalidConfiguration(`configuration error: ${reasonOf(error)}`, undefined);
     }
-    // TLS seam (browser.md §3): when `application.tls` exists, its certificate files are read and
-    // checked here, failing with startup's line, and installed in `apply` with the schemas.
-    return { config, registry, warnings: validated.warnings, newPlugin: this.readPluginFor(config) };
+    return { config, registry, warnings: validated.warnings, newPlugin: this.readPluginFor(config), tls: this.tlsFor(config) };
+  }
+
+  /**
+   * The certificate files, read and checked as at startup (the same line when they cannot be used).
+   * Turning TLS on or off needs a restart (`application.tls` is then reported as restart-only).
+   */
+  private tlsFor(config: AppConfig): TlsMaterial | undefined {
+    if (!this.tlsServer || !config.application.tls) return undefined;
+    try {
+      return loadTlsMaterial(config.application.tls);
+    } catch (error) {
+      if (error instanceof TlsFileError) throw new InvalidConfiguration(`configuration error: ${error.message}`, 'startup.tls.load.failed');
+      throw error;
+    }
   }
 
   /**
@@ -164,6 +188,7 @@ export class ConfigurationReloader implements ConfigurationReload {
     registry.replaceWith(candidate.registry);
     this.authenticator?.replaceAdminRoles(config.auth.admin_roles);
     if (candidate.newPlugin) readPlugins.set('ecpds', candidate.newPlugin);
+    if (candidate.tls && this.tlsServer) replaceTlsMaterial(this.tlsServer, candidate.tls);
     const previous = this.current;
     this.current = config;
 

@@ -88,4 +88,11 @@ describe('restartOnlySettings (browser.md §5: settings that cannot change live)
   it('sees a setting changed through the AVISOSERVER_ environment like one changed in the file', () => {
     expect(restartOnlySettings(loadDoc(), loadDoc({}, { AVISOSERVER_METRICS__ENABLED: 'true' }))).toEqual(['metrics.enabled']);
   });
+
+  it('applies new certificate file names live, but TLS turned on or off waits for a restart', () => {
+    const tls = (name: string) => ({ application: { tls: { cert_file: `/etc/aviso/${name}.pem`, key_file: `/etc/aviso/${name}.key` } } });
+    expect(restartOnlySettings(loadDoc(tls('old')), loadDoc(tls('new')))).toEqual([]);
+    expect(restartOnlySettings(loadDoc(), loadDoc(tls('new')))).toEqual(['application.tls']);
+    expect(restartOnlySettings(loadDoc(tls('old')), loadDoc())).toEqual(['application.tls']);
+  });
 });
