@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium, watchPage } from '../support/browser.js';
 import { serverConfig } from '../support/schemas.js';
 import { startServer, type RunningServer } from '../support/server-process.js';
-import { createTestCertificates, type TestCertificates } from '../support/test-certificates.js';
+import { createTestCertificates, type TestCertificates, withTls } from '../support/test-certificates.js';
 import { TRANSCRIPT_REQUEST, transcriptNotification } from '../support/transcript.js';
 
 /**
@@ -126,17 +126,7 @@ describe('with TLS, in Chromium over HTTP/2', () => {
   let origin: string;
   beforeAll(async () => {
     certificates = createTestCertificates();
-    const base = serverConfig();
-    server = await startServer({
-      config: {
-        ...base,
-        application: {
-          ...(base.application as object),
-          static_files_path: STATIC_DIR,
-          tls: { cert_file: certificates.certFile, key_file: certificates.keyFile },
-        },
-      },
-    });
+    server = await startServer({ config: withTls(serverConfig(), certificates, { static_files_path: STATIC_DIR }) });
     origin = `https://localhost:${server.port}`;
     browser = await launchChromium([`--ignore-certificate-errors-spki-list=${certificates.spkiHash}`]);
   }, 60_000);

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectNoProblems, launchChromium, watchPage } from '../support/browser.js';
 import { serverConfig } from '../support/schemas.js';
 import { startServer, type RunningServer } from '../support/server-process.js';
-import { createTestCertificates, type TestCertificates } from '../support/test-certificates.js';
+import { createTestCertificates, type TestCertificates, withTls } from '../support/test-certificates.js';
 
 /**
  * browser.md §4: the console "works … with many streams open at once over HTTP/2". Over HTTP/1.1
@@ -20,13 +20,7 @@ let browser: Browser;
 
 beforeAll(async () => {
   certificates = createTestCertificates();
-  const base = serverConfig();
-  server = await startServer({
-    config: {
-      ...base,
-      application: { ...(base.application as object), tls: { cert_file: certificates.certFile, key_file: certificates.keyFile } },
-    },
-  });
+  server = await startServer({ config: withTls(serverConfig(), certificates) });
   browser = await launchChromium([`--ignore-certificate-errors-spki-list=${certificates.spkiHash}`]);
 }, 60_000);
 

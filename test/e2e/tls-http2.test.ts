@@ -6,7 +6,7 @@ import { UUID_V4 } from '../support/http.js';
 import { serverConfig } from '../support/schemas.js';
 import { runServerToExit, startServer, type RunningServer } from '../support/server-process.js';
 import { withoutHeartbeats } from '../support/sse-client.js';
-import { createTestCertificates, type TestCertificates } from '../support/test-certificates.js';
+import { createTestCertificates, type TestCertificates, withTls } from '../support/test-certificates.js';
 import { http2Client, https1Client, type ProtocolClient, type ProtocolStream } from '../support/tls-clients.js';
 import {
   TRANSCRIPT_REQUEST,
@@ -31,15 +31,7 @@ beforeAll(() => {
 afterAll(() => certificates?.remove());
 
 function tlsConfig(overrides: Record<string, unknown> = {}, application: Record<string, unknown> = {}): Record<string, unknown> {
-  const base = serverConfig(overrides);
-  return {
-    ...base,
-    application: {
-      ...(base.application as object),
-      tls: { cert_file: certificates.certFile, key_file: certificates.keyFile },
-      ...application,
-    },
-  };
+  return withTls(serverConfig(overrides), certificates, application);
 }
 
 const PROTOCOLS = [

@@ -2,7 +2,7 @@ import { connect as connectTls } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serverConfig } from '../support/schemas.js';
 import { startServer, type RunningServer } from '../support/server-process.js';
-import { createTestCertificates, type TestCertificates } from '../support/test-certificates.js';
+import { createTestCertificates, type TestCertificates, withTls } from '../support/test-certificates.js';
 import { http2Client, https1Client } from '../support/tls-clients.js';
 
 /** docs/security.md, "TLS and HTTP/2": the connection limits of `application` on the TLS port. */
@@ -11,18 +11,8 @@ let server: RunningServer;
 let origin: string;
 beforeAll(async () => {
   certificates = createTestCertificates();
-  const base = serverConfig();
   server = await startServer({
-    config: {
-      ...base,
-      application: {
-        ...(base.application as object),
-        max_header_bytes: 2048,
-        headers_timeout_ms: 500,
-        request_timeout_ms: 500,
-        tls: { cert_file: certificates.certFile, key_file: certificates.keyFile },
-      },
-    },
+    config: withTls(serverConfig(), certificates, { max_header_bytes: 2048, headers_timeout_ms: 500, request_timeout_ms: 500 }),
   });
   origin = `https://localhost:${server.port}`;
 });

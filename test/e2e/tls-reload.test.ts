@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serverConfig } from '../support/schemas.js';
 import { startServer, type RunningServer } from '../support/server-process.js';
-import { createTestCertificates, type TestCertificates } from '../support/test-certificates.js';
+import { createTestCertificates, type TestCertificates, withTls } from '../support/test-certificates.js';
 import { http2Client, https1Client } from '../support/tls-clients.js';
 import { TRANSCRIPT_REQUEST, expectCloudEvent, transcriptNotification } from '../support/transcript.js';
 
@@ -18,11 +18,7 @@ let second: TestCertificates;
 let server: RunningServer;
 
 function tlsConfig(certificates: TestCertificates, certFile = certificates.certFile): Record<string, unknown> {
-  const base = serverConfig();
-  return {
-    ...base,
-    application: { ...(base.application as object), tls: { cert_file: certFile, key_file: certificates.keyFile } },
-  };
+  return withTls(serverConfig(), { certFile, keyFile: certificates.keyFile });
 }
 
 /** SHA-256 fingerprint of the certificate a new TLS handshake is given. */

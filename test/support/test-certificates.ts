@@ -46,3 +46,22 @@ export function createTestCertificates(): TestCertificates {
     remove: () => rmSync(dir, { recursive: true, force: true }),
   };
 }
+
+/**
+ * `config` (a whole server configuration, e.g. from `serverConfig()`) serving HTTPS with
+ * `certificates`; `application` adds or overrides other `application` settings.
+ */
+export function withTls(
+  config: Record<string, unknown>,
+  certificates: Pick<TestCertificates, 'certFile' | 'keyFile'>,
+  application: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return {
+    ...config,
+    application: {
+      ...(config.application as object),
+      tls: { cert_file: certificates.certFile, key_file: certificates.keyFile },
+      ...application,
+    },
+  };
+}
