@@ -4,7 +4,7 @@ import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import type { Readable } from 'node:stream';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import type { SseEvent } from './sse-client.js';
+import { SseEventQueue } from './sse-event-queue.js';
 
 export interface ProtocolResponse {
   readonly status: number;
@@ -53,22 +53,17 @@ async function readAll(stream: Readable): Promise<string> {
 }
 
 /** SSE frames of one response, parsed with eventsource-parser; `next` waits for the following one. */
-export class ProtocolStream {
-  private readonly events: SseEvent[] = [];
-  private readonly waiters: (() => void)[] = [];
-  private ended = false;
-  raw = '';
-
+export class ProtocolStream extends SseEventQueue {
   constructor(
     readonly status: number,
     readonly headers: IncomingHttpHeaders,
     private readonly body: Readable,
     private readonly cancel: () => void,
   ) {
+    super();
     const parser = createParser({
       onEvent: (message: EventSourceMessage) => {
-        this.events.push({ event: message.event ?? 'message', data: message.data, json: parseJson(message.data) });
-        this.wake();
+        this.push({ event: message.event ?? 'message', data: message.data, json: parseJson(message.data) });
       },
     });
     body.setEncoding('utf8');
@@ -76,49 +71,10 @@ export class ProtocolStream {
       this.raw += text;
       parser.feed(text);
     });
-    const end = (): void => {
-      this.ended = true;
-      this.wake();
-    };
+    const end = (): void => this.finish();
     body.on('end', end);
     body.on('close', end);
     body.on('error', end);
-  }
-
-  private wake(): void {
-    for (const waiter of this.waiters.splice(0)) waiter();
-  }
-
-  async next(timeoutMs = 10_000): Promise<SseEvent | undefined> {
-    const deadline = Date.now() + timeoutMs;
-    while (this.events.length === 0 && !this.ended) {
-      const remaining = deadline - Date.now();
-      if (remaining <= 0) throw new Error(`no SSE event within ${timeoutMs} ms`);
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, remaining);
-        this.waiters.push(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
-    }
-    return this.events.shift();
-  }
-
-  async nextSignificant(timeoutMs = 10_000): Promise<SseEvent | undefined> {
-    for (;;) {
-      const event = await this.next(timeoutMs);
-      if (event?.event !== 'heartbeat') return event;
-    }
-  }
-
-  async rest(timeoutMs = 15_000): Promise<SseEvent[]> {
-    const out: SseEvent[] = [];
-    for (;;) {
-      const event = await this.next(timeoutMs);
-      if (!event) return out;
-      out.push(event);
-    }
   }
 
   close(): void {
