@@ -2,6 +2,7 @@ import { chmodSync, mkdirSync } from 'node:fs';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { queryOf } from '../support/get-streams.js';
 import { UUID_V4 } from '../support/http.js';
 import { serverConfig } from '../support/schemas.js';
 import { runServerToExit, startServer, type RunningServer } from '../support/server-process.js';
@@ -90,8 +91,8 @@ describe.each(PROTOCOLS)('streams and routes over $name', ({ connect }) => {
     await server.stop();
   });
 
-  async function open(path: string, body: unknown): Promise<ProtocolStream> {
-    const stream = await client.stream(path, body);
+  async function open(path: string, body: unknown, headers: Record<string, string> = {}): Promise<ProtocolStream> {
+    const stream = await client.stream(path, body, headers);
     streams.push(stream);
     return stream;
   }
@@ -147,6 +148,54 @@ describe.each(PROTOCOLS)('streams and routes over $name', ({ connect }) => {
     expect(notes).toEqual(expect.arrayContaining(['r1', 'r2']));
     expect(events.at(-2)?.json.type).toBe('replay_completed');
     expectClose(events.at(-1), 'end_of_stream', requestId);
+  });
+
+  it('a GET replay (browser.md §1) carries retry: and id: lines, and its Last-Event-ID at the end answers 204', async () => {
+    const sequences: number[] = [];
+    for (const note of ['g1', 'g2']) {
+      expect((await publish(note)).status).toBe(200);
+    }
+    const first = await open(`/api/v1/replay?${queryOf({ ...TRANSCRIPT_REQUEST, from_id: '1' })}`, undefined);
+    expect(first.status).toBe(200);
+    const events = withoutHeartbeats(await first.rest());
+    expect(first.raw.startsWith('retry: ')).toBe(true);
+    for (const event of events.filter((e) => e.json.specversion)) {
+      // Every notification frame names itself; control frames carry no id.
+      expect(event.id).toBe(event.json.id);
+      sequences.push(Number((event.id as string).split('@')[1]));
+    }
+    expect(events.filter((e) => !e.json.specversion).every((e) => e.id === undefined)).toBe(true);
+    expect(events.at(-2)?.json.type).toBe('replay_completed');
+    const end = sequences.at(-1) as number;
+
+    const query = queryOf({ ...TRANSCRIPT_REQUEST, from_id: '1', to_id: String(end) });
+    const finished = await client.request(`/api/v1/replay?${query}`, { headers: { 'last-event-id': `test_polygon@${end}` } });
+    expect(finished.status).toBe(204);
+  });
+
+  it('a GET watch resumes after its Last-Event-ID: the history after it, then live', async () => {
+    expect((await publish('before')).status).toBe(200);
+    const after = await publish('resumed');
+    expect(after.status).toBe(200);
+    const replay = withoutHeartbeats(await (await open('/api/v1/replay', { ...TRANSCRIPT_REQUEST, from_id: '1' })).rest());
+    const resumed = replay.filter((e) => e.json.specversion).at(-1)?.json.id as string;
+    const previous = `test_polygon@${Number(resumed.split('@')[1]) - 1}`;
+    const stream = await open(`/api/v1/watch?${queryOf(TRANSCRIPT_REQUEST)}`, undefined, { 'last-event-id': previous });
+    expect(stream.status).toBe(200);
+    const notes: string[] = [];
+    for (;;) {
+      const event = await stream.nextSignificant();
+      if (event?.json.specversion) {
+        expect(event.id).toBe(event.json.id);
+        notes.push((event.json.data as { payload: { note: string } }).payload.note);
+      }
+      if (notes.length === 1) break;
+    }
+    expect(notes).toEqual(['resumed']);
+    expect((await publish('live')).status).toBe(200);
+    let live = await stream.nextSignificant();
+    while (live && !live.json.specversion) live = await stream.nextSignificant();
+    expect((live?.json.data as { payload: { note: string } }).payload.note).toBe('live');
   });
 
   it('a bad stream request is a 400 with the error shape and the request id', async () => {

@@ -26,7 +26,7 @@ export interface RequestOptions {
 export interface ProtocolClient {
   readonly protocol: 'h2' | 'http/1.1';
   request(path: string, options?: RequestOptions): Promise<ProtocolResponse>;
-  /** POSTs a stream request and reads its SSE frames as they arrive. */
+  /** POSTs a stream request (a GET one when `body` is undefined) and reads its SSE frames as they arrive. */
   stream(path: string, body: unknown, headers?: Record<string, string>): Promise<ProtocolStream>;
   /** The ALPN protocol the TLS connection negotiated. */
   negotiatedProtocol(): Promise<string | false>;
@@ -63,7 +63,12 @@ export class ProtocolStream extends SseEventQueue {
     super();
     const parser = createParser({
       onEvent: (message: EventSourceMessage) => {
-        this.push({ event: message.event ?? 'message', data: message.data, json: parseJson(message.data) });
+        this.push({
+          event: message.event ?? 'message',
+          data: message.data,
+          json: parseJson(message.data),
+          ...(message.id === undefined ? {} : { id: message.id }),
+        });
       },
     });
     body.setEncoding('utf8');
