@@ -10,7 +10,7 @@ import type { SchemaRegistry } from '../schema/schema-registry.js';
 import { checkSpatialShape, prepareWatch, type StreamEndpoint } from '../schema/watch-identifier.js';
 import { LATEST, endPointNotSupported, hasEndPoint, resolveEndPoint, type ReplayEndRequest } from '../streaming/end-point.js';
 import { StartCursorError, resolveStartCursor, type StartCursorRequest } from '../streaming/start-cursor.js';
-import type { StreamTelemetry } from '../streaming/stream-session.js';
+import type { StreamTelemetry } from '../streaming/stream-request.js';
 import type { OpenOutcome, StreamSupervisor } from '../streaming/stream-supervisor.js';
 import { addLogContext } from '../logging/logger.js';
 import type { AvisoMetrics, SseRoute } from '../metrics/aviso-metrics.js';

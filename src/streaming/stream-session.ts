@@ -9,7 +9,6 @@ import type {
   StoredNotification,
 } from '../backend/backend.js';
 import { setTimeoutAt, type Clock, type TimerHandle } from '../clock.js';
-import type { NotificationPredicate, WatchSelection } from '../filter/watch-filter.js';
 import { displayTopic } from '../topic/percent-codec.js';
 import { CloudEventRenderError, type CloudEventRenderer, type FrameStyle } from './cloudevent.js';
 import {
@@ -30,48 +29,10 @@ import {
   type StreamIdentity,
 } from './frames.js';
 import { SseConnection, sseHeaders } from './sse-connection.js';
-import { resolveReplayEnd, type ReplayEndRequest } from './end-point.js';
+import { resolveReplayEnd } from './end-point.js';
 import { formatFromDateEcho, type StartCursorRequest } from './start-cursor.js';
-
-/** `watch_endpoint` settings a stream uses (streaming.md §14). */
-export interface StreamSettings {
-  readonly heartbeatIntervalSec: number;
-  readonly connectionMaxDurationSec: number;
-  readonly replayBatchSize: number;
-  readonly replayBatchDelayMs: number;
-  readonly maxBufferedEvents: number;
-}
-
-/** What a stream reports for metrics (operations.md §3.3.2), bound to its route and event type. */
-export interface StreamTelemetry {
-  frameSent(kind: Frame['kind']): void;
-  /** Called once, when the stream is over. */
-  released(): void;
-}
-
-export interface StreamRequest {
-  readonly endpoint: 'watch' | 'replay';
-  readonly requestId: string;
-  readonly selection: WatchSelection;
-  readonly predicate: NotificationPredicate;
-  readonly cursor: StartCursorRequest;
-  /** Where a replay ends (D25); always `latest` on a watch, which refuses an end point. */
-  readonly end: ReplayEndRequest;
-  /** Q, the effective replay cap (§9.4). */
-  readonly quota: number;
-  readonly telemetry: StreamTelemetry;
-  /**
-   * When the credentials the stream was opened with are refused (epoch ms, `AuthUser.expiresAt`):
-   * the stream ends then (browser.md §6). Absent for a stream opened without a JWT.
-   */
-  readonly credentialsExpireAt?: number;
-  /**
-   * Set on a GET stream (browser.md §1): notification frames carry `id:` lines, the stream starts
-   * with `retry:`, and `id:`-only blocks mark positions covered without a notification.
-   * `eventType` is the request's, the one its CloudEvent ids name.
-   */
-  readonly browser?: { readonly eventType: string };
-}
+import type { StreamRequest, StreamSettings } from './stream-request.js';
+import { deliverHistory, type ReplayBatchHost, type ReplayBatchOptions } from './replay-batches.js';
 
 export interface StreamDependencies {
   readonly backend: NotificationBackend;
@@ -399,7 +360,7 @@ export class StreamSession {
       return;
     }
     try {
-      if (!(await this.replayHistory(history))) return;
+      if (!(await deliverHistory(history, this.replayOptions(), this.replayHost()))) return;
     } finally {
       history.close();
     }
@@ -413,75 +374,29 @@ export class StreamSession {
     this.enterLive();
   }
 
-  /** The batches of §9.2 with the quota and lookahead of §9.5; true when history was exhausted. */
-  private async replayHistory(history: ReplayCursor): Promise<boolean> {
+  private replayOptions(): ReplayBatchOptions {
     const { renderer, settings } = this.deps;
-    const { predicate, quota } = this.request;
-    const connection = this.connection as SseConnection;
-    const replayQueueLimit = Math.max(1, Math.floor(settings.maxBufferedEvents / 2));
-    const unshared = history.unshared === true;
-    const style = this.frameStyle;
-    /** The frame of a notification the request selects, `undefined` if it does not, or why it cannot be rendered. */
-    const select = (notification: StoredNotification): Buffer | CloudEventRenderError | undefined => {
-      if (!predicate(notification)) return undefined;
-      try {
-        return unshared
-          ? renderer.unsharedFrameBytes(notification, 'replay', style)
-          : renderer.frameBytes(notification, 'replay', style);
-      } catch (error) {
-        if (!(error instanceof CloudEventRenderError)) throw error;
-        return error;
-      }
+    return {
+      connection: this.connection as SseConnection,
+      renderer,
+      predicate: this.request.predicate,
+      quota: this.request.quota,
+      style: this.frameStyle,
+      batchSize: settings.replayBatchSize,
+      batchDelayMs: settings.replayBatchDelayMs,
+      maxBufferedEvents: settings.maxBufferedEvents,
     };
-    let delivered = 0;
-    for (;;) {
-      let batch;
-      try {
-        batch = await history.next(settings.replayBatchSize);
-      } catch (error) {
-        this.failReplay(error);
-        return false;
-      }
-      if (this.closed) return false;
+  }
 
-      // A batch's frames go to the connection together, written in few writes (sse-connection.ts).
-      const frames: Buffer[] = [];
-      const flush = async (): Promise<boolean> => {
-        while (frames.length > 0) {
-          // Replay leaves half the queue free, so heartbeats never push a merely busy stream over (D9).
-          if (connection.queuedFrames >= replayQueueLimit) await connection.below(replayQueueLimit);
-          if (this.closed) return false;
-          const room = Math.max(1, replayQueueLimit - connection.queuedFrames);
-          if (!this.sendReplayFrames(frames.splice(0, room))) return false;
-        }
-        return true;
-      };
-      for (const notification of batch.messages) {
-        // Messages read for this stream alone are matched and rendered without caching (cloudevent.ts).
-        const bytes = unshared ? renderer.unshared(select, notification) : select(notification);
-        if (bytes === undefined) continue;
-        if (bytes instanceof CloudEventRenderError) {
-          if (!(await flush())) return false;
-          this.sendNotification('replay', notification); // emits the non-fatal error frame
-          continue;
-        }
-        if (delivered === quota) {
-          // The lookahead found one more deliverable notification: truncation is proven (§9.5).
-          if (!(await flush())) return false;
-          this.close('end_of_stream', [replayLimitReached(this.identity, this.deps.clock.now(), quota)]);
-          return false;
-        }
-        frames.push(bytes);
-        delivered++;
-      }
-      if (!(await flush())) return false;
-      if (batch.exhausted) return true;
-      // The next batch is fetched only once this one reached the socket (§12).
-      await connection.drained();
-      if (this.closed) return false;
-      if (settings.replayBatchDelayMs > 0) await this.sleep(settings.replayBatchDelayMs);
-      if (this.closed) return false;
-    }
+  private replayHost(): ReplayBatchHost {
+    return {
+      isClosed: () => this.closed,
+      sendFrames: (frames) => this.sendReplayFrames(frames),
+      sendRenderFailure: (notification) => this.sendNotification('replay', notification),
+      closeAtLimit: () => this.close('end_of_stream', [replayLimitReached(this.identity, this.deps.clock.now(), this.request.quota)]),
+      fail: (error) => this.failReplay(error),
+      sleep: (ms) => this.sleep(ms),
+    };
   }
 
   /** A backend failure during replay: the `error` frame, then `end_of_stream` (§9.6). */

@@ -9,7 +9,8 @@ import type { CloudEventRenderer } from './cloudevent.js';
 import type { ReplayEndRequest } from './end-point.js';
 import type { CloseReason } from './frames.js';
 import type { StartCursorRequest } from './start-cursor.js';
-import { StreamSession, type StreamSettings, type StreamTelemetry } from './stream-session.js';
+import type { StreamSettings, StreamTelemetry } from './stream-request.js';
+import { StreamSession } from './stream-session.js';
 
 export interface StreamSupervisorDependencies {
   readonly backend: NotificationBackend;

@@ -1,0 +1,102 @@
+import type { ReplayCursor, StoredNotification } from '../backend/backend.js';
+import type { NotificationPredicate } from '../filter/watch-filter.js';
+import { CloudEventRenderError, type CloudEventRenderer, type FrameStyle } from './cloudevent.js';
+import type { SseConnection } from './sse-connection.js';
+
+/** What the batches need of their stream session; every answer `false` means the stream ended. */
+export interface ReplayBatchHost {
+  isClosed(): boolean;
+  /** Queues rendered replay frames together (few writes, sse-connection.ts). */
+  sendFrames(frames: readonly Buffer[]): boolean;
+  /** Emits the non-fatal error frame for a notification that cannot be rendered (§6.3). */
+  sendRenderFailure(notification: StoredNotification): boolean;
+  /** Ends the stream with `notification_replay_limit_reached` (§9.5). */
+  closeAtLimit(): void;
+  /** A backend failure: the `error` frame, then `end_of_stream` (§9.6). */
+  fail(error: unknown): void;
+  /** Waits between batches; ends early when the stream does. */
+  sleep(ms: number): Promise<void>;
+}
+
+export interface ReplayBatchOptions {
+  readonly connection: SseConnection;
+  readonly renderer: CloudEventRenderer;
+  readonly predicate: NotificationPredicate;
+  /** Q, the effective replay cap (§9.4). */
+  readonly quota: number;
+  readonly style: FrameStyle;
+  readonly batchSize: number;
+  readonly batchDelayMs: number;
+  readonly maxBufferedEvents: number;
+}
+
+/**
+ * The batches of streaming.md §9.2 with the quota and lookahead of §9.5: true when history was
+ * exhausted, false when the stream ended on the way (limit, failure, client gone).
+ */
+export async function deliverHistory(history: ReplayCursor, options: ReplayBatchOptions, host: ReplayBatchHost): Promise<boolean> {
+  const { connection, renderer, predicate, quota, style } = options;
+  const replayQueueLimit = Math.max(1, Math.floor(options.maxBufferedEvents / 2));
+  const unshared = history.unshared === true;
+  /** The frame of a notification the request selects, `undefined` if it does not, or why it cannot be rendered. */
+  const select = (notification: StoredNotification): Buffer | CloudEventRenderError | undefined => {
+    if (!predicate(notification)) return undefined;
+    try {
+      return unshared
+        ? renderer.unsharedFrameBytes(notification, 'replay', style)
+        : renderer.frameBytes(notification, 'replay', style);
+    } catch (error) {
+      if (!(error instanceof CloudEventRenderError)) throw error;
+      return error;
+    }
+  };
+  let delivered = 0;
+  for (;;) {
+    let batch;
+    try {
+      batch = await history.next(options.batchSize);
+    } catch (error) {
+      host.fail(error);
+      return false;
+    }
+    if (host.isClosed()) return false;
+
+    // A batch's frames go to the connection together, written in few writes (sse-connection.ts).
+    const frames: Buffer[] = [];
+    const flush = async (): Promise<boolean> => {
+      while (frames.length > 0) {
+        // Replay leaves half the queue free, so heartbeats never push a merely busy stream over (D9).
+        if (connection.queuedFrames >= replayQueueLimit) await connection.below(replayQueueLimit);
+        if (host.isClosed()) return false;
+        const room = Math.max(1, replayQueueLimit - connection.queuedFrames);
+        if (!host.sendFrames(frames.splice(0, room))) return false;
+      }
+      return true;
+    };
+    for (const notification of batch.messages) {
+      // Messages read for this stream alone are matched and rendered without caching (cloudevent.ts).
+      const bytes = unshared ? renderer.unshared(select, notification) : select(notification);
+      if (bytes === undefined) continue;
+      if (bytes instanceof CloudEventRenderError) {
+        if (!(await flush())) return false;
+        host.sendRenderFailure(notification);
+        continue;
+      }
+      if (delivered === quota) {
+        // The lookahead found one more deliverable notification: truncation is proven (§9.5).
+        if (!(await flush())) return false;
+        host.closeAtLimit();
+        return false;
+      }
+      frames.push(bytes);
+      delivered++;
+    }
+    if (!(await flush())) return false;
+    if (batch.exhausted) return true;
+    // The next batch is fetched only once this one reached the socket (§12).
+    await connection.drained();
+    if (host.isClosed()) return false;
+    if (options.batchDelayMs > 0) await host.sleep(options.batchDelayMs);
+    if (host.isClosed()) return false;
+  }
+}

@@ -1,0 +1,46 @@
+import type { NotificationPredicate, WatchSelection } from '../filter/watch-filter.js';
+import type { ReplayEndRequest } from './end-point.js';
+import type { Frame } from './frames.js';
+import type { StartCursorRequest } from './start-cursor.js';
+
+// What opening a stream asks for, and the settings and telemetry it runs with (stream-session.ts).
+
+/** `watch_endpoint` settings a stream uses (streaming.md §14). */
+export interface StreamSettings {
+  readonly heartbeatIntervalSec: number;
+  readonly connectionMaxDurationSec: number;
+  readonly replayBatchSize: number;
+  readonly replayBatchDelayMs: number;
+  readonly maxBufferedEvents: number;
+}
+
+/** What a stream reports for metrics (operations.md §3.3.2), bound to its route and event type. */
+export interface StreamTelemetry {
+  frameSent(kind: Frame['kind']): void;
+  /** Called once, when the stream is over. */
+  released(): void;
+}
+
+export interface StreamRequest {
+  readonly endpoint: 'watch' | 'replay';
+  readonly requestId: string;
+  readonly selection: WatchSelection;
+  readonly predicate: NotificationPredicate;
+  readonly cursor: StartCursorRequest;
+  /** Where a replay ends (D25); always `latest` on a watch, which refuses an end point. */
+  readonly end: ReplayEndRequest;
+  /** Q, the effective replay cap (§9.4). */
+  readonly quota: number;
+  readonly telemetry: StreamTelemetry;
+  /**
+   * When the credentials the stream was opened with are refused (epoch ms, `AuthUser.expiresAt`):
+   * the stream ends then (browser.md §6). Absent for a stream opened without a JWT.
+   */
+  readonly credentialsExpireAt?: number;
+  /**
+   * Set on a GET stream (browser.md §1): notification frames carry `id:` lines, the stream starts
+   * with `retry:`, and `id:`-only blocks mark positions covered without a notification.
+   * `eventType` is the request's, the one its CloudEvent ids name.
+   */
+  readonly browser?: { readonly eventType: string };
+}
