@@ -12,6 +12,8 @@ missing=()
 command -v nats-server >/dev/null 2>&1 || [ -x /usr/sbin/nats-server ] || missing+=(nats-server)
 # The homepage and Swagger UI are checked in headless Debian Chromium (playwright-core drives it).
 [ -x /usr/bin/chromium ] || missing+=(chromium)
+# The TLS suites (and the client's https tests) make a private CA and certificates with openssl.
+command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 # docker-compose.yml is validated with `docker-compose config` (no Docker engine needed).
 command -v docker-compose >/dev/null 2>&1 || docker compose version >/dev/null 2>&1 || missing+=(docker-compose)
 
