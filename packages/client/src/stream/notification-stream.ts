@@ -74,10 +74,12 @@ export class NotificationStream implements AsyncIterableIterator<Notification> {
     this.ready.catch(() => undefined);
     if (request.signal) {
       if (request.signal.aborted) this.abort.abort(request.signal.reason);
-      else request.signal.addEventListener('abort', () => this.close(), { once: true });
+      else request.signal.addEventListener('abort', this.closeOnAbort, { once: true });
     }
     void this.run();
   }
+
+  private readonly closeOnAbort = (): void => this.close();
 
   [Symbol.asyncIterator](): this {
     return this;
@@ -191,6 +193,8 @@ export class NotificationStream implements AsyncIterableIterator<Notification> {
     } catch (error) {
       if (!this.abort.signal.aborted) this.fail(error);
     } finally {
+      // A caller's signal may serve many streams (the CLI's interrupt): leave nothing on it.
+      this.request.signal?.removeEventListener('abort', this.closeOnAbort);
       this.finished = true;
       this.queue.wake();
       this.rejectReady(this.failure ?? new TransportError('the stream ended before it opened'));
@@ -263,13 +267,13 @@ export class NotificationStream implements AsyncIterableIterator<Notification> {
       if (rejected) return rejected;
       const reader = new SseReader();
       for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-        armWatchdog();
+        // Off while frames are handled: a consumer that is slow to take them is no dead connection.
+        watchdog?.cancel();
         for (const frame of reader.feed(chunk)) {
-          watchdog?.cancel();
           const outcome = await this.handleFrame(frame, state);
-          armWatchdog();
           if (outcome) return outcome;
         }
+        armWatchdog();
       }
       return { kind: 'reconnect', wait: 'backoff', reason: 'the connection ended without a close frame' };
     } catch (error) {
@@ -347,6 +351,7 @@ export class NotificationStream implements AsyncIterableIterator<Notification> {
     state.opened = true;
     state.openedAt = this.client.clock.now();
     state.cancelDeadline();
+    const attempt = this.attempt;
     this.attempt = 0;
     this.refreshedThisCycle = false;
     this.confirmedEver = true;
@@ -358,7 +363,7 @@ export class NotificationStream implements AsyncIterableIterator<Notification> {
       frame: data,
     };
     this.resolveReady(opening);
-    this.status({ type: 'opened', opening, attempt: this.attempt });
+    this.status({ type: 'opened', opening, attempt });
     return undefined;
   }
 

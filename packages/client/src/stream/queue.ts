@@ -16,8 +16,13 @@ export class BoundedQueue<T> {
     while (this.items.length >= this.capacity) {
       if (signal.aborted) throw signal.reason;
       await new Promise<void>((resolve) => {
-        this.spaceWaiters.push(resolve);
-        signal.addEventListener('abort', () => resolve(), { once: true });
+        // Removed once space is made: the signal lives as long as the stream, a push waits per item.
+        const onAbort = (): void => resolve();
+        this.spaceWaiters.push(() => {
+          signal.removeEventListener('abort', onAbort);
+          resolve();
+        });
+        signal.addEventListener('abort', onAbort, { once: true });
       });
     }
     if (signal.aborted) throw signal.reason;

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TriggerFailedError } from '../../index.js';
+import { backoffDelay } from '../../stream/backoff.js';
 import type { TriggerSpec } from '../listeners.js';
 import { runCommand } from './command.js';
 import { runEcho, runLog } from './echo-log.js';
@@ -13,10 +14,8 @@ export interface RunOptions {
   readonly backoffMs?: (attempt: number) => number;
 }
 
-/** The supervisor's schedule: full jitter, uniform in [0, min(250 ms · 2^attempt, 30 s)). */
-export function triggerBackoffMs(attempt: number): number {
-  return Math.random() * Math.min(250 * 2 ** attempt, 30_000);
-}
+/** The supervisor's schedule (client.md §3): full jitter, uniform in [0, min(250 ms · 2^attempt, 30 s)). */
+const triggerBackoffMs = (attempt: number): number => backoffDelay(attempt, Math.random);
 
 function attempt(spec: TriggerSpec, n: TriggerNotification, ctx: TriggerEnvironment): Promise<void> {
   switch (spec.type) {
