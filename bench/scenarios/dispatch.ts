@@ -1,19 +1,13 @@
 import type { LiveSink, StoredNotification } from '../../src/backend/backend.js';
 import { LiveDispatch } from '../../src/backend/live-dispatch.js';
-import { loadConfig } from '../../src/config/load.js';
-import { compileWatchFilter, type NotificationPredicate } from '../../src/filter/watch-filter.js';
-import type { JsonObject } from '../../src/json/json-value.js';
-import { parseJsonBody } from '../../src/json/lossless-parse.js';
-import { prepareNotification, type NotifyInput } from '../../src/schema/notify-identifier.js';
-import { SchemaRegistry } from '../../src/schema/schema-registry.js';
+import type { SchemaRegistry } from '../../src/schema/schema-registry.js';
 import { StoredIdentityReader } from '../../src/schema/stored-identifier.js';
-import { checkSpatialShape, prepareWatch } from '../../src/schema/watch-identifier.js';
 import { TopicDecodeError, decodeTopic } from '../../src/topic/percent-codec.js';
 import type { TopicPattern } from '../../src/topic/topic-pattern.js';
-import { DEFAULT_CONFIG_FILE, ROOT } from '../support/paths.js';
 import type { Scenario, ScenarioContext } from '../support/scenario.js';
 import { median, round } from '../support/stats.js';
 import { seededRandom } from '../support/seeded-random.js';
+import { compiledWatch, configSchemaRegistry, storedTemplates, type CompiledWatch } from '../support/stored-layout.js';
 
 /**
  * Live dispatch in this process, no sockets: W watches of distinct mars topics (every field of
@@ -46,11 +40,6 @@ function marsIdentifier(k: number): Record<string, string> {
   return { class: 'od', expver: '0001', domain: 'g', date: day, time: '12:00', stream: 'enfo', step: String(k % 1000) };
 }
 
-interface Watch {
-  readonly pattern: TopicPattern;
-  readonly predicate: NotificationPredicate;
-}
-
 /** What the two dispatch paths offer: register a sink, hand a notification to the matching ones. */
 interface Dispatcher {
   register(pattern: TopicPattern, sink: LiveSink): () => boolean;
@@ -81,28 +70,18 @@ class LinearScan implements Dispatcher {
   }
 }
 
-function registry(): SchemaRegistry {
-  const config = loadConfig({ env: { AVISOSERVER_CONFIG_FILE: DEFAULT_CONFIG_FILE }, cwd: ROOT, systemFile: '/nonexistent' });
-  return new SchemaRegistry(config.notification_schema, true);
-}
-
-function buildWatches(schemas: SchemaRegistry, identities: StoredIdentityReader, count: number): Watch[] {
-  return Array.from({ length: count }, (_, k) => {
-    const request = parseJsonBody(JSON.stringify({ event_type: 'mars', identifier: marsIdentifier(k) })) as { event_type: string; identifier: JsonObject };
-    const selection = prepareWatch(schemas, 'watch', request, checkSpatialShape(request.identifier));
-    return { pattern: selection.pattern, predicate: compileWatchFilter(selection, identities) };
-  });
+function buildWatches(schemas: SchemaRegistry, identities: StoredIdentityReader, count: number): CompiledWatch[] {
+  return Array.from({ length: count }, (_, k) => compiledWatch(schemas, identities, JSON.stringify({ event_type: 'mars', identifier: marsIdentifier(k) })));
 }
 
 /** What notify stores for M notifications to random watched topics; sequences from 1. */
-function storedTemplates(schemas: SchemaRegistry, watches: number, count: number): Omit<StoredNotification, 'sequence'>[] {
+function marsTemplates(schemas: SchemaRegistry, watches: number, count: number): Omit<StoredNotification, 'sequence'>[] {
   const random = seededRandom(watches);
-  const now = BigInt(Date.now()) * 1_000_000n;
-  return Array.from({ length: count }, (_, index) => {
-    const body = { event_type: 'mars', identifier: marsIdentifier(Math.floor(random() * watches)), payload: { location: `/data/${index}.grib` } };
-    const prepared = prepareNotification(schemas, parseJsonBody(JSON.stringify(body)) as unknown as NotifyInput);
-    return { topic: prepared.topic, payload: prepared.payload, timestampNs: now, metadata: prepared.metadata };
-  });
+  return storedTemplates(
+    schemas,
+    (index) => JSON.stringify({ event_type: 'mars', identifier: marsIdentifier(Math.floor(random() * watches)), payload: { location: `/data/${index}.grib` } }),
+    count,
+  );
 }
 
 interface Registered {
@@ -114,7 +93,7 @@ interface Registered {
 }
 
 /** `predicates: false` registers sinks that only count, to show the index's own cost. */
-function register(dispatcher: Dispatcher, watches: readonly Watch[], predicates: boolean): Registered {
+function register(dispatcher: Dispatcher, watches: readonly CompiledWatch[], predicates: boolean): Registered {
   const counts = { delivered: 0, accepted: 0 };
   const started = process.hrtime.bigint();
   const removers = watches.map(({ pattern, predicate }) =>
@@ -164,7 +143,7 @@ interface Setup {
 function setUp(schemas: SchemaRegistry, watchCount: number, notifications: number, perRound: number): Setup {
   const identities = new StoredIdentityReader(schemas);
   const watches = buildWatches(schemas, identities, watchCount);
-  const templates = storedTemplates(schemas, watchCount, notifications);
+  const templates = marsTemplates(schemas, watchCount, notifications);
   const linearCount = Math.max(20, Math.min(perRound, Math.floor(LINEAR_VISITS_PER_ROUND / watchCount)));
   return {
     watches: watchCount,
@@ -190,7 +169,7 @@ export const dispatch: Scenario = {
   target: `ratio ≤ ${TARGET_RATIO.toFixed(2)}`,
   async run(context: ScenarioContext) {
     const size = context.quick ? SIZES.quick : SIZES.full;
-    const schemas = registry();
+    const schemas = configSchemaRegistry();
     const problems: string[] = [];
     const setups = size.watches.map((watchCount) => setUp(schemas, watchCount, size.notifications, size.perRound));
     // Many short rounds in which the sizes take turns, so a change in the machine's load (other

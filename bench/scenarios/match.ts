@@ -1,15 +1,9 @@
 import type { StoredNotification } from '../../src/backend/backend.js';
-import { loadConfig } from '../../src/config/load.js';
-import { compileWatchFilter, type NotificationPredicate } from '../../src/filter/watch-filter.js';
-import type { JsonObject } from '../../src/json/json-value.js';
-import { parseJsonBody } from '../../src/json/lossless-parse.js';
-import { prepareNotification, type NotifyInput } from '../../src/schema/notify-identifier.js';
-import { SchemaRegistry } from '../../src/schema/schema-registry.js';
+import type { NotificationPredicate } from '../../src/filter/watch-filter.js';
 import { StoredIdentityReader } from '../../src/schema/stored-identifier.js';
-import { checkSpatialShape, prepareWatch } from '../../src/schema/watch-identifier.js';
-import { DEFAULT_CONFIG_FILE, ROOT } from '../support/paths.js';
 import type { Scenario, ScenarioContext } from '../support/scenario.js';
 import { median, round } from '../support/stats.js';
+import { compiledWatch, configSchemaRegistry, storedTemplates } from '../support/stored-layout.js';
 
 /**
  * ns per notification per filter of the WatchFilter, micro-benchmarked in this process: F
@@ -88,28 +82,6 @@ const CASES: readonly FilterCase[] = [
   },
 ];
 
-function registry(): SchemaRegistry {
-  const config = loadConfig({ env: { AVISOSERVER_CONFIG_FILE: DEFAULT_CONFIG_FILE }, cwd: ROOT, systemFile: '/nonexistent' });
-  return new SchemaRegistry(config.notification_schema, true);
-}
-
-/** The server has one StoredIdentityReader (src/app.ts), shared by every predicate, and so do we. */
-function predicateFor(schemas: SchemaRegistry, identities: StoredIdentityReader, watchBody: string): NotificationPredicate {
-  const request = parseJsonBody(watchBody) as { event_type: string; identifier: JsonObject };
-  const point = checkSpatialShape(request.identifier);
-  const selection = prepareWatch(schemas, 'watch', request, point);
-  return compileWatchFilter(selection, identities);
-}
-
-/** What notify stores: topic, payload text, headers; turned into fresh StoredNotifications per round. */
-function storedTemplates(schemas: SchemaRegistry, notify: (index: number) => string, count: number): Omit<StoredNotification, 'sequence'>[] {
-  const now = BigInt(Date.now()) * 1_000_000n;
-  return Array.from({ length: count }, (_, index) => {
-    const prepared = prepareNotification(schemas, parseJsonBody(notify(index)) as unknown as NotifyInput);
-    return { topic: prepared.topic, payload: prepared.payload, timestampNs: now, metadata: prepared.metadata };
-  });
-}
-
 function timeRound(predicate: NotificationPredicate, notifications: readonly StoredNotification[]): { ns: number; matched: number } {
   return timeFanOut([predicate], notifications);
 }
@@ -130,13 +102,14 @@ export const match: Scenario = {
   target: `ratio ≤ 1.00 (${TARGET_NS} ns)`,
   async run(context: ScenarioContext) {
     const size = context.quick ? SIZES.quick : SIZES.full;
-    const schemas = registry();
+    const schemas = configSchemaRegistry();
     const extra: Record<string, unknown> = { notifications: size.notifications, filters: size.filters, rounds: size.rounds };
     const problems: string[] = [];
     let slowest = 0;
     for (const filterCase of CASES) {
       const identities = new StoredIdentityReader(schemas);
-      const predicates = Array.from({ length: size.filters }, (_, k) => predicateFor(schemas, identities, filterCase.watch(k)));
+      // One StoredIdentityReader shared by every predicate, as the server's are (src/app.ts).
+      const predicates = Array.from({ length: size.filters }, (_, k) => compiledWatch(schemas, identities, filterCase.watch(k)).predicate);
       const templates = storedTemplates(schemas, filterCase.notify, size.notifications);
       const fanOut: number[] = [];
       const firstWatcher: number[] = [];
