@@ -176,9 +176,9 @@ async function main(): Promise<void> {
     `aviso-server ${SERVER_VERSION} listening on ${config.application.host}:${port}`,
   );
 
-  installShutdown({ app, backend, logger, plugins: readPlugins, metricsServer, otlp: otlp?.sink });
+  const shuttingDown = installShutdown({ app, backend, logger, plugins: readPlugins, metricsServer, otlp: otlp?.sink });
   if (tls) reloader.attachTlsServer(app.server);
-  installReloadSignal(reloader, logger);
+  installReloadSignal(reloader, logger, shuttingDown);
 }
 
 /**
@@ -252,7 +252,8 @@ interface Running {
  * operations.md §4.2: streams end with `server_shutdown`, the metrics server stops, the public
  * server drains for up to 30 s, then the backend closes; the process exits 0 once it has.
  */
-function installShutdown({ app, backend, logger, plugins, metricsServer, otlp }: Running): void {
+/** Installs the SIGTERM/SIGINT handlers; the answer tells whether shutdown has begun. */
+function installShutdown({ app, backend, logger, plugins, metricsServer, otlp }: Running): () => boolean {
   let shuttingDown = false;
   const shutdown = async (signal: NodeJS.Signals): Promise<void> => {
     if (shuttingDown) process.exit(1); // a second signal while draining means "now"
@@ -282,6 +283,7 @@ function installShutdown({ app, backend, logger, plugins, metricsServer, otlp }:
   };
   process.on('SIGTERM', (signal) => void shutdown(signal));
   process.on('SIGINT', (signal) => void shutdown(signal));
+  return () => shuttingDown;
 }
 
 function withTimeout(promise: Promise<void>, ms: number): Promise<void> {

@@ -23,7 +23,7 @@ export interface SchemaChanges {
  * The certificate files of `application.tls` are read again at every reload (their names may
  * change too); `application.tls` appearing or disappearing is a restart-only change.
  */
-export const LIVE_SETTINGS: readonly string[] = [
+const LIVE_SETTINGS: readonly string[] = [
   'notification_schema',
   'notification_schema_strict',
   'auth.admin_roles',
@@ -59,7 +59,7 @@ export function hasSchemaChanges(changes: SchemaChanges): boolean {
 export function restartOnlySettings(running: AppConfig, next: AppConfig): string[] {
   const names: string[] = [];
   collectDifferences(running, next, '', names);
-  return names.filter((name) => !isLive(name)).sort(compareCodePoints);
+  return names.sort(compareCodePoints);
 }
 
 function isLive(name: string): boolean {
@@ -78,6 +78,11 @@ function collectDifferences(before: unknown, after: unknown, path: string, out: 
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Whether two settings are equal whatever order their keys were written in. */
+export function sameSetting(a: unknown, b: unknown): boolean {
+  return stableText(a) === stableText(b);
 }
 
 /** JSON text with object keys sorted, so that two equal configurations compare equal. */

@@ -9,7 +9,7 @@ import { loadTlsMaterial, replaceTlsMaterial, TlsFileError, type TlsMaterial } f
 import { SchemaRegistry } from '../schema/schema-registry.js';
 import { ConfigLoadError, loadConfig } from './load.js';
 import type { AppConfig } from './model.js';
-import { hasSchemaChanges, restartOnlySettings, schemaChanges, type SchemaChanges } from './reload-changes.js';
+import { hasSchemaChanges, restartOnlySettings, sameSetting, schemaChanges, type SchemaChanges } from './reload-changes.js';
 import { ConfigValidationError, validateConfig, validateJetStreamSettings, type ConfigWarning } from './validate.js';
 
 /** Who asked for the reload, in its log lines. */
@@ -209,7 +209,7 @@ export class ConfigurationReloader implements ConfigurationReload {
         event_types_removed: changes.removed,
         event_types_changed: changes.changed,
         notification_schema_strict: candidate.registry.strictMode,
-        admin_roles_changed: JSON.stringify(previous.auth.admin_roles) !== JSON.stringify(config.auth.admin_roles),
+        admin_roles_changed: !sameSetting(previous.auth.admin_roles, config.auth.admin_roles),
       },
       `Configuration reloaded: ${describeChanges(changes)}`,
     );
@@ -231,12 +231,10 @@ function reasonOf(error: unknown): string {
  * `SIGHUP` reloads (browser.md §5). Node's default for it is to exit, so the handler is installed
  * once the server listens; before that a hang-up still stops a process that is not serving yet.
  */
-export function installReloadSignal(reloader: ConfigurationReload, logger: Logger): void {
-  // Once shutdown has begun the backend is closing: a reload then would only log its failures.
-  let stopping = false;
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => (stopping = true));
+export function installReloadSignal(reloader: ConfigurationReload, logger: Logger, shuttingDown: () => boolean): void {
   process.on('SIGHUP', () => {
-    if (stopping) return;
+    // Once shutdown has begun the backend is closing: a reload then would only log its failures.
+    if (shuttingDown()) return;
     reloader.reload('signal').catch((error: unknown) =>
       logger.error({ event_name: 'configuration.reload.failed', source: 'signal', error: reasonOf(error) }, 'Configuration reload failed unexpectedly'),
     );
