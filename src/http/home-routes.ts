@@ -27,18 +27,17 @@ export async function registerHomeRoutes(
     ['SERVER_VERSION', SERVER_VERSION],
     // Validated at startup as http(s) URLs, and still escaped: the page is HTML whatever they hold.
     ...HOMEPAGE_KEYS.map((key): [string, string] => [key.toUpperCase(), escapeHtml(options.homepage[key])]),
+    ['EVENT_TYPES', eventTypeList(options.registry)],
   ]);
+  // A configuration reload may change the event types.
+  options.registry.onReplace(() => fills.set('EVENT_TYPES', eventTypeList(options.registry)));
 
   app.get('/', { schema: ROUTE_DOCS.home }, async (_request, reply) => {
     let html: string;
     try {
       const template = await readFile(join(root, 'index.html'), 'utf8');
       // One pass, so a filled-in value that happens to contain `{{…}}` is never filled in again.
-      // The event types are read per request: a configuration reload may have changed them.
-      const eventTypes = eventTypeList(options.registry);
-      html = template.replace(/\{\{([A-Z_]+)\}\}/g, (placeholder, name: string) =>
-        name === 'EVENT_TYPES' ? eventTypes : (fills.get(name) ?? placeholder),
-      );
+      html = template.replace(/\{\{([A-Z_]+)\}\}/g, (placeholder, name: string) => fills.get(name) ?? placeholder);
     } catch {
       html = INDEX_NOT_FOUND;
     }
