@@ -11,6 +11,7 @@ import {
   uriTooLongError,
 } from './error-bodies.js';
 import { sendSortedJson } from './json-reply.js';
+import { HTTP1_ONLY_HEADERS } from './http2-headers.js';
 import { isHttp2 } from './server-transport.js';
 
 const PARSE_CODES = new Set(['INVALID_JSON', 'UNKNOWN_FIELD', 'INVALID_REQUEST_SHAPE']);
@@ -42,8 +43,13 @@ export function registerErrorHandling(app: FastifyInstance, options: { maxBodyBy
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const apiError = toApiError(error, options.maxBodyBytes);
-    // On HTTP/2 the socket is the whole connection's: the stream is reset, the connection stays.
-    if (apiError.statusCode === 413 && !isHttp2(request.raw)) lingerBeforeClose(request.raw.socket);
+    if (isHttp2(request.raw)) {
+      // fastify marks a refused upload `Connection: close`, which HTTP/2 forbids (http2-headers.ts).
+      for (const name of HTTP1_ONLY_HEADERS) reply.removeHeader(name);
+    } else if (apiError.statusCode === 413) {
+      // On HTTP/2 the socket is the whole connection's: there the stream is reset, the connection stays.
+      lingerBeforeClose(request.raw.socket);
+    }
     if (!(error instanceof ApiError) && apiError.statusCode >= 500) {
       request.log.error({ event_name: 'http.request.unhandled_error', err: error }, 'Unhandled error');
     } else {

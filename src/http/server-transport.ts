@@ -3,7 +3,6 @@ import type { Http2SecureServer, Http2ServerRequest, ServerHttp2Session } from '
 import type { Socket } from 'node:net';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Logger } from 'pino';
-import { HTTP1_ONLY_HEADERS } from './http2-headers.js';
 import { ApiError } from './api-error.js';
 import { applyConnectionLimit, describeClientError, serverLimitOptions, type ServerLimits } from './server-limits.js';
 import { secureServerOptions, type TlsMaterial } from './tls-options.js';
@@ -49,10 +48,6 @@ export function createFastify(options: FastifyServerOptions, transport: Transpor
   Object.assign(server, { maxHeaderSize: limits.max_header_bytes, keepAliveTimeout: limits.keep_alive_timeout_ms });
   readBodiesWithoutLength(app as unknown as FastifyInstance);
   limitHeaderListSize(app as unknown as FastifyInstance, limits.max_header_bytes);
-  app.addHook('onSend', async (request, reply) => {
-    if (!isHttp2(request.raw)) return;
-    for (const name of HTTP1_ONLY_HEADERS) reply.removeHeader(name);
-  });
   const connections = trackConnections(server, limits.headers_timeout_ms);
   // Shutdown (operations.md §4.2): no new streams on HTTP/2 connections, idle HTTP/1.1 ones closed;
   // what is in flight finishes. Node's http2 server does neither by itself before Node 24.
