@@ -4,6 +4,7 @@ import { classifyFrame, formatJson, type ClassifiedFrame } from './frames.js';
 import type { ShownError } from './http-error.js';
 import type { StreamEndpoint } from './request-body.js';
 import { openStream, type OpenStream } from './sse-reader.js';
+import { WaitingFrames, type ArrivedFrame } from './waiting-frames.js';
 
 /** Numbers the panels of this page, so each can be told apart (`data-stream`). */
 let panelsOpened = 0;
@@ -33,7 +34,7 @@ export class StreamPanel {
   private readonly pauseButton: HTMLButtonElement;
   private readonly errorBox: HTMLElement;
   private readonly stream: OpenStream;
-  private readonly waiting: ClassifiedFrame[] = [];
+  private readonly waiting = new WaitingFrames(MAX_SHOWN_FRAMES);
   private paused = false;
   private notifications = 0;
   private frames = 0;
@@ -99,19 +100,21 @@ export class StreamPanel {
     this.frames += 1;
     if (frame.kind === 'notification') this.notifications += 1;
     if (frame.requestId && !this.requestId.textContent) this.requestId.textContent = frame.requestId;
-    if (this.paused) this.waiting.push(frame);
-    else this.show(frame);
+    // Stamped now, so a frame that waits out a pause keeps the time it arrived.
+    const arrived: ArrivedFrame = { frame, arrivedAt: new Date() };
+    if (this.paused) this.waiting.push(arrived);
+    else this.show(arrived);
     this.renderCounter();
   }
 
-  private show(frame: ClassifiedFrame): void {
+  private show({ frame, arrivedAt }: ArrivedFrame): void {
     const json = formatJson(frame.data);
     const item = el(
       'li',
       { class: `frame ${frame.kind}`, 'data-kind': frame.kind, 'data-label': frame.label },
       el('span', { class: 'badge' }, frame.label),
       el('span', { class: 'summary' }, frame.summary),
-      el('time', {}, new Date().toLocaleTimeString()),
+      el('time', {}, arrivedAt.toLocaleTimeString()),
       el('details', { open: frame.kind === 'notification' }, el('summary', {}, 'JSON'), el('pre', {}, json)),
     );
     this.list.prepend(item);
@@ -120,7 +123,7 @@ export class StreamPanel {
 
   private togglePause(): void {
     this.paused = !this.paused;
-    if (!this.paused) for (const frame of this.waiting.splice(0)) this.show(frame);
+    if (!this.paused) for (const arrived of this.waiting.take()) this.show(arrived);
     this.renderCounter();
   }
 
@@ -137,7 +140,7 @@ export class StreamPanel {
   }
 
   private renderCounter(): void {
-    this.pauseButton.textContent = this.paused ? `Resume${this.waiting.length ? ` (${this.waiting.length} waiting)` : ''}` : 'Pause';
+    this.pauseButton.textContent = this.paused ? `Resume${this.waiting.count ? ` (${this.waiting.count} waiting)` : ''}` : 'Pause';
     this.counter.textContent = `${this.notifications} notification${this.notifications === 1 ? '' : 's'} · ${this.frames} frame${this.frames === 1 ? '' : 's'}`;
   }
 }

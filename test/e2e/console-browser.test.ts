@@ -179,6 +179,31 @@ describe('the console in headless Chromium', () => {
     });
   });
 
+  it('shows a frame that waited out a pause with the time it arrived, not the time of Resume', async () => {
+    await withConsole(open, [], async (page, problems) => {
+      await page.selectOption('#event-type', 'dissemination');
+      await fill(page, { class: 'od', destination: 'paused-time' });
+      const panel = await startStream(page, 'watch');
+      await frames(panel, 'lifecycle').filter({ hasText: 'opening' }).waitFor();
+
+      // The page's clock stands at `arrival` while the notification comes in, at `resumed` on Resume.
+      const arrival = Date.UTC(2026, 0, 15, 10, 0, 0);
+      const resumed = Date.UTC(2026, 0, 15, 13, 30, 0);
+      await panel.locator('button.pause').click();
+      await page.clock.setFixedTime(arrival);
+      expect(await publish(page)).toBe(200);
+      await expect.poll(() => panel.locator('.counter').innerText()).toMatch(/^1 notification /);
+      await page.clock.setFixedTime(resumed);
+      await panel.locator('button.pause').click();
+
+      const shown = await frames(panel, 'notification').locator('time').innerText();
+      const [arrivalText, resumedText] = await page.evaluate((times) => times.map((time) => new Date(time).toLocaleTimeString()), [arrival, resumed]);
+      expect(shown).toBe(arrivalText);
+      expect(shown).not.toBe(resumedText);
+      expectNoProblems(problems);
+    });
+  });
+
   it('replays a range and shows replay_started, the notifications, replay_completed and the close', async () => {
     await withConsole(open, [], async (page, problems) => {
       await page.selectOption('#event-type', 'dissemination');
