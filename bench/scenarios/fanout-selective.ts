@@ -2,8 +2,7 @@ import { readFileSync } from 'node:fs';
 import { benchConfig, exampleSchema } from '../support/aviso-config.js';
 import { startAviso, type AvisoProcess } from '../support/aviso-process.js';
 import { cpuMeter } from '../support/cpu-time.js';
-import { Fleet } from '../support/fleet.js';
-import type { FleetReport } from '../support/fleet-protocol.js';
+import { Fleet, fleetCounts, fleetProblems } from '../support/fleet.js';
 import { NotifyClient } from '../support/notify-client.js';
 import { selectiveNotificationBody, selectiveWatchBody } from '../support/notifications.js';
 import { atFixedRate } from '../support/rate-schedule.js';
@@ -97,20 +96,6 @@ async function drainAll(fleets: readonly Fleet[]): Promise<void> {
   await Promise.all(fleets.map((fleet) => fleet.drain(DRAIN_STALL_MS)));
 }
 
-function correctness(reports: readonly FleetReport[], problems: string[]): number {
-  const sum = (pick: (report: FleetReport) => number): number => reports.reduce((total, report) => total + pick(report), 0);
-  const lost = sum((r) => r.lost);
-  if (lost > 0) problems.push(`${lost} notifications lost over ${sum((r) => r.streamsWithLoss)} watchers`);
-  if (sum((r) => r.duplicates) > 0) problems.push(`${sum((r) => r.duplicates)} duplicate deliveries`);
-  if (sum((r) => r.misdelivered) > 0) problems.push(`${sum((r) => r.misdelivered)} notifications delivered to a watcher of another topic`);
-  if (sum((r) => r.unexpected) > 0) problems.push(`${sum((r) => r.unexpected)} unreadable or unexpected notification frames`);
-  if (sum((r) => r.errorFrames) > 0) problems.push(`${sum((r) => r.errorFrames)} error frames`);
-  const closes: Record<string, number> = {};
-  for (const report of reports) for (const [reason, n] of Object.entries(report.closeReasons)) closes[reason] = (closes[reason] ?? 0) + n;
-  if (Object.keys(closes).length > 0) problems.push(`streams ended early: ${Object.entries(closes).map(([reason, n]) => `${n}× ${reason}`).join(', ')}`);
-  return lost;
-}
-
 async function measure(watchers: number, size: (typeof SIZES)['full']): Promise<Side> {
   const random = seededRandom(14);
   const pick = (): number => Math.floor(random() * watchers);
@@ -148,7 +133,9 @@ async function measure(watchers: number, size: (typeof SIZES)['full']): Promise<
       await drainAll(fleets);
       const cpu = (meter as ReturnType<typeof cpuMeter>).stop();
       const reports = await Promise.all(fleets.map((fleet) => fleet.report()));
-      const lost = correctness(reports, problems);
+      const counts = fleetCounts(reports);
+      fleetProblems(counts, undefined, problems);
+      if (counts.misdelivered > 0) problems.push(`${counts.misdelivered} notifications delivered to a watcher of another topic`);
       const samples = reports.flatMap((report) => report.samplesMs ?? []).sort((a, b) => a - b);
       return {
         watchers,
@@ -158,7 +145,7 @@ async function measure(watchers: number, size: (typeof SIZES)['full']): Promise<
         p50Ms: percentileOfSorted(samples, 50),
         p99Ms: percentileOfSorted(samples, 99),
         maxMs: percentileOfSorted(samples, 100),
-        lost,
+        lost: counts.lost,
         problems,
         openMs,
       };

@@ -2,7 +2,7 @@ import type { BroadcastCommand, BroadcastDone } from '../baselines/sse-frame-ser
 import { benchConfig, exampleSchema } from '../support/aviso-config.js';
 import { startAviso } from '../support/aviso-process.js';
 import { cpuMeter } from '../support/cpu-time.js';
-import { Fleet } from '../support/fleet.js';
+import { Fleet, fleetProblems } from '../support/fleet.js';
 import type { FleetReport } from '../support/fleet-protocol.js';
 import { NotifyClient } from '../support/notify-client.js';
 import { fanoutNotificationBody, fanoutWatchBody } from '../support/notifications.js';
@@ -132,18 +132,6 @@ async function measureBaseline(size: (typeof SIZES)['full']): Promise<Side> {
   }
 }
 
-function correctness(side: Side, label: string, problems: string[]): void {
-  const { report } = side;
-  if (report.lost > 0) {
-    problems.push(`${label}: ${report.lost} notifications lost over ${report.streamsWithLoss} of ${report.streams} watchers`);
-  }
-  if (report.duplicates > 0) problems.push(`${label}: ${report.duplicates} duplicate deliveries`);
-  if (report.unexpected > 0) problems.push(`${label}: ${report.unexpected} unreadable or unexpected notification frames`);
-  if (report.errorFrames > 0) problems.push(`${label}: ${report.errorFrames} error frames`);
-  const closes = Object.entries(report.closeReasons);
-  if (closes.length > 0) problems.push(`${label}: streams ended early: ${closes.map(([reason, n]) => `${n}× ${reason}`).join(', ')}`);
-}
-
 export const fanout: Scenario = {
   name: 'fanout',
   target: `ratio ≥ 0.50, p99 ≤ ${P99_LIMIT_MS} ms, CPU/event ≤ ${CPU_RATIO_LIMIT}× bare, lost 0`,
@@ -151,10 +139,10 @@ export const fanout: Scenario = {
     const size = context.quick ? SIZES.quick : SIZES.full;
     const problems: string[] = [];
     const aviso = await measureAviso(size, problems);
-    correctness(aviso, 'aviso', problems);
+    fleetProblems(aviso.report, 'aviso', problems);
     const baseline = await measureBaseline(size);
     const baselineProblems: string[] = [];
-    correctness(baseline, 'baseline', baselineProblems);
+    fleetProblems(baseline.report, 'baseline', baselineProblems);
     if (baselineProblems.length > 0) throw new Error(`the baseline itself lost events: ${baselineProblems.join('; ')}`);
 
     const ratio = aviso.eventsPerSecond / baseline.eventsPerSecond;
