@@ -43,6 +43,8 @@ let unexpected = 0;
 let errorFrames = 0;
 let misdelivered = 0;
 let targets: readonly number[] | undefined;
+/** With `targets`: how many notifications each global stream index owns (counted once per `open`). */
+let ownedPerIndex: Int32Array = new Int32Array(0);
 let streamOffset = 0;
 let keepSamples = false;
 /** Distinct notifications received over every stream, and how many there must be. */
@@ -122,7 +124,7 @@ function openStream(origin: URL, path: string, body: string): Promise<{ ok: true
       resolve(outcome);
     };
     const index = streamOffset + streams.length;
-    const own = targets === undefined ? expected : targets.reduce((n, target) => (target === index ? n + 1 : n), 0);
+    const own = targets === undefined ? expected : (ownedPerIndex[index] ?? 0);
     const stream: Stream = {
       index,
       expected: own,
@@ -172,6 +174,15 @@ function openStream(origin: URL, path: string, body: string): Promise<{ ok: true
   });
 }
 
+/** How many times each index occurs in `targets`, by index (0 past the largest). */
+function countPerIndex(targets: readonly number[]): Int32Array {
+  let largest = -1;
+  for (const target of targets) if (target > largest) largest = target;
+  const counts = new Int32Array(largest + 1);
+  for (const target of targets) counts[target] = (counts[target] ?? 0) + 1;
+  return counts;
+}
+
 async function open(command: FleetOpenCommand): Promise<void> {
   const started = epochMs();
   expected = command.expectedNotifications;
@@ -179,6 +190,7 @@ async function open(command: FleetOpenCommand): Promise<void> {
   streamOffset = command.streamOffset ?? 0;
   keepSamples = command.keepSamples ?? false;
   if (targets !== undefined && targets.length !== expected) throw new Error('targets must have one entry per expected notification');
+  if (targets !== undefined) ownedPerIndex = countPerIndex(targets);
   const total = command.groups.reduce((sum, group) => sum + group.count, 0);
   latencies = new Float64Array(targets === undefined ? total * expected : expected);
   const bodies: string[] = [];
