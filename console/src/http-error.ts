@@ -25,6 +25,17 @@ export function describeHttpError(status: number, bodyText: string, requestIdHea
   return { status, title: code ? `${status} ${code}` : `${status}`, message, ...(requestId ? { requestId } : {}) };
 }
 
+/** The parts of a `Response` that `describeResponse` reads (so this module needs no DOM types). */
+export interface AnsweredResponse {
+  readonly status: number;
+  readonly headers: { get(name: string): string | null };
+}
+
+/** A refused response and its body text, with the request id from `X-Request-ID` when the body has none. */
+export function describeResponse(response: AnsweredResponse, bodyText: string): ShownError {
+  return describeHttpError(response.status, bodyText, response.headers.get('X-Request-ID'));
+}
+
 /** A request that never got an answer (server down, connection dropped). */
 export function describeNetworkError(error: unknown): ShownError {
   const reason = error instanceof Error ? error.message : String(error);

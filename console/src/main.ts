@@ -1,7 +1,7 @@
 import { avisoCommand, curlCommand, type CommandTarget } from './commands.js';
 import { byId, el } from './dom.js';
 import { formatJson } from './frames.js';
-import { describeHttpError, describeNetworkError, type ShownError } from './http-error.js';
+import { describeNetworkError, describeResponse, type ShownError } from './http-error.js';
 import { bodyFor, type ConsoleForm, type EndKind, type Operation, type StartKind, type StreamEndpoint } from './request-body.js';
 import { SchemaForm } from './schema-form.js';
 import type { SchemaList, SchemaView } from './schema-model.js';
@@ -76,7 +76,7 @@ async function loadSchemas(): Promise<void> {
   try {
     const response = await fetch(new URL('schema', API));
     const text = await response.text();
-    if (!response.ok) return showError(box, describeHttpError(response.status, text, response.headers.get('X-Request-ID')));
+    if (!response.ok) return showError(box, describeResponse(response, text));
     const list = JSON.parse(text) as SchemaList;
     schemas = list.schema;
     eventType.replaceChildren(...list.event_types.map((name) => el('option', { value: name }, name)));
@@ -132,7 +132,7 @@ async function publish(): Promise<void> {
       body: JSON.stringify(bodyFor(currentForm(), 'notify')),
     });
     const text = await response.text();
-    if (!response.ok) return showError(box, describeHttpError(response.status, text, response.headers.get('X-Request-ID')));
+    if (!response.ok) return showError(box, describeResponse(response, text));
     const reply = JSON.parse(text) as { request_id?: string; processed_at?: string };
     box.className = 'success';
     box.replaceChildren('Published at ', el('code', {}, reply.processed_at ?? '?'), ' request ', el('code', {}, reply.request_id ?? '?'));

@@ -1,4 +1,4 @@
-import { describeHttpError, describeNetworkError, type ShownError } from './http-error.js';
+import { describeNetworkError, describeResponse, type ShownError } from './http-error.js';
 import { createParser } from './vendor/eventsource-parser.js';
 
 /**
@@ -55,7 +55,7 @@ async function read(request: StreamRequest, callbacks: StreamCallbacks, signal: 
     return;
   }
   if (!response.ok || !response.body) {
-    callbacks.onRefused(describeHttpError(response.status, await response.text().catch(() => ''), response.headers.get('X-Request-ID')));
+    callbacks.onRefused(describeResponse(response, await response.text().catch(() => '')));
     return;
   }
   callbacks.onOpen(response.headers.get('X-Request-ID'));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { classifyFrame, formatJson } from '../../../console/src/frames.js';
-import { describeHttpError } from '../../../console/src/http-error.js';
+import { describeHttpError, describeResponse } from '../../../console/src/http-error.js';
 
 const RID = '0b9f1a8e-2f4c-4d0e-9a51-7c1e5b2d3f40';
 
@@ -56,6 +56,11 @@ describe('server errors shown in place', () => {
   it('falls back to the X-Request-ID header and the raw text', () => {
     expect(describeHttpError(502, '<h1>Bad gateway</h1>', RID)).toEqual({ status: 502, title: '502', message: '<h1>Bad gateway</h1>', requestId: RID });
     expect(describeHttpError(503, '', null).message).toBe('The server gave no reason');
+  });
+
+  it("reads a fetch Response's status and X-Request-ID header", () => {
+    const response = new Response(null, { status: 502, headers: { 'X-Request-ID': RID } });
+    expect(describeResponse(response, '<h1>Bad gateway</h1>')).toEqual({ status: 502, title: '502', message: '<h1>Bad gateway</h1>', requestId: RID });
   });
 });
 
