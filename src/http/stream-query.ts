@@ -2,7 +2,7 @@ import type { JsonValue } from '../json/json-value.js';
 import { JsonSyntaxError, parseJsonBody } from '../json/lossless-parse.js';
 import type { StreamEndpoint } from '../schema/watch-identifier.js';
 import { requestError, validationError } from './error-bodies.js';
-import { parseRequestValue, type NotificationRequest } from './request-body.js';
+import { ALLOWED_REQUEST_FIELDS, parseRequestValue, type NotificationRequest } from './request-body.js';
 
 /**
  * The GET forms of watch and replay (browser.md §1): the query mirrors the POST body, so it is
@@ -11,7 +11,7 @@ import { parseRequestValue, type NotificationRequest } from './request-body.js';
  */
 
 /** The query parameters a GET stream accepts: the body fields of a stream request (no `payload`). */
-export const STREAM_QUERY_PARAMETERS = ['event_type', 'identifier', 'from_id', 'from_date', 'to_id', 'to_date'] as const;
+const STREAM_QUERY_PARAMETERS = ALLOWED_REQUEST_FIELDS.filter((field) => field !== 'payload');
 
 /**
  * The request a GET stream's URL describes. `identifier` is JSON text (omitted: `{}`); a parameter
@@ -47,11 +47,11 @@ function parseIdentifierText(endpoint: StreamEndpoint, text: string): JsonValue 
 /** u64::MAX: a `Last-Event-ID` must leave room for `from_id = n + 1`. */
 const U64_MAX = 0xffff_ffff_ffff_ffffn;
 
-export function malformedLastEventIdMessage(value: string): string {
+function malformedLastEventIdMessage(value: string): string {
   return `Last-Event-ID must be '<event_type>@<sequence>', the id of a notification of this stream. Got: '${value}'`;
 }
 
-export function otherEventTypeMessage(value: string, eventType: string): string {
+function otherEventTypeMessage(value: string, eventType: string): string {
   return `Last-Event-ID '${value}' names another event type than this stream's '${eventType}'`;
 }
 

@@ -75,23 +75,23 @@ async function serveStream(
   deps.access.checkRead(schema, request.authUser);
   const eventType = deps.registry.eventTypeLabel(body.event_type);
   addLogContext(request.log as Logger, { event_type: eventType });
-  let validated = validateStreamRequest(deps.registry, endpoint, body);
+  const validated = validateStreamRequest(deps.registry, endpoint, body);
   // The URL is judged first, as it is; then the header (browser.md §1).
   const resumeAfter = browser && parseLastEventId(endpoint, browser.lastEventId, body.event_type);
   const { selection } = validated;
+  let { cursor, end } = validated;
   const topic = selection.pattern.display;
   addLogContext(request.log as Logger, { topic });
   await runReadPlugins(deps, schema, request.authUser, selection, request.log as Logger);
   if (resumeAfter !== undefined) {
     // Past `to_id` already: nothing is left, and `from_id = n + 1` would fail the to_id check.
-    if (validated.end.kind === 'sequence' && resumeAfter >= validated.end.requested) {
+    if (end.kind === 'sequence' && resumeAfter >= end.requested) {
       await reply.code(204).send();
       return;
     }
     // Only the start changes: the selection, and so what the plugins judged, stays the same.
-    validated = validateStreamRequest(deps.registry, endpoint, resumedRequest(body, resumeAfter));
+    ({ cursor, end } = asValidationErrors(endpoint, () => resolveRange(endpoint, resumedRequest(body, resumeAfter))));
   }
-  const { cursor, end } = validated;
   const telemetry = streamTelemetry(deps.metrics, endpoint, eventType, request.authUser?.username);
   let outcome: OpenOutcome;
   try {
@@ -171,6 +171,14 @@ async function runReadPlugins(
   }
 }
 
+/** A request's start and end fields, as every stream request has them. */
+interface RangeFields {
+  readonly from_id?: string;
+  readonly from_date?: string;
+  readonly to_id?: string;
+  readonly to_date?: string;
+}
+
 /**
  * Step 4 of api.md §6.1, in its order: spatial shape, start cursor, end point (reference-0.13.md
  * §1: validated on a replay, refused on a watch), identifier, topic length (D33).
@@ -178,24 +186,31 @@ async function runReadPlugins(
 function validateStreamRequest(
   registry: SchemaRegistry,
   endpoint: StreamEndpoint,
-  body: Parameters<typeof prepareWatch>[2] & {
-    readonly from_id?: string;
-    readonly from_date?: string;
-    readonly to_id?: string;
-    readonly to_date?: string;
-  },
+  body: Parameters<typeof prepareWatch>[2] & RangeFields,
 ): { selection: WatchSelection; cursor: StartCursorRequest; end: ReplayEndRequest } {
-  try {
+  return asValidationErrors(endpoint, () => {
     const point = checkSpatialShape(body.identifier);
-    const cursor = resolveStartCursor(endpoint, body.from_id, body.from_date);
-    let end = LATEST;
-    if (endpoint === 'replay') end = resolveEndPoint(cursor, body.to_id, body.to_date);
-    else if (hasEndPoint(body)) throw validationError(endpoint, endPointNotSupported('/watch'));
+    const { cursor, end } = resolveRange(endpoint, body);
     const selection = prepareWatch(registry, endpoint, body, point);
     // D33: last, once the identifier is known to be valid, and before any backend call.
     const bytes = patternSubjectBytes(selection.pattern);
     if (bytes > MAX_TOPIC_BYTES) throw new IdentifierError(topicTooLongMessage(bytes));
     return { selection, cursor, end };
+  });
+}
+
+/** The start cursor and, on a replay, the end point; a watch refuses an end point. */
+function resolveRange(endpoint: StreamEndpoint, body: RangeFields): { cursor: StartCursorRequest; end: ReplayEndRequest } {
+  const cursor = resolveStartCursor(endpoint, body.from_id, body.from_date);
+  if (endpoint === 'replay') return { cursor, end: resolveEndPoint(cursor, body.to_id, body.to_date) };
+  if (hasEndPoint(body)) throw validationError(endpoint, endPointNotSupported('/watch'));
+  return { cursor, end: LATEST };
+}
+
+/** The validation failures of step 4 as the endpoint's 400 (api.md §6.1). */
+function asValidationErrors<T>(endpoint: StreamEndpoint, validate: () => T): T {
+  try {
+    return validate();
   } catch (error) {
     if (error instanceof IdentifierError) throw validationError(endpoint, error.message, error.details);
     if (error instanceof StartCursorError) throw validationError(endpoint, error.message);
