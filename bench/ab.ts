@@ -7,6 +7,7 @@ import { benchConfig, exampleSchema } from './support/aviso-config.js';
 import { startAviso, type AvisoProcess } from './support/aviso-process.js';
 import { assertAllOk, runAutocannon } from './support/autocannon-run.js';
 import { cpuSplitSeconds } from './support/cpu-time.js';
+import { interleaved } from './support/interleave.js';
 import { startPrivateNats } from './support/nats.js';
 import { MARS_NOTIFICATION } from './support/notifications.js';
 import { median, round } from './support/stats.js';
@@ -52,7 +53,7 @@ async function startSide(entry: string, level: string): Promise<AvisoProcess> {
   const application = { ...(config.application as Record<string, unknown>), port };
   return startAviso({ config: { ...config, application, logging: { level } }, entry: resolve(entry), port });
 }
-const sides: [string, AvisoProcess][] = [
+const sides: [[string, AvisoProcess], [string, AvisoProcess]] = [
   ['A', await startSide(values.a, values['a-level'])],
   ['B', await startSide(values.b, values['b-level'])],
 ];
@@ -63,29 +64,33 @@ interface Run {
   readonly cpuMicros: number;
   readonly userMicros: number;
 }
-const results: Record<string, Run[]> = { A: [], B: [] };
+/** One autocannon run against one side, printed as it ends. */
+function measureSide([label, aviso]: [string, AvisoProcess]): (round: number) => Promise<Run> {
+  return async (r) => {
+    if (nc) await (await jetstreamManager(nc)).streams.purge('MARS');
+    const before = cpuSplitSeconds(aviso.pid);
+    const result = await runAutocannon({ url: `${aviso.url}/api/v1/notification`, body, connections, warmupSeconds: 0, durationSeconds: seconds });
+    const after = cpuSplitSeconds(aviso.pid);
+    assertAllOk(label, result);
+    const perRequest = (seconds: number): number => round((seconds * 1e6) / result.ok);
+    const run = {
+      perSecond: round(result.requestsPerSecond),
+      userMicros: perRequest(after.user - before.user),
+      cpuMicros: perRequest(after.user + after.system - before.user - before.system),
+    };
+    process.stdout.write(`round ${r} ${label}: ${run.perSecond} req/s, CPU ${run.cpuMicros} µs/request (user ${run.userMicros})\n`);
+    return run;
+  };
+}
+let results: Record<string, Run[]>;
 try {
   for (const [, aviso] of sides) {
     const warm = await runAutocannon({ url: `${aviso.url}/api/v1/notification`, body, connections, warmupSeconds: 0, durationSeconds: 2 });
     assertAllOk('warm-up', warm);
   }
-  for (let r = 0; r < rounds; r++) {
-    for (const [label, aviso] of sides) {
-      if (nc) await (await jetstreamManager(nc)).streams.purge('MARS');
-      const before = cpuSplitSeconds(aviso.pid);
-      const result = await runAutocannon({ url: `${aviso.url}/api/v1/notification`, body, connections, warmupSeconds: 0, durationSeconds: seconds });
-      const after = cpuSplitSeconds(aviso.pid);
-      assertAllOk(label, result);
-      const perRequest = (seconds: number): number => round((seconds * 1e6) / result.ok);
-      const run = {
-        perSecond: round(result.requestsPerSecond),
-        userMicros: perRequest(after.user - before.user),
-        cpuMicros: perRequest(after.user + after.system - before.user - before.system),
-      };
-      (results[label] as Run[]).push(run);
-      process.stdout.write(`round ${r} ${label}: ${run.perSecond} req/s, CPU ${run.cpuMicros} µs/request (user ${run.userMicros})\n`);
-    }
-  }
+  // A B A B …: interleaved runs its first side, then its second, in every round.
+  const runs = await interleaved(rounds, measureSide(sides[0]), measureSide(sides[1]));
+  results = { A: runs.measured, B: runs.baseline };
 } finally {
   await Promise.all(sides.map(([, aviso]) => aviso.stop()));
   await nc?.close();

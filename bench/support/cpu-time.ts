@@ -3,20 +3,19 @@ import { readFileSync } from 'node:fs';
 /** Linux's USER_HZ: the unit of the times in /proc/<pid>/stat (100 on every mainstream kernel). */
 const TICKS_PER_SECOND = 100;
 
-/** CPU time (user + system) a process has used so far, in seconds, from /proc/<pid>/stat. */
-export function cpuSeconds(pid: number): number {
+/** User and system CPU time a process has used so far, in seconds each, from /proc/<pid>/stat. */
+export function cpuSplitSeconds(pid: number): { user: number; system: number } {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   // The command name (field 2) may contain spaces; the fields after its closing parenthesis do not.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name.
-  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+  return { user: Number(fields[11]) / TICKS_PER_SECOND, system: Number(fields[12]) / TICKS_PER_SECOND };
 }
 
-/** User and system CPU time a process has used so far, in seconds each. */
-export function cpuSplitSeconds(pid: number): { user: number; system: number } {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return { user: Number(fields[11]) / TICKS_PER_SECOND, system: Number(fields[12]) / TICKS_PER_SECOND };
+/** CPU time (user + system) a process has used so far, in seconds. */
+export function cpuSeconds(pid: number): number {
+  const { user, system } = cpuSplitSeconds(pid);
+  return user + system;
 }
 
 /** Measures the CPU a process uses between `start` and `stop`: seconds, and cores (CPU s per wall s). */
