@@ -1,7 +1,8 @@
 import { avisoCommand, curlCommand, type CommandTarget } from './commands.js';
 import { byId, el } from './dom.js';
 import { formatJson } from './frames.js';
-import { describeNetworkError, describeResponse, type ShownError } from './http-error.js';
+import { showError } from './error-box.js';
+import { describeNetworkError, describeResponse } from './http-error.js';
 import { bodyFor, type ConsoleForm, type EndKind, type Operation, type StartKind, type StreamEndpoint } from './request-body.js';
 import { SchemaForm } from './schema-form.js';
 import type { SchemaList, SchemaView } from './schema-model.js';
@@ -58,17 +59,6 @@ function refresh(): void {
   byId('request-json').textContent = formatJson(target.body);
   byId('curl-command').textContent = curlCommand(target);
   byId('aviso-command').textContent = avisoCommand(target);
-}
-
-function showError(box: HTMLElement, error: ShownError): void {
-  box.hidden = false;
-  box.className = 'error-box';
-  box.replaceChildren(
-    el('strong', {}, error.title),
-    ' ',
-    el('span', { class: 'message' }, error.message),
-    ...(error.requestId ? [el('span', { class: 'request' }, ' request ', el('code', {}, error.requestId))] : []),
-  );
 }
 
 async function loadSchemas(): Promise<void> {

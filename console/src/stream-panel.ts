@@ -1,5 +1,6 @@
 import { avisoCommand, curlCommand, type CommandTarget } from './commands.js';
 import { el } from './dom.js';
+import { showError } from './error-box.js';
 import { classifyFrame, formatJson, type ClassifiedFrame } from './frames.js';
 import type { ShownError } from './http-error.js';
 import type { StreamEndpoint } from './request-body.js';
@@ -127,11 +128,11 @@ export class StreamPanel {
     this.renderCounter();
   }
 
-  private refused(error: ShownError): void {
+  private refused({ requestId, ...error }: ShownError): void {
     this.setState('refused');
-    if (error.requestId) this.requestId.textContent = error.requestId;
-    this.errorBox.hidden = false;
-    this.errorBox.replaceChildren(el('strong', {}, error.title), ' ', el('span', { class: 'message' }, error.message));
+    if (requestId) this.requestId.textContent = requestId;
+    // The request id goes in the panel's header, so the box does not repeat it.
+    showError(this.errorBox, error);
   }
 
   private setState(state: string): void {
