@@ -13,6 +13,7 @@ import { registerApiDocs } from './http/api-docs.js';
 import { registerConsoleRoutes } from './http/console-routes.js';
 import { registerCors } from './http/cors.js';
 import { registerReloadRoute } from './http/reload-route.js';
+import { indexRoutes } from './http/route-index.js';
 import { registerHomeRoutes } from './http/home-routes.js';
 import { frameworkErrorHandler, registerErrorHandling } from './http/error-handling.js';
 import { registerRawBodyReading } from './http/raw-body.js';
@@ -96,9 +97,10 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   const metrics = deps.metrics ?? createDisabledMetrics();
   registerRequestIdHeader(app);
   registerRequestTelemetry(app, metrics);
+  const routes = indexRoutes(app);
   // Before authentication: a preflight carries no credentials, and a 401 needs CORS headers to be readable.
-  await registerCors(app, deps.cors ?? { allowed_origins: [] });
-  registerErrorHandling(app, { maxBodyBytes: deps.maxBodyBytes });
+  await registerCors(app, deps.cors ?? { allowed_origins: [] }, routes);
+  registerErrorHandling(app, { maxBodyBytes: deps.maxBodyBytes, routes });
   const authenticator = deps.auth?.enabled ? new Authenticator(deps.auth, () => deps.clock.now(), deps.logger) : undefined;
   registerAuthHook(app, authenticator, metrics, deps.auth?.browser_cookie);
   const access = new StreamAccess(authenticator);

@@ -1,8 +1,8 @@
 import fastifyCors, { type FastifyCorsOptions } from '@fastify/cors';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import { ANY_ORIGIN } from '../config/browser-access.js';
 import type { CorsConfig } from '../config/model.js';
+import type { RouteIndex } from './route-index.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -29,12 +29,11 @@ const PREFLIGHT_MAX_AGE_SEC = 600;
  * that is no preflight gets no CORS header at all and is answered as without CORS: the browser
  * blocks the page, the server never fails.
  */
-export async function registerCors(app: FastifyInstance, cors: CorsConfig): Promise<void> {
+export async function registerCors(app: FastifyInstance, cors: CorsConfig, routes: RouteIndex): Promise<void> {
   app.decorateRequest('corsApplies', false);
   if (cors.allowed_origins.length === 0) return;
   const credentialed = new Set(cors.allowed_origins.filter((origin) => origin !== ANY_ORIGIN));
   const anyOrigin = cors.allowed_origins.includes(ANY_ORIGIN);
-  const apiRoutes = trackApiRoutes(app);
   const policyFor = (request: FastifyRequest): FastifyCorsOptions => {
     const origin = request.headers.origin;
     if (origin === undefined || !request.url.startsWith(API_PREFIX)) return { origin: false };
@@ -43,7 +42,8 @@ export async function registerCors(app: FastifyInstance, cors: CorsConfig): Prom
     const preflightMethod = request.headers['access-control-request-method'];
     if (request.method === 'OPTIONS') {
       if (preflightMethod === undefined) return { origin: false };
-      request.matchedPathPattern = apiRoutes.patternOf(preflightMethod, request.url);
+      // Counted and logged under the route it asks about (`route="/api/v1/notification"`), not the catch-all.
+      request.matchedPathPattern = routes.patternOf(preflightMethod, request.url);
     }
     if (credentialed.has(origin)) return { ...GRANT, origin, credentials: true };
     if (anyOrigin) return { ...GRANT, origin: ANY_ORIGIN, credentials: false };
@@ -53,27 +53,6 @@ export async function registerCors(app: FastifyInstance, cors: CorsConfig): Prom
     hideOptionsRoute: true,
     delegator: (request, callback) => callback(null, policyFor(request)),
   });
-}
-
-/**
- * The `/api/v1/` routes by method and path, so a preflight is counted and logged under the route
- * it asks about (`route="/api/v1/notification"`, method `OPTIONS`) rather than the catch-all.
- */
-function trackApiRoutes(app: FastifyInstance): { patternOf(method: string, url: string): string | undefined } {
-  const router = FindMyWay();
-  app.addHook('onRoute', (route) => {
-    if (!route.url.startsWith(API_PREFIX)) return;
-    for (const method of Array.isArray(route.method) ? route.method : [route.method]) {
-      router.on(method as HTTPMethod, route.url, () => undefined, { pattern: route.url });
-    }
-  });
-  return {
-    patternOf(method, url) {
-      const path = url.split('?')[0] ?? url;
-      const found = router.find(method.toUpperCase() as HTTPMethod, path);
-      return found === null ? undefined : (found.store as { pattern: string }).pattern;
-    },
-  };
 }
 
 const GRANT: FastifyCorsOptions = {

@@ -1,6 +1,5 @@
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import { ApiError } from './api-error.js';
 import {
   internalError,
@@ -12,6 +11,7 @@ import {
 } from './error-bodies.js';
 import { sendSortedJson } from './json-reply.js';
 import { HTTP1_ONLY_HEADERS } from './http2-headers.js';
+import type { RouteIndex } from './route-index.js';
 import { isHttp2 } from './server-transport.js';
 
 const PARSE_CODES = new Set(['INVALID_JSON', 'UNKNOWN_FIELD', 'INVALID_REQUEST_SHAPE']);
@@ -29,18 +29,8 @@ const PROCESSING_CODES = new Set(['NOTIFICATION_PROCESSING_FAILED', 'NOTIFICATIO
  * Also answers unknown paths with 404 and known paths with the wrong method with 405 (D3), and
  * logs each request failure once with its event name (operations.md §3.4.3).
  */
-export function registerErrorHandling(app: FastifyInstance, options: { maxBodyBytes: number }): void {
-  const knownRoutes = FindMyWay();
-  const methods = new Set<string>();
-  app.addHook('onRoute', (route) => {
-    // A catch-all (the CORS preflight route) would make every path "exist" for every method.
-    if (route.url === '*') return;
-    for (const method of Array.isArray(route.method) ? route.method : [route.method]) {
-      knownRoutes.on(method as HTTPMethod, route.url, () => undefined, { pattern: route.url });
-      methods.add(method);
-    }
-  });
-
+export function registerErrorHandling(app: FastifyInstance, options: { maxBodyBytes: number; routes: RouteIndex }): void {
+  const { routes } = options;
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const apiError = toApiError(error, options.maxBodyBytes);
     if (isHttp2(request.raw)) {
@@ -62,13 +52,13 @@ export function registerErrorHandling(app: FastifyInstance, options: { maxBodyBy
     const path = request.url.split('?')[0] ?? '/';
     const allowed: string[] = [];
     // A route for this very method handed the request over (e.g. a missing static file): 404.
-    const ownRoute = knownRoutes.find(request.method as HTTPMethod, path) !== null;
-    for (const method of ownRoute ? [] : methods) {
+    const ownRoute = routes.patternOf(request.method, path) !== undefined;
+    for (const method of ownRoute ? [] : routes.methods) {
       if (method === request.method) continue;
-      const found = knownRoutes.find(method as HTTPMethod, path);
-      if (!found) continue;
+      const pattern = routes.patternOf(method, path);
+      if (pattern === undefined) continue;
       allowed.push(method);
-      request.matchedPathPattern = (found.store as { pattern: string }).pattern;
+      request.matchedPathPattern = pattern;
     }
     allowed.sort();
     const error = allowed.length > 0 ? methodNotAllowedError(request.method, path, allowed) : notFoundError(request.method, path);
