@@ -1,4 +1,4 @@
-import type { FieldOperator } from './schema-model.js';
+import { isGeometry, type FieldInput, type FieldOperator } from './schema-model.js';
 
 /**
  * What the console's form holds, turned into the JSON bodies of notify, watch and replay
@@ -9,6 +9,8 @@ import type { FieldOperator } from './schema-model.js';
 export interface FieldEntry {
   readonly name: string;
   readonly operator: FieldOperator;
+  /** How it is entered (schema-model.ts): geometry typed as a JSON array is sent as that array. */
+  readonly input: FieldInput;
   /** As typed; an empty entry is left out of the identifier. */
   readonly text: string;
 }
@@ -60,16 +62,14 @@ function identifierOf(fields: readonly FieldEntry[], use: 'stream' | 'notify'): 
     if (text === '') continue;
     // `point` is a watch/replay filter only: notify never gets it from the form.
     if (use === 'notify' && field.name === 'point') continue;
-    identifier[field.name] = field.operator === 'value' ? scalarOf(field.name, text) : constraintOf(field.operator, text);
+    identifier[field.name] = field.operator === 'value' ? scalarOf(field.input, text) : constraintOf(field.operator, text);
   }
   return identifier;
 }
 
-const GEOMETRY = new Set(['polygon', 'point', 'point_cloud']);
-
 /** A scalar goes as the text typed; geometry typed as a JSON array goes as that array. */
-function scalarOf(name: string, text: string): unknown {
-  if (GEOMETRY.has(name) && text.startsWith('[')) {
+function scalarOf(input: FieldInput, text: string): unknown {
+  if (isGeometry(input) && text.startsWith('[')) {
     const parsed = parseJson(text);
     if (Array.isArray(parsed)) return parsed;
   }

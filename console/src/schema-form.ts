@@ -1,6 +1,6 @@
 import { el } from './dom.js';
 import type { FieldEntry } from './request-body.js';
-import { formFields, type FieldOperator, type FormField, type SchemaView } from './schema-model.js';
+import { formFields, isGeometry, type FieldOperator, type FormField, type SchemaView } from './schema-model.js';
 
 const OPERATOR_LABELS: Record<FieldOperator, string> = {
   value: '=',
@@ -43,14 +43,14 @@ export class SchemaForm {
     return this.rows.map(({ field, operator, input }) => ({
       name: field.name,
       operator: (operator?.value ?? 'value') as FieldOperator,
+      input: field.input,
       text: input.value,
     }));
   }
 
   private row(field: FormField): HTMLElement {
     const id = `field-${field.name}`;
-    const geometry = field.input === 'polygon' || field.input === 'point' || field.input === 'point_cloud';
-    const input = geometry
+    const input = isGeometry(field.input)
       ? el('textarea', { id, name: field.name, rows: '2', placeholder: PLACEHOLDERS[field.input] ?? '', spellcheck: 'false' })
       : el('input', { id, name: field.name, type: 'text', autocomplete: 'off', spellcheck: 'false', ...(field.values ? { list: `${id}-values` } : {}) });
     const operator =

@@ -37,6 +37,11 @@ export type FieldOperator = 'value' | Operator;
 /** How a field is entered: the geometry fields take `[[lat,lon],…]` text, the others one value. */
 export type FieldInput = 'text' | 'enum' | 'number' | 'polygon' | 'point' | 'point_cloud';
 
+/** Whether a field takes geometry: a `[[lat,lon],…]` text area, sent as an array when typed as one. */
+export function isGeometry(input: FieldInput): boolean {
+  return input === 'polygon' || input === 'point' || input === 'point_cloud';
+}
+
 export interface FormField {
   readonly name: string;
   readonly input: FieldInput;

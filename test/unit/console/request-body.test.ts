@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { notifyBody, streamBody, type ConsoleForm, type FieldEntry } from '../../../console/src/request-body.js';
+import type { FieldInput } from '../../../console/src/schema-model.js';
 
 function form(fields: FieldEntry[], extra: Partial<ConsoleForm> = {}): ConsoleForm {
   return { eventType: 'extreme_event', fields, start: 'live', startValue: '', end: 'none', endValue: '', payload: '', ...extra };
 }
 
-const value = (name: string, text: string): FieldEntry => ({ name, operator: 'value', text });
+const value = (name: string, text: string, input: FieldInput = 'text'): FieldEntry => ({ name, operator: 'value', input, text });
 
 describe('the watch and replay bodies built from the console form', () => {
   it('sends scalars as the text typed and leaves empty fields out', () => {
@@ -18,10 +19,10 @@ describe('the watch and replay bodies built from the console form', () => {
   it('turns constraint operators into constraint objects with numbers where they look like numbers', () => {
     const body = streamBody(
       form([
-        { name: 'severity', operator: 'gte', text: '5' },
-        { name: 'anomaly', operator: 'between', text: '1.5, 40' },
-        { name: 'region', operator: 'in', text: 'north,south' },
-        { name: 'step', operator: 'eq', text: 'soon' },
+        { name: 'severity', operator: 'gte', input: 'number', text: '5' },
+        { name: 'anomaly', operator: 'between', input: 'number', text: '1.5, 40' },
+        { name: 'region', operator: 'in', input: 'enum', text: 'north,south' },
+        { name: 'step', operator: 'eq', input: 'number', text: 'soon' },
       ]),
       'watch',
     );
@@ -36,9 +37,13 @@ describe('the watch and replay bodies built from the console form', () => {
 
   it('sends geometry typed as a JSON array as that array, and any other text unchanged', () => {
     const ring = '[[50,10],[52,10],[52,12],[50,10]]';
-    expect(streamBody(form([value('polygon', ring)]), 'watch').identifier).toEqual({ polygon: [[50, 10], [52, 10], [52, 12], [50, 10]] });
-    expect(streamBody(form([value('point', '51, 11')]), 'watch').identifier).toEqual({ point: '51, 11' });
-    expect(streamBody(form([value('polygon', '[[50,10')]), 'watch').identifier).toEqual({ polygon: '[[50,10' });
+    expect(streamBody(form([value('polygon', ring, 'polygon')]), 'watch').identifier).toEqual({ polygon: [[50, 10], [52, 10], [52, 12], [50, 10]] });
+    expect(streamBody(form([value('point', '51, 11', 'point')]), 'watch').identifier).toEqual({ point: '51, 11' });
+    expect(streamBody(form([value('polygon', '[[50,10', 'polygon')]), 'watch').identifier).toEqual({ polygon: '[[50,10' });
+  });
+
+  it('decides geometry by the input kind, not the name: a text field typed as a JSON array is sent as the text typed', () => {
+    expect(streamBody(form([value('polygon', '[1,2]', 'text')]), 'watch').identifier).toEqual({ polygon: '[1,2]' });
   });
 
   it('adds the start cursor, and the end point on replay only', () => {
@@ -70,13 +75,13 @@ describe('the notify body built from the console form', () => {
   });
 
   it('never sends the watch-only point filter, nor a start cursor', () => {
-    expect(notifyBody(form([value('point', '[51,11]')], { start: 'from_id', startValue: '1' }))).toEqual({
+    expect(notifyBody(form([value('point', '[51,11]', 'point')], { start: 'from_id', startValue: '1' }))).toEqual({
       event_type: 'extreme_event',
       identifier: {},
     });
   });
 
   it('keeps a constraint object, which the server refuses on notify with its own message', () => {
-    expect(notifyBody(form([{ name: 'severity', operator: 'gte', text: '5' }])).identifier).toEqual({ severity: { gte: 5 } });
+    expect(notifyBody(form([{ name: 'severity', operator: 'gte', input: 'number', text: '5' }])).identifier).toEqual({ severity: { gte: 5 } });
   });
 });
