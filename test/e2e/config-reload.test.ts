@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKEND_KINDS, BackendUnderTest } from '../support/backends.js';
 import { JWT_SECRET, LOCAL_REALM, signToken } from '../support/fake-auth-o-tron.js';
 import { postJson, request, type JsonResponse } from '../support/http.js';
-import { findFreePort } from '../support/nats-server.js';
+import { findFreePort } from '../support/ports.js';
 import { TEST_SCHEMAS, serverConfig } from '../support/schemas.js';
 import { runServerToExit, type LogLine, type RunningServer } from '../support/server-process.js';
 import type { SseClient } from '../support/sse-client.js';

@@ -1,6 +1,6 @@
-import { createServer, type AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { UUID_V4, postJson, request } from '../support/http.js';
+import { findFreePort } from '../support/ports.js';
 import { MARS_EXAMPLE, serverConfig } from '../support/schemas.js';
 import { startServer, type RunningServer } from '../support/server-process.js';
 import { SseClient } from '../support/sse-client.js';
@@ -10,13 +10,6 @@ import { TRANSCRIPT_REQUEST } from '../support/transcript.js';
 const CONSOLE = 'https://console.example.org';
 const STRANGER = 'https://stranger.example';
 
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((done) => probe.listen(0, '127.0.0.1', done));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise<void>((done) => probe.close(() => done()));
-  return port;
-}
 
 function corsHeaders(headers: Headers): Record<string, string> {
   return Object.fromEntries([...headers].filter(([name]) => name.startsWith('access-control-')));
@@ -44,7 +37,7 @@ describe('with allowed origins listed', () => {
   let server: RunningServer;
   let metricsPort: number;
   beforeAll(async () => {
-    metricsPort = await freePort();
+    metricsPort = await findFreePort();
     server = await startServer({
       config: serverConfig({
         application: { host: '127.0.0.1', port: 0, base_url: 'http://localhost:8000', cors: { allowed_origins: [CONSOLE] } },

@@ -1,9 +1,10 @@
 import { once } from 'node:events';
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { createServer as createNetServer, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { postJson, request } from '../support/http.js';
+import { findFreePort } from '../support/ports.js';
 import { MARS_EXAMPLE, serverConfig } from '../support/schemas.js';
 import { runServerToExit, startServer, type LogLine, type RunningServer } from '../support/server-process.js';
 
@@ -165,13 +166,6 @@ async function startGrpcReceiver(): Promise<{ port: number; requests: Buffer[]; 
   return { port, requests, close: () => new Promise<void>((done) => server.tryShutdown(() => done())) };
 }
 
-async function freePort(): Promise<number> {
-  const probe = createNetServer();
-  await new Promise<void>((done) => probe.listen(0, '127.0.0.1', done));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise<void>((done) => probe.close(() => done()));
-  return port;
-}
 
 // ---------------------------------------------------------------------------------------------
 
@@ -234,7 +228,7 @@ describe('OTLP/HTTP export to a collector that answers', () => {
   it('exports every record with body, severity, attributes and the resource, beside unchanged stdout', async () => {
     const receiver = await startHttpReceiver('answer');
     cleanups.push(() => receiver.close());
-    const metricsPort = await freePort();
+    const metricsPort = await findFreePort();
     // Scheme-less: `http://` is assumed and `/v1/logs` appended.
     const running = await server({ endpoint: `127.0.0.1:${receiver.port}`, protocol: 'http' }, metricsPort);
     expect(await notifyMany(running.url, 3)).toEqual([200, 200, 200]);
@@ -284,8 +278,8 @@ describe('OTLP/HTTP export to a collector that answers', () => {
 
 describe('an unreachable collector never holds up requests', () => {
   it('connection refused: notifies answer, failures and suppressed records are counted, shutdown still exits', async () => {
-    const metricsPort = await freePort();
-    const running = await server({ endpoint: `127.0.0.1:${await freePort()}`, protocol: 'http' }, metricsPort);
+    const metricsPort = await findFreePort();
+    const running = await server({ endpoint: `127.0.0.1:${await findFreePort()}`, protocol: 'http' }, metricsPort);
     const statuses: number[] = [];
     const seen = await until(
       async () => {
@@ -306,7 +300,7 @@ describe('an unreachable collector never holds up requests', () => {
   it('a collector that never answers: notifies complete while the export is pending; the export then counts as failed', async () => {
     const receiver = await startHttpReceiver('hang');
     cleanups.push(() => receiver.close());
-    const metricsPort = await freePort();
+    const metricsPort = await findFreePort();
     const running = await server({ endpoint: `127.0.0.1:${receiver.port}`, protocol: 'http' }, metricsPort);
     await until(() => receiver.pending.length, (n) => n >= 1, 'an export request at the receiver');
     expect(await notifyMany(running.url, 20)).toEqual(Array.from({ length: 20 }, () => 200));
@@ -337,8 +331,8 @@ describe('OTLP/gRPC export', () => {
   });
 
   it('a gRPC collector that is down does not hold up requests', async () => {
-    const metricsPort = await freePort();
-    const running = await server({ endpoint: `127.0.0.1:${await freePort()}`, protocol: 'grpc' }, metricsPort);
+    const metricsPort = await findFreePort();
+    const running = await server({ endpoint: `127.0.0.1:${await findFreePort()}`, protocol: 'grpc' }, metricsPort);
     const statuses: number[] = [];
     await until(
       async () => {

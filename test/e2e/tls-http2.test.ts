@@ -1,9 +1,9 @@
 import { chmodSync, mkdirSync } from 'node:fs';
-import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { queryOf } from '../support/get-streams.js';
 import { UUID_V4 } from '../support/http.js';
+import { findFreePort } from '../support/ports.js';
 import { serverConfig } from '../support/schemas.js';
 import { runServerToExit, startServer, type RunningServer } from '../support/server-process.js';
 import { withoutHeartbeats } from '../support/sse-client.js';
@@ -288,7 +288,7 @@ describe.each(PROTOCOLS)('transport behaviour of streams over $name', ({ connect
   let client: ProtocolClient;
   let metricsPort: number;
   beforeAll(async () => {
-    metricsPort = await freePort();
+    metricsPort = await findFreePort();
     server = await startServer({
       config: tlsConfig({
         notification_backend: { kind: 'in_memory', in_memory: { max_history_per_topic: 1000 } },
@@ -332,13 +332,6 @@ describe.each(PROTOCOLS)('transport behaviour of streams over $name', ({ connect
   });
 });
 
-async function freePort(): Promise<number> {
-  const probe = createNetServer();
-  await new Promise<void>((done) => probe.listen(0, '127.0.0.1', done));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise<void>((done) => probe.close(() => done()));
-  return port;
-}
 
 describe('startup with unusable TLS files', () => {
   it('a missing certificate file fails startup with one line naming it', async () => {

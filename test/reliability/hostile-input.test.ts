@@ -1,9 +1,10 @@
 import { Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
-import net, { type AddressInfo } from 'node:net';
+import net from 'node:net';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FAKE_USERS, FakeAuthOTron, JWT_SECRET, LOCAL_REALM, signToken } from '../support/fake-auth-o-tron.js';
 import { UUID_V4 } from '../support/http.js';
+import { findFreePort } from '../support/ports.js';
 import { MARS_EXAMPLE, serverConfig } from '../support/schemas.js';
 import { startServer, type RunningServer } from '../support/server-process.js';
 import { SseClient } from '../support/sse-client.js';
@@ -272,7 +273,7 @@ describe('hostile input against the real server (issue 9)', { timeout: 120_000 }
 
   beforeAll(async () => {
     await fake.start();
-    metricsPort = await freePort();
+    metricsPort = await findFreePort();
     adminBearer = `Bearer ${await signToken({ sub: 'admin-user', username: 'admin-user', realm: LOCAL_REALM, roles: ['admin'] })}`;
     readerBearer = `Bearer ${await signToken({ sub: 'reader-user', username: 'reader-user', realm: LOCAL_REALM, roles: ['reader'] })}`;
     [open, secured, generic] = await Promise.all([
@@ -784,13 +785,6 @@ function isValidUtf8(bytes: Buffer): boolean {
   }
 }
 
-async function freePort(): Promise<number> {
-  const probe = net.createServer();
-  await new Promise<void>((done) => probe.listen(0, '127.0.0.1', done));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise<void>((done) => probe.close(() => done()));
-  return port;
-}
 
 /** Writes `bytes` and reads until the server closes the connection. */
 function rawExchange(port: number, bytes: Buffer): Promise<string> {

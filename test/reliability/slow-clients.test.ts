@@ -5,7 +5,7 @@ import { connect } from '@nats-io/transport-node';
 import { describe, expect, it } from 'vitest';
 import { BACKEND_KINDS, useBackend, type BackendUnderTest } from '../support/backends.js';
 import { UUID_V4 } from '../support/http.js';
-import { findFreePort } from '../support/nats-server.js';
+import { findFreePort } from '../support/ports.js';
 import { MARS_EXAMPLE } from '../support/schemas.js';
 import { startServer, type RunningServer } from '../support/server-process.js';
 import { SLOW_CONSUMER_CLOSE } from '../support/transcript.js';

@@ -1,9 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
-import { createServer, connect as tcpConnect } from 'node:net';
+import { connect as tcpConnect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { reapOnExit } from './child-reaper.js';
+import { findFreePort } from './ports.js';
+
+// Re-exported for the callers that import it from here (bench/ab.ts, bench/soak.ts, the NATS tests).
+export { findFreePort } from './ports.js';
 
 /**
  * Private and shared NATS servers for tests (design.md "Real NATS in backend tests"). A private
@@ -79,24 +83,6 @@ function isExecutable(file: string): boolean {
   } catch {
     return false;
   }
-}
-
-/** A port nobody listens on right now (the kernel's choice for an ephemeral listener). */
-export async function findFreePort(): Promise<number> {
-  return new Promise<number>((resolvePort, reject) => {
-    const server = createServer();
-    server.unref();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      if (address === null || typeof address === 'string') {
-        server.close();
-        reject(new Error('could not read the port of an ephemeral listener'));
-        return;
-      }
-      server.close(() => resolvePort(address.port));
-    });
-  });
 }
 
 /**

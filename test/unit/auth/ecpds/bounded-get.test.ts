@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { boundedGet, createHttpAgents, ExchangeError } from '../../../../src/auth/ecpds/bounded-get.js';
 import { basicAuthorization } from '../../../../src/auth/ecpds/destination-client.js';
 import { ECPDS_SERVICE_ACCOUNT, FakeEcpds } from '../../../support/fake-ecpds.js';
-import { findFreePort } from '../../../support/nats-server.js';
+import { findFreePort } from '../../../support/ports.js';
 
 const fake = new FakeEcpds();
 const agents = createHttpAgents();

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DestinationClient, type DestinationClientSettings } from '../../../../src/auth/ecpds/destination-client.js';
 import { FakeEcpds, MIXED_DESTINATIONS, SilentListener } from '../../../support/fake-ecpds.js';
-import { findFreePort } from '../../../support/nats-server.js';
+import { findFreePort } from '../../../support/ports.js';
 import { clientSettings, LogCapture, silentLogger } from './ecpds-fixtures.js';
 
 const primary = new FakeEcpds();

@@ -3,7 +3,7 @@ import { createEcpdsPlugin, type EcpdsPlugin } from '../../../../src/auth/ecpds/
 import type { EcpdsConfig } from '../../../../src/config/model.js';
 import { ECPDS_SERVICE_ACCOUNT, FakeEcpds, SilentListener } from '../../../support/fake-ecpds.js';
 import { ManualClock } from '../../../support/manual-clock.js';
-import { findFreePort } from '../../../support/nats-server.js';
+import { findFreePort } from '../../../support/ports.js';
 import { apiErrorOf, ecpdsConfig, LogCapture, readContext, RecordingTelemetry } from './ecpds-fixtures.js';
 
 const fake = new FakeEcpds();
