@@ -92,14 +92,10 @@ export class CloudEventRenderer {
 
   /**
    * The same bytes as `frameBytes`, for a notification no other stream will deliver (a replay's own
-   * read): what is cached already is used, nothing new is cached. Throws like `render`.
+   * read, a message object nobody else holds): rendered and cached nowhere. Throws like `render`.
    */
   unsharedFrameBytes(notification: StoredNotification, event: FrameEvent, style: FrameStyle = 'plain'): Buffer {
-    const cached = this.frames.get(notification)?.[frameKey(event, style)];
-    if (cached) return cached;
-    const rendered = this.cache.get(notification) ?? this.build(notification);
-    if ('error' in rendered) throw new CloudEventRenderError(rendered.error);
-    return Buffer.from(styledFrameText(event, rendered, style), 'utf8');
+    return Buffer.from(styledFrameText(event, this.build(notification), style), 'utf8');
   }
 
   /**
@@ -148,8 +144,14 @@ export class CloudEventRenderer {
   }
 }
 
+/** Constant keys: `frameBytes` runs once per watcher per notification. */
+const WITH_ID_KEYS: Readonly<Record<FrameEvent, FrameKey>> = {
+  'live-notification': 'live-notification with-id',
+  replay: 'replay with-id',
+};
+
 function frameKey(event: FrameEvent, style: FrameStyle): FrameKey {
-  return style === 'plain' ? event : `${event} with-id`;
+  return style === 'plain' ? event : WITH_ID_KEYS[event];
 }
 
 function styledFrameText(event: FrameEvent, rendered: { readonly json: string; readonly id: string }, style: FrameStyle): string {

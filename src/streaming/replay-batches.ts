@@ -9,7 +9,7 @@ export interface ReplayBatchHost {
   /** Queues rendered replay frames together (few writes, sse-connection.ts). */
   sendFrames(frames: readonly Buffer[]): boolean;
   /** Emits the non-fatal error frame for a notification that cannot be rendered (§6.3). */
-  sendRenderFailure(notification: StoredNotification): boolean;
+  sendRenderFailure(notification: StoredNotification, error: CloudEventRenderError): boolean;
   /** Ends the stream with `notification_replay_limit_reached` (§9.5). */
   closeAtLimit(): void;
   /** A backend failure: the `error` frame, then `end_of_stream` (§9.6). */
@@ -79,7 +79,7 @@ export async function deliverHistory(history: ReplayCursor, options: ReplayBatch
       if (bytes === undefined) continue;
       if (bytes instanceof CloudEventRenderError) {
         if (!(await flush())) return false;
-        host.sendRenderFailure(notification);
+        host.sendRenderFailure(notification, bytes);
         continue;
       }
       if (delivered === quota) {

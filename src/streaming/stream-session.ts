@@ -318,15 +318,19 @@ export class StreamSession {
       bytes = this.deps.renderer.frameBytes(notification, event, this.frameStyle);
     } catch (error) {
       if (!(error instanceof CloudEventRenderError)) throw error;
-      return this.send(
-        cloudEventCreationFailed(this.identity, {
-          sequence: notification.sequence,
-          notificationTopic: displayTopic(notification.topic),
-          message: error.message,
-        }),
-      );
+      return this.sendRenderFailure(notification, error);
     }
     return this.sendNotificationBytes(bytes);
+  }
+
+  private sendRenderFailure(notification: StoredNotification, error: CloudEventRenderError): boolean {
+    return this.send(
+      cloudEventCreationFailed(this.identity, {
+        sequence: notification.sequence,
+        notificationTopic: displayTopic(notification.topic),
+        message: error.message,
+      }),
+    );
   }
 
   /**
@@ -392,7 +396,7 @@ export class StreamSession {
     return {
       isClosed: () => this.closed,
       sendFrames: (frames) => this.sendReplayFrames(frames),
-      sendRenderFailure: (notification) => this.sendNotification('replay', notification),
+      sendRenderFailure: (notification, error) => this.sendRenderFailure(notification, error),
       closeAtLimit: () => this.close('end_of_stream', [replayLimitReached(this.identity, this.deps.clock.now(), this.request.quota)]),
       fail: (error) => this.failReplay(error),
       sleep: (ms) => this.sleep(ms),
