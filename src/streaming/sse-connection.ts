@@ -57,7 +57,12 @@ export class SseConnection {
     // request's socket says whether the client is still there, and its `close` whether it leaves.
     const socket = response.socket ?? response.req.socket;
     if (!socket || socket.destroyed) queueMicrotask(() => this.abort());
-    else if (!response.socket) socket.once('close', () => this.abort());
+    else if (!response.socket) {
+      // Taken off once the stream is over: the connection may serve many more requests.
+      const leave = (): void => this.abort();
+      socket.once('close', leave);
+      this.aborted.signal.addEventListener('abort', () => socket.removeListener('close', leave), { once: true });
+    }
   }
 
   /** Aborted when the stream is over for any reason: finished by us or abandoned by the client. */
