@@ -2,6 +2,7 @@ import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BackendUnderTest } from '../support/backends.js';
+import { eventually } from '../support/eventually.js';
 import { postJson, request } from '../support/http.js';
 import { startNatsServer, type NatsServerProcess } from '../support/nats-server.js';
 import { runServerToExit, type RunningServer } from '../support/server-process.js';
@@ -23,16 +24,6 @@ async function streamInfo(natsUrl: string, name: string) {
 async function replayIds(server: RunningServer): Promise<string[]> {
   const client = await open(server, '/api/v1/replay', { ...TRANSCRIPT_REQUEST, from_id: '0' });
   return withoutHeartbeats(await client.rest()).filter((e) => e.event === 'replay').map((e) => e.json.id as string);
-}
-
-async function eventually<T>(what: string, attempt: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await attempt();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
 }
 
 describe('two server processes on one JetStream', () => {
@@ -169,7 +160,7 @@ describe('NATS outages', () => {
     const firstAfter = await eventually('notify to succeed after the restart', async () => {
       const response = await postJson(`${server.url}/api/v1/notification`, transcriptNotification('after-1'));
       return response.status === 200 ? response : undefined;
-    });
+    }, { intervalMs: 200 });
     expect(firstAfter.status).toBe(200);
     expect((await postJson(`${server.url}/api/v1/notification`, transcriptNotification('after-2'))).status).toBe(200);
 

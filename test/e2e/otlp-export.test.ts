@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { postJson, request } from '../support/http.js';
+import { eventually } from '../support/eventually.js';
 import { findFreePort } from '../support/ports.js';
 import { MARS_EXAMPLE, serverConfig } from '../support/schemas.js';
 import { runServerToExit, startServer, type LogLine, type RunningServer } from '../support/server-process.js';
@@ -197,15 +198,8 @@ async function counters(metricsPort: number): Promise<{ failures: number; suppre
   return { failures: read('aviso_otlp_export_failures_total'), suppressed: read('aviso_otlp_suppressed_log_records_total') };
 }
 
-async function until<T>(read: () => Promise<T> | T, ok: (value: T) => boolean, what: string, limitMs = 25_000): Promise<T> {
-  const deadline = Date.now() + limitMs;
-  for (;;) {
-    const value = await read();
-    if (ok(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+/** How long the exporter and the log pipeline get, in the waits below. */
+const EXPORT_WAIT = { timeoutMs: 25_000 };
 
 function stdoutRecord(logs: readonly LogLine[], eventName: string): LogLine {
   const line = logs.find((l) => l.attributes?.['event.name'] === eventName);
@@ -234,16 +228,22 @@ describe('OTLP/HTTP export to a collector that answers', () => {
     expect(await notifyMany(running.url, 3)).toEqual([200, 200, 200]);
 
     // stdout lines are written asynchronously: they may arrive just after the response.
-    const processed = await until(
-      () => running.logs.filter((l) => l.attributes?.['event.name'] === 'api.notification.processed'),
-      (lines) => lines.length === 3,
+    const processed = await eventually(
       'three api.notification.processed lines on stdout',
+      () => {
+        const lines = running.logs.filter((l) => l.attributes?.['event.name'] === 'api.notification.processed');
+        return lines.length === 3 && lines;
+      },
+      EXPORT_WAIT,
     );
     const requestIds = processed.map((l) => l.attributes?.request_id);
-    const exported = await until(
-      () => receiver.records.filter((r) => r.eventName === 'api.notification.processed'),
-      (found) => found.length === 3,
+    const exported = await eventually(
       'three exported api.notification.processed records',
+      () => {
+        const found = receiver.records.filter((r) => r.eventName === 'api.notification.processed');
+        return found.length === 3 && found;
+      },
+      EXPORT_WAIT,
     );
     expect(receiver.paths.every((p) => p === 'POST /v1/logs')).toBe(true);
     expect(receiver.contentTypes.every((type) => type.startsWith('application/json'))).toBe(true);
@@ -260,7 +260,7 @@ describe('OTLP/HTTP export to a collector that answers', () => {
     }
     // The very first record is exported too: the sink exists before the logger writes anything.
     const first = stdoutRecord(running.logs, 'configuration.load.succeeded');
-    await until(() => receiver.records.some((r) => r.eventName === 'configuration.load.succeeded'), Boolean, 'the first record');
+    await eventually('the first record', () => receiver.records.some((r) => r.eventName === 'configuration.load.succeeded'), EXPORT_WAIT);
     expect(running.logs[0]).toEqual(first);
     // stdout keeps its line format (docs/logging.md): nothing OTLP-specific was added to it.
     expect(Object.keys(processed[0] ?? {}).sort()).toEqual(['attributes', 'body', 'resource', 'severityNumber', 'severityText', 'timestamp']);
@@ -281,18 +281,19 @@ describe('an unreachable collector never holds up requests', () => {
     const metricsPort = await findFreePort();
     const running = await server({ endpoint: `127.0.0.1:${await findFreePort()}`, protocol: 'http' }, metricsPort);
     const statuses: number[] = [];
-    const seen = await until(
+    const seen = await eventually(
+      'both counters to rise',
       async () => {
         statuses.push(...(await notifyMany(running.url, 5)));
-        return counters(metricsPort);
+        const c = await counters(metricsPort);
+        return c.failures >= 1 && c.suppressed >= 1 && c;
       },
-      (c) => c.failures >= 1 && c.suppressed >= 1,
-      'both counters to rise',
+      EXPORT_WAIT,
     );
     expect(seen.failures).toBeGreaterThanOrEqual(1);
     expect(statuses.length).toBeGreaterThan(0);
     expect(new Set(statuses)).toEqual(new Set([200]));
-    await until(() => running.logs.some((l) => l.attributes?.['event.name'] === 'logging.otlp.export.failed'), Boolean, 'the warning');
+    await running.waitForLog('logging.otlp.export.failed', { from: 0, ...EXPORT_WAIT });
     expect(stdoutRecord(running.logs, 'logging.otlp.export.failed').severityText).toBe('WARN');
     expect(await running.stop()).toBe(0);
   }, 40_000);
@@ -302,12 +303,12 @@ describe('an unreachable collector never holds up requests', () => {
     cleanups.push(() => receiver.close());
     const metricsPort = await findFreePort();
     const running = await server({ endpoint: `127.0.0.1:${receiver.port}`, protocol: 'http' }, metricsPort);
-    await until(() => receiver.pending.length, (n) => n >= 1, 'an export request at the receiver');
+    await eventually('an export request at the receiver', () => receiver.pending.length >= 1, EXPORT_WAIT);
     expect(await notifyMany(running.url, 20)).toEqual(Array.from({ length: 20 }, () => 200));
     // Those 20 completed while the first export was still waiting for its answer.
     expect(receiver.pending.every((res) => !res.writableEnded)).toBe(true);
     expect((await counters(metricsPort)).failures).toBe(0);
-    await until(() => counters(metricsPort), (c) => c.failures >= 1, 'the pending export to count as failed');
+    await eventually('the pending export to count as failed', async () => (await counters(metricsPort)).failures >= 1, EXPORT_WAIT);
     expect(await running.stop()).toBe(0); // bounded flush: the collector still does not answer
   }, 40_000);
 });
@@ -318,12 +319,15 @@ describe('OTLP/gRPC export', () => {
     cleanups.push(() => receiver.close());
     const running = await server({ endpoint: `127.0.0.1:${receiver.port}` }); // protocol defaults to grpc
     expect(await notifyMany(running.url, 1)).toEqual([200]);
-    await until(() => running.logs.some((l) => l.attributes?.['event.name'] === 'api.notification.processed'), Boolean, 'stdout');
+    await running.waitForLog('api.notification.processed', { from: 0, ...EXPORT_WAIT });
     const requestId = String(stdoutRecord(running.logs, 'api.notification.processed').attributes?.request_id);
-    const bytes = await until(
-      () => Buffer.concat(receiver.requests).toString('latin1'),
-      (text) => text.includes(requestId),
+    const bytes = await eventually(
       'the notify record at the gRPC receiver',
+      () => {
+        const text = Buffer.concat(receiver.requests).toString('latin1');
+        return text.includes(requestId) && text;
+      },
+      EXPORT_WAIT,
     );
     for (const text of ['aviso-server', 'service.name', 'api.notification.processed', 'Notification stored', 'request_id']) {
       expect(bytes).toContain(text);
@@ -334,13 +338,13 @@ describe('OTLP/gRPC export', () => {
     const metricsPort = await findFreePort();
     const running = await server({ endpoint: `127.0.0.1:${await findFreePort()}`, protocol: 'grpc' }, metricsPort);
     const statuses: number[] = [];
-    await until(
+    await eventually(
+      'the failure counter to rise',
       async () => {
         statuses.push(...(await notifyMany(running.url, 5)));
-        return counters(metricsPort);
+        return (await counters(metricsPort)).failures >= 1;
       },
-      (c) => c.failures >= 1,
-      'the failure counter to rise',
+      EXPORT_WAIT,
     );
     expect(new Set(statuses)).toEqual(new Set([200]));
     expect(await running.stop()).toBe(0);

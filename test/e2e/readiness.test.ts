@@ -2,6 +2,7 @@ import { connect } from '@nats-io/transport-node';
 import { StorageType, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { BackendUnderTest } from '../support/backends.js';
+import { eventually } from '../support/eventually.js';
 import { UUID_V4, postJson, request, type JsonResponse } from '../support/http.js';
 import { findFreePort, startNatsServer, type NatsServerProcess } from '../support/nats-server.js';
 import { serverConfig } from '../support/schemas.js';
@@ -21,17 +22,6 @@ const READY = '{"backend_connected":true,"status":"ready"}';
 const NOT_READY = '{"backend_connected":false,"status":"not_ready"}';
 
 const { start, open } = trackProcesses();
-
-async function eventually<T>(what: string, attempt: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await attempt();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    // Poll interval while waiting for a state the server offers no event for.
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 async function ready(server: RunningServer): Promise<JsonResponse> {
   return request(`${server.url}/ready`);

@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BackendUnderTest } from '../support/backends.js';
 import { postJson, request, UUID_V4, type JsonResponse } from '../support/http.js';
+import { eventually } from '../support/eventually.js';
 import { startNatsCluster, type NatsCluster } from '../support/nats-cluster.js';
 import { startNatsServer, type NatsServerProcess } from '../support/nats-server.js';
 import type { RunningServer } from '../support/server-process.js';
@@ -20,6 +21,8 @@ import { trackProcesses } from '../support/tracked-processes.js';
 
 /** Generous bound for aviso to work again once NATS is back; recovery normally takes a second or two. */
 const RECOVERY_BOUND_MS = 45_000;
+/** `eventually`'s options while aviso recovers. */
+const WHILE_RECOVERING = { timeoutMs: RECOVERY_BOUND_MS };
 /**
  * No notify (and no refused watch or replay) may take longer than this: the backend's publish
  * deadline (10 s, covering the ack timeout, retries with backoff and a re-ensure of the stream) plus
@@ -45,17 +48,6 @@ function natsConfig(natsUrl: string, jetstream: Record<string, unknown> = {}): R
   }) as { notification_backend: { jetstream: Record<string, unknown> } };
   Object.assign(config.notification_backend.jetstream, { timeout_seconds: 5, ...jetstream });
   return config as unknown as Record<string, unknown>;
-}
-
-async function eventually<T>(what: string, attempt: () => Promise<T | undefined>, timeoutMs = RECOVERY_BOUND_MS): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await attempt();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    // Poll interval while waiting for a condition the server offers no event for.
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 function noteOf(event: SseEvent): string | undefined {
@@ -224,7 +216,7 @@ class WatcherFollower {
     const resumed = await eventually('a resumed watch to open', async () => {
       const client = await open(this.server, '/api/v1/watch', { ...TRANSCRIPT_REQUEST, from_id: String(last ? sequenceOf(last.id) + 1 : 1) });
       return client.status === 200 ? client : undefined;
-    });
+    }, WHILE_RECOVERING);
     this.resumedAt = Date.now();
     const resumedFinals = await this.read(resumed);
     if (!this.stopped) expect(resumedFinals, 'the resumed watch ended too').toEqual([]);
@@ -357,7 +349,7 @@ describe('a single NATS server is killed and restarted (same port, same store)',
         const client = await open(server, '/api/v1/watch', TRANSCRIPT_REQUEST);
         client.close();
         return client.status === 200 ? Date.now() : undefined;
-      });
+      }, WHILE_RECOVERING);
       await traffic.until('more acknowledged notifies after recovery', (o) => o.filter((x) => x.startedAt >= restartedAt && x.status === 200).length >= 5);
       await traffic.stop();
 
@@ -415,7 +407,7 @@ describe('a 3-node JetStream cluster with an R3 stream loses a node', { timeout:
     await traffic.until('acknowledged notifies before the failure', (o) => o.filter((x) => x.status === 200).length >= 5);
 
     // The worst node to lose: the one aviso talks to, made the stream leader as well when possible.
-    const victim = await eventually('aviso to show up in a node connection list', () => cluster.nodeServing('aviso-ts'));
+    const victim = await eventually('aviso to show up in a node connection list', () => cluster.nodeServing('aviso-ts'), WHILE_RECOVERING);
     const leaderBefore = await moveStreamLeader(cluster, 'POLYGON', victim.name);
     await victim.kill();
     const killedAt = Date.now();
@@ -430,7 +422,7 @@ describe('a 3-node JetStream cluster with an R3 stream loses a node', { timeout:
       const client = await open(server, '/api/v1/watch', TRANSCRIPT_REQUEST);
       client.close();
       return client.status === 200 ? Date.now() : undefined;
-    });
+    }, WHILE_RECOVERING);
     await traffic.until('more acknowledged notifies after failover', (o) => o.filter((x) => x.startedAt >= killedAt && x.status === 200).length >= 10);
     await traffic.stop();
 
@@ -477,7 +469,7 @@ async function moveStreamLeader(cluster: NatsCluster, stream: string, target: st
     leader = await eventually('a new stream leader', async () => {
       const current = await cluster.streamLeader(stream).catch(() => undefined);
       return current !== undefined && current !== previous ? current : undefined;
-    });
+    }, WHILE_RECOVERING);
   }
   return leader;
 }

@@ -5,7 +5,8 @@ import { UUID_V4 } from '../support/http.js';
 import { MARS_EXAMPLE } from '../support/schemas.js';
 import { startServer, type RunningServer } from '../support/server-process.js';
 import { SseClient } from '../support/sse-client.js';
-import { RawSseStream, eventually, openStreams } from './support/raw-sse.js';
+import { eventually } from '../support/eventually.js';
+import { RawSseStream, openStreams } from './support/raw-sse.js';
 
 /**
  * Graceful shutdown under load (issue 9; streaming.md §8.4, operations.md §4.2): a real server
@@ -126,11 +127,11 @@ describe.each(BACKEND_KINDS)('shutdown under load (%s)', (kind) => {
       const traffic = new NotifyTraffic(new URL(server.url));
       // Shut down while notifies flow and every active stream is delivering them.
       await eventually(
+        'notify traffic reaching every active stream',
         () =>
           traffic.acked.length >= 50 &&
           streams.slice(0, ACTIVE_STREAMS).every((stream) => stream.frames.some((f) => f.event === 'live-notification')),
-        30_000,
-        'notify traffic reaching every active stream',
+        { timeoutMs: 30_000 },
       );
 
       const exited = new Promise<number | null>((resolve) => server.process.once('exit', (code) => resolve(code)));

@@ -9,7 +9,8 @@ import { findFreePort } from '../support/ports.js';
 import { MARS_EXAMPLE } from '../support/schemas.js';
 import { startServer, type RunningServer } from '../support/server-process.js';
 import { SLOW_CONSUMER_CLOSE } from '../support/transcript.js';
-import { RawSseStream, eventually, metricSum, rssBytes, sequenceOf, type RawFrame } from './support/raw-sse.js';
+import { eventually } from '../support/eventually.js';
+import { RawSseStream, metricSum, rssBytes, sequenceOf, type RawFrame } from './support/raw-sse.js';
 
 /**
  * Slow and vanishing clients (issue 9, D9; streaming.md §12) against the real server process:
@@ -111,7 +112,7 @@ describe.each(BACKEND_KINDS)('slow and vanishing clients (%s)', (kind) => {
       expect(acked).toBe(NOTIFICATIONS);
 
       // The healthy watchers, on the same topic, receive everything in publish order.
-      await eventually(() => healthy.every((stream) => notifications(stream.frames).length === NOTIFICATIONS), 60_000, 'every healthy watcher to receive every notification');
+      await eventually('every healthy watcher to receive every notification', () => healthy.every((stream) => notifications(stream.frames).length === NOTIFICATIONS), { timeoutMs: 60_000 });
       const expectedSequences = sequencesOf(notifications(healthy[0]?.frames ?? []));
       expect(isConsecutive(expectedSequences)).toBe(true);
       for (const stream of healthy) {
@@ -124,7 +125,7 @@ describe.each(BACKEND_KINDS)('slow and vanishing clients (%s)', (kind) => {
 
       // The stalled stream was ended by the server (logged) and, once read, ends with the D32 frame
       // after a gap-free prefix.
-      await eventually(() => !Number.isNaN(slowClosedAt), 30_000, 'the slow-consumer close of the stalled stream');
+      await eventually('the slow-consumer close of the stalled stream', () => !Number.isNaN(slowClosedAt), { timeoutMs: 30_000 });
       clearInterval(closeWatch);
       const closedAfterMs = slowClosedAt - publishStarted;
       await stalled.closed();
@@ -146,7 +147,7 @@ describe.each(BACKEND_KINDS)('slow and vanishing clients (%s)', (kind) => {
       // The burst reader: all of it, or a gap-free prefix and the slow-consumer close; never a gap.
       clearInterval(burstTimer);
       bursty.resume();
-      await eventually(() => bursty.hasEnded || notifications(bursty.frames).length === NOTIFICATIONS, 60_000, 'the burst reader to finish');
+      await eventually('the burst reader to finish', () => bursty.hasEnded || notifications(bursty.frames).length === NOTIFICATIONS, { timeoutMs: 60_000 });
       const burstNotifications = notifications(bursty.frames);
       expect(sequencesOf(burstNotifications)).toEqual(expectedSequences.slice(0, burstNotifications.length));
       if (burstNotifications.length < NOTIFICATIONS) expect(bursty.closeFrame).toMatchObject(SLOW_CONSUMER_CLOSE);
@@ -155,11 +156,11 @@ describe.each(BACKEND_KINDS)('slow and vanishing clients (%s)', (kind) => {
 
       // The frozen watchers never read again: the server closed their streams too and then let go
       // of their sockets although the clients still hold them open, so a stalled client holds nothing.
-      await eventually(() => frozen.every((stream) => slowConsumerClosed(server, stream.requestId)), 30_000, 'the slow-consumer close of the frozen streams');
+      await eventually('the slow-consumer close of the frozen streams', () => frozen.every((stream) => slowConsumerClosed(server, stream.requestId)), { timeoutMs: 30_000 });
       await eventually(
-        async () => (await Promise.all(frozen.map((stream) => isEstablished(server.port, stream.localPort as number)))).every((open) => !open),
-        25_000,
         'the server to drop the frozen sockets',
+        async () => (await Promise.all(frozen.map((stream) => isEstablished(server.port, stream.localPort as number)))).every((open) => !open),
+        { timeoutMs: 25_000 },
       );
       expect(frozen.every((stream) => !stream.hasEnded)).toBe(true);
 
@@ -174,7 +175,7 @@ describe.each(BACKEND_KINDS)('slow and vanishing clients (%s)', (kind) => {
 
       // Every client gone: SSE gauges at zero, no live subscription left in the backend.
       for (const stream of all) stream.destroy();
-      await eventually(async () => metricSum(await scrape(), 'aviso_sse_connections_active') === 0, 15_000, 'aviso_sse_connections_active to return to 0');
+      await eventually('aviso_sse_connections_active to return to 0', async () => metricSum(await scrape(), 'aviso_sse_connections_active') === 0, { timeoutMs: 15_000 });
       const exposition = await scrape();
       // Every watcher, and the stalled client's resuming replay.
       expect(metricSum(exposition, 'aviso_sse_connections_total')).toBe(all.length + 1);
@@ -182,9 +183,9 @@ describe.each(BACKEND_KINDS)('slow and vanishing clients (%s)', (kind) => {
       if (kind === 'jetstream') {
         // The shared live consumer (D10) is deleted once its last watcher left (live-feed.ts).
         await eventually(
-          async () => (await consumers(backend)).length === consumersBefore,
-          25_000,
           'the JetStream consumer count to return to its baseline',
+          async () => (await consumers(backend)).length === consumersBefore,
+          { timeoutMs: 25_000 },
         );
         lingering = (await consumers(backend)).length - consumersBefore;
       }

@@ -186,13 +186,3 @@ export async function rssBytes(pid: number): Promise<number> {
   if (!match) throw new Error(`no VmRSS in /proc/${pid}/status`);
   return Number(match[1]) * 1024;
 }
-
-/** Polls `check` until it returns true or `timeoutMs` passes; there is no event for "the server released it". */
-export async function eventually(check: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await check()) return;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AuthConfig, WatchEndpointConfig } from '../../../src/config/model.js';
+import { eventually } from '../../support/eventually.js';
 import { JWT_SECRET, LOCAL_REALM, signToken } from '../../support/fake-auth-o-tron.js';
 import { ManualClock } from '../../support/manual-clock.js';
 import { SseClient, withoutHeartbeats } from '../../support/sse-client.js';
@@ -61,10 +62,8 @@ async function publish(url: string, note: string): Promise<void> {
   expect(response.status).toBe(200);
 }
 
-async function until(condition: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 500 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
-  if (!condition()) throw new Error(`timed out waiting for ${what}`);
-}
+/** A released stream (or subscription) offers no event to wait for: poll every 10 ms, for 5 s. */
+const RELEASE_WAIT = { timeoutMs: 5_000, intervalMs: 10 };
 
 describe('streams end when their credentials do (browser.md §6)', () => {
   it('a watch gets end_of_stream / token_expired / Credentials expired when its JWT is refused, not before', async () => {
@@ -85,7 +84,7 @@ describe('streams end when their credentials do (browser.md §6)', () => {
     expect(events.map(frameLabel)).toEqual(['end_of_stream']);
     expectControl(events[0], 'connection-closing', { ...TOKEN_EXPIRED_CLOSE, request_id: requestId, topic: TRANSCRIPT_TOPIC });
     expect(client.hasEnded).toBe(true);
-    await until(() => app.streams.openStreams === 0, 'release');
+    await eventually('release', () => app.streams.openStreams === 0, RELEASE_WAIT);
     expect(clock.pendingTimers).toBe(0);
   });
 
@@ -106,7 +105,7 @@ describe('streams end when their credentials do (browser.md §6)', () => {
     const events = withoutHeartbeats(await client.rest());
     expect(events.map(frameLabel)).toEqual(['replay_started', 'test_polygon@1', 'test_polygon@2', 'replay_completed', 'end_of_stream']);
     expectClose(events.at(-1), 'end_of_stream', requestId);
-    await until(() => app.streams.openStreams === 0, 'release');
+    await eventually('release', () => app.streams.openStreams === 0, RELEASE_WAIT);
     expect(clock.pendingTimers).toBe(0);
   });
 
@@ -129,7 +128,7 @@ describe('streams end when their credentials do (browser.md §6)', () => {
     await client.next();
     expect(clock.pendingTimers).toBeGreaterThan(0);
     client.close();
-    await until(() => app.streams.openStreams === 0, 'release');
+    await eventually('release', () => app.streams.openStreams === 0, RELEASE_WAIT);
     expect(clock.pendingTimers).toBe(0);
   });
 

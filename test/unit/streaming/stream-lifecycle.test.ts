@@ -1,6 +1,7 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryBackend } from '../../../src/backend/memory/memory-backend.js';
+import { eventually } from '../../support/eventually.js';
 import { FaultyBackend } from '../../support/faulty-backend.js';
 import { ManualClock } from '../../support/manual-clock.js';
 import { SseClient, withoutHeartbeats } from '../../support/sse-client.js';
@@ -64,13 +65,8 @@ async function seedTranscript(faulty: FaultyBackend, url: string) {
   expect((await faulty.stats()).total_messages).toBe(5);
 }
 
-async function until(condition: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  for (let i = 0; i < 500; i++) {
-    if (await condition()) return;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
+/** A released stream (or subscription) offers no event to wait for: poll every 10 ms, for 5 s. */
+const RELEASE_WAIT = { timeoutMs: 5_000, intervalMs: 10 };
 
 describe('replay failures (streaming.md §9.6)', () => {
   it('15.5: a failing second batch ends the stream with an error frame and end_of_stream', async () => {
@@ -281,7 +277,7 @@ describe('resources (streaming.md §12)', () => {
         client.close();
       }
     }
-    await until(async () => app.streams.openStreams === 0 && (await faulty.stats()).live_subscriptions === 0, 'release');
+    await eventually('release', async () => app.streams.openStreams === 0 && (await faulty.stats()).live_subscriptions === 0, RELEASE_WAIT);
     expect(app.streams.openStreams).toBe(0);
   });
 
@@ -291,7 +287,7 @@ describe('resources (streaming.md §12)', () => {
     await client.next();
     expect((await faulty.stats()).live_subscriptions).toBe(1);
     client.close();
-    await until(async () => (await faulty.stats()).live_subscriptions === 0, 'unsubscribe');
+    await eventually('unsubscribe', async () => (await faulty.stats()).live_subscriptions === 0, RELEASE_WAIT);
     expect(app.streams.openStreams).toBe(0);
   });
 
