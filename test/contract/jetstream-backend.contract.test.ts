@@ -4,7 +4,7 @@ import { pino } from 'pino';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { NotificationTooLargeError, type NotificationBackend } from '../../src/backend/backend.js';
 import { JetStreamBackend } from '../../src/backend/jetstream/jetstream-backend.js';
-import { streamName } from '../../src/backend/jetstream/stream-catalog.js';
+import { streamNameOf as streamName } from '../../src/topic/stream-name.js';
 import type { JetStreamConfig } from '../../src/config/model.js';
 import { encodeTopic } from '../../src/topic/percent-codec.js';
 import { TopicPattern } from '../../src/topic/topic-pattern.js';

@@ -5,7 +5,7 @@ import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { NotificationBackend, StoredNotification } from '../../src/backend/backend.js';
 import { JetStreamBackend } from '../../src/backend/jetstream/jetstream-backend.js';
-import { streamName } from '../../src/backend/jetstream/stream-catalog.js';
+import { streamNameOf as streamName } from '../../src/topic/stream-name.js';
 import { MemoryBackend } from '../../src/backend/memory/memory-backend.js';
 import { systemClock } from '../../src/clock.js';
 import type { JetStreamConfig } from '../../src/config/model.js';

@@ -18,7 +18,7 @@ import type {
 import { NotificationTooLargeError } from '../backend.js';
 import type { JetStreamConfig } from '../../config/model.js';
 import { decodeToken } from '../../topic/percent-codec.js';
-import { MAX_STREAM_NAME_BYTES, streamNameBytes } from '../../topic/stream-name.js';
+import { MAX_STREAM_NAME_BYTES, streamNameBytes, streamNameOf } from '../../topic/stream-name.js';
 import type { TopicPattern } from '../../topic/topic-pattern.js';
 import { LiveFeed } from './live-feed.js';
 import { publishedBytes, toHeaders } from './message-mapping.js';
@@ -32,7 +32,7 @@ import {
   isStreamNotFound,
 } from './nats-errors.js';
 import { JetStreamReplayCursor, fetchJetStreamBatch } from './replay-fetch.js';
-import { StreamCatalog, streamName, type ConfiguredBase } from './stream-catalog.js';
+import { StreamCatalog } from './stream-catalog.js';
 
 /** How long notify waits for JetStream to acknowledge a publish. */
 const PUBLISH_ACK_TIMEOUT_MS = 5_000;
@@ -44,7 +44,7 @@ const PUBLISH_DEADLINE_MS = 10_000;
 
 export interface JetStreamBackendOptions {
   readonly settings: JetStreamConfig;
-  readonly configured: readonly ConfiguredBase[];
+  readonly configured: readonly SchemaStorage[];
   readonly logger: Logger;
 }
 
@@ -84,12 +84,7 @@ export class JetStreamBackend implements NotificationBackend {
       logger,
     );
     const catalog = new StreamCatalog(link, settings, options.configured, logger);
-    for (const { eventType, stream } of catalog.uncompressibleSchemas()) {
-      logger.warn(
-        { event_name: 'backend.jetstream.compression.unsupported', event_type: eventType, stream },
-        `compression requires NATS >= 2.10; stream ${stream} will be uncompressed`,
-      );
-    }
+    warnUncompressible(catalog, logger);
     return new JetStreamBackend(link, catalog, settings, logger);
   }
 
@@ -100,22 +95,15 @@ export class JetStreamBackend implements NotificationBackend {
    */
   async applySchemas(schemas: readonly SchemaStorage[]): Promise<void> {
     const touched = this.catalog.replaceConfigured(schemas);
-    const touchedStreams = new Set(touched.map(streamName));
-    for (const { eventType, stream } of this.catalog.uncompressibleSchemas()) {
-      if (!touchedStreams.has(stream)) continue;
-      this.logger.warn(
-        { event_name: 'backend.jetstream.compression.unsupported', event_type: eventType, stream },
-        `compression requires NATS >= 2.10; stream ${stream} will be uncompressed`,
-      );
-    }
+    warnUncompressible(this.catalog, this.logger, new Set(touched.map(streamNameOf)));
     await Promise.all(
       touched.map(async (base) => {
         try {
           await this.catalog.ensure(base);
         } catch (error) {
           this.logger.warn(
-            { event_name: 'backend.jetstream.stream.ensure.failed', stream: streamName(base), error: errorText(error) },
-            `Stream ${streamName(base)} could not be ensured after the reload; the next request that needs it tries again`,
+            { event_name: 'backend.jetstream.stream.ensure.failed', stream: streamNameOf(base), error: errorText(error) },
+            `Stream ${streamNameOf(base)} could not be ensured after the reload; the next request that needs it tries again`,
           );
         }
       }),
@@ -132,7 +120,7 @@ export class JetStreamBackend implements NotificationBackend {
     let reEnsured = false;
     for (let attempt = 1; ; attempt++) {
       try {
-        await beforeDeadline(this.catalog.ensure(base), deadline, `ensuring stream ${streamName(base)}`);
+        await beforeDeadline(this.catalog.ensure(base), deadline, `ensuring stream ${streamNameOf(base)}`);
         const { js } = this.link.clients();
         const ack = await js.publish(notification.topic, notification.payload, {
           msgID,
@@ -219,7 +207,7 @@ export class JetStreamBackend implements NotificationBackend {
     if (!canNameStream(streamKey)) return 'not_found';
     const { jsm } = this.link.clients();
     try {
-      return (await jsm.streams.deleteMessage(streamName(streamKey), sequence, false)) ? 'deleted' : 'not_found';
+      return (await jsm.streams.deleteMessage(streamNameOf(streamKey), sequence, false)) ? 'deleted' : 'not_found';
     } catch (error) {
       if (isStreamNotFound(error) || isMessageNotFound(error)) return 'not_found';
       throw error;
@@ -235,7 +223,7 @@ export class JetStreamBackend implements NotificationBackend {
     if (!canNameStream(name)) return 'not_found';
     const { jsm } = this.link.clients();
     try {
-      await jsm.streams.purge(streamName(name));
+      await jsm.streams.purge(streamNameOf(name));
       return 'wiped';
     } catch (error) {
       if (isStreamNotFound(error)) return 'not_found';
@@ -297,7 +285,7 @@ export class JetStreamBackend implements NotificationBackend {
   }
 
   private feedFor(base: string): Promise<LiveFeed> {
-    const name = streamName(base);
+    const name = streamNameOf(base);
     let pending = this.feeds.get(name);
     if (!pending) {
       pending = this.withStream(base, (_clients, stream) =>
@@ -326,7 +314,7 @@ export class JetStreamBackend implements NotificationBackend {
 
 /**
  * Whether a JetStream stream could have this name: nats-server refuses names over 255 bytes and
- * names with path separators (everything else it refuses is percent-encoded by `streamName`).
+ * names with path separators (everything else it refuses is percent-encoded by `streamNameOf`).
  */
 function canNameStream(base: string): boolean {
   return streamNameBytes(base) <= MAX_STREAM_NAME_BYTES && !/[/\\]/.test(base);
@@ -347,5 +335,16 @@ async function beforeDeadline<T>(operation: Promise<T>, deadline: number, what: 
     return await Promise.race([operation, expired]);
   } finally {
     clearTimeout(timer);
+  }
+}
+
+/** Schemas asking for compression that this NATS cannot give; `only`: just these streams. */
+function warnUncompressible(catalog: StreamCatalog, logger: Logger, only?: ReadonlySet<string>): void {
+  for (const { eventType, stream } of catalog.uncompressibleSchemas()) {
+    if (only && !only.has(stream)) continue;
+    logger.warn(
+      { event_name: 'backend.jetstream.compression.unsupported', event_type: eventType, stream },
+      `compression requires NATS >= 2.10; stream ${stream} will be uncompressed`,
+    );
   }
 }

@@ -7,22 +7,19 @@ import type { NatsLink } from './nats-link.js';
 import { errorText, isStreamNameInUse, isStreamNotFound } from './nats-errors.js';
 import { desiredStreamConfig, driftedFields, updatedStreamConfig, type StreamLayout } from './stream-config.js';
 
-/** What the catalog needs to know about one configured event type. */
-export type ConfiguredBase = SchemaStorage;
-
 /**
  * One JetStream stream per topic base (backends.md §7.3–§7.4): names, subject bindings, the
  * configuration each should have, and ensure-stream — create when missing, reconcile when the
  * configuration drifted — remembered per base until an operation finds the stream gone.
  */
 export class StreamCatalog {
-  private readonly byBase = new Map<string, ConfiguredBase>();
+  private readonly byBase = new Map<string, SchemaStorage>();
   private readonly ensured = new Map<string, Promise<StreamLayout>>();
 
   constructor(
     private readonly link: NatsLink,
     private readonly defaults: JetStreamConfig,
-    configured: readonly ConfiguredBase[],
+    configured: readonly SchemaStorage[],
     private readonly logger: Logger,
   ) {
     for (const entry of configured) this.byBase.set(entry.base, entry);
@@ -33,7 +30,7 @@ export class StreamCatalog {
    * storage changed: the caller ensures them now, as startup's first use would have. Those and the
    * removed ones are forgotten, so their next use checks the stream again.
    */
-  replaceConfigured(configured: readonly ConfiguredBase[]): string[] {
+  replaceConfigured(configured: readonly SchemaStorage[]): string[] {
     const next = new Map(configured.map((entry) => [entry.base, entry]));
     const touched: string[] = [];
     for (const [base, entry] of next) {
@@ -59,7 +56,7 @@ export class StreamCatalog {
     // Schema-less bases may publish the bare event type (an empty identifier), so they bind both.
     const bare = configured ? configured.bareTopics : true;
     return {
-      name: streamName(base),
+      name: streamNameOf(base),
       subjects: bare ? [token, `${token}.>`] : [`${token}.>`],
       storagePolicy: configured?.storagePolicy,
     };
@@ -67,7 +64,7 @@ export class StreamCatalog {
 
   /** Names of the streams bound to configured bases: the only ones wipe-all touches (D22). */
   configuredStreamNames(): Set<string> {
-    return new Set([...this.byBase.keys()].map(streamName));
+    return new Set([...this.byBase.keys()].map(streamNameOf));
   }
 
   /** Schemas asking for compression on a server that cannot do it (warned about at startup). */
@@ -75,7 +72,7 @@ export class StreamCatalog {
     if (this.compressionSupported) return [];
     return [...this.byBase.values()]
       .filter((entry) => entry.storagePolicy?.compression === true)
-      .map((entry) => ({ eventType: entry.eventType, stream: streamName(entry.base) }));
+      .map((entry) => ({ eventType: entry.eventType, stream: streamNameOf(entry.base) }));
   }
 
   async ensure(base: string): Promise<StreamLayout> {
@@ -91,7 +88,7 @@ export class StreamCatalog {
 
   /** Forget that a stream was ensured, after an operation found it missing (§7.4). */
   forget(base: string): void {
-    this.ensured.delete(streamName(base));
+    this.ensured.delete(streamNameOf(base));
   }
 
   forgetAll(): void {
@@ -166,9 +163,6 @@ function storageLabel(storage: string): string {
 }
 
 /** What decides a base's stream layout and limits (the event type's name does not). */
-function storageOf(entry: ConfiguredBase): unknown {
+function storageOf(entry: SchemaStorage): unknown {
   return { bareTopics: entry.bareTopics, storagePolicy: entry.storagePolicy ?? null };
 }
-
-/** The upper-cased base (§7.3); encoded, so a schema-less event type cannot produce an invalid name. */
-export const streamName = streamNameOf;
