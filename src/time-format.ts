@@ -19,9 +19,13 @@ export function formatCloudEventTime(epochNs: bigint): string {
   const seconds = epochNs / 1_000_000_000n - (epochNs % 1_000_000_000n < 0n ? 1n : 0n);
   const fraction = epochNs - seconds * 1_000_000_000n;
   const whole = formatUtcSeconds(Number(seconds) * 1000).slice(0, -1);
-  if (fraction === 0n) return `${whole}Z`;
-  const nanos = fraction.toString().padStart(9, '0');
-  if (nanos.endsWith('000000')) return `${whole}.${nanos.slice(0, 3)}Z`;
-  if (nanos.endsWith('000')) return `${whole}.${nanos.slice(0, 6)}Z`;
-  return `${whole}.${nanos}Z`;
+  return `${whole}${secondFraction(Number(fraction))}Z`;
+}
+
+/** The nanoseconds of a second as chrono writes them: '', or a dot and 3, 6 or 9 digits. */
+export function secondFraction(nanos: number): string {
+  if (nanos === 0) return '';
+  if (nanos % 1_000_000 === 0) return `.${String(nanos / 1_000_000).padStart(3, '0')}`;
+  if (nanos % 1_000 === 0) return `.${String(nanos / 1_000).padStart(6, '0')}`;
+  return `.${String(nanos).padStart(9, '0')}`;
 }

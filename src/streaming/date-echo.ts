@@ -1,3 +1,5 @@
+import { secondFraction } from '../time-format.js';
+
 /**
  * How instants read from `from_date` / `to_date` are written back: the second-precision echo of
  * `replay_started` and the RFC 3339 form the end-point messages quote. Nanoseconds since the Unix
@@ -43,14 +45,7 @@ export function formatFromDateEcho(atNs: bigint): string {
  */
 export function formatRfc3339Utc(atNs: bigint): string {
   const nanos = Number(atNs - floorDiv(atNs, NS_PER_SECOND) * NS_PER_SECOND);
-  return `${formatFromDateEcho(atNs).slice(0, -1)}${fractionText(nanos)}+00:00`;
-}
-
-function fractionText(nanos: number): string {
-  if (nanos === 0) return '';
-  if (nanos % 1_000_000 === 0) return `.${String(nanos / 1_000_000).padStart(3, '0')}`;
-  if (nanos % 1_000 === 0) return `.${String(nanos / 1_000).padStart(6, '0')}`;
-  return `.${String(nanos).padStart(9, '0')}`;
+  return `${formatFromDateEcho(atNs).slice(0, -1)}${secondFraction(nanos)}+00:00`;
 }
 
 function floorDiv(dividend: bigint, divisor: bigint): bigint {
