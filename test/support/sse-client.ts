@@ -1,4 +1,3 @@
-import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { SseEventQueue, type SseEvent } from './sse-event-queue.js';
 
 export type { SseEvent } from './sse-event-queue.js';
@@ -44,23 +43,10 @@ export class SseClient extends SseEventQueue {
   }
 
   private async pump(body: ReadableStream<Uint8Array>): Promise<void> {
-    const parser = createParser({
-      onEvent: (message: EventSourceMessage) => {
-        this.push({
-          event: message.event ?? 'message',
-          data: message.data,
-          json: JSON.parse(message.data),
-          ...(message.id === undefined ? {} : { id: message.id }),
-        });
-      },
-    });
     const decoder = new TextDecoder();
     try {
-      for await (const chunk of body) {
-        const text = decoder.decode(chunk, { stream: true });
-        this.raw += text;
-        parser.feed(text);
-      }
+      // Data that is not JSON throws out of `feed` (the default JSON rule) and fails the stream.
+      for await (const chunk of body) this.feed(decoder.decode(chunk, { stream: true }));
     } catch (error) {
       this.finish(this.controller.signal.aborted ? undefined : (error as Error));
       return;

@@ -1,3 +1,5 @@
+import { createParser, type EventSourceMessage, type EventSourceParser } from 'eventsource-parser';
+
 export interface SseEvent {
   readonly event: string;
   readonly data: string;
@@ -7,24 +9,56 @@ export interface SseEvent {
   readonly id?: string;
 }
 
+export interface SseEventQueueOptions {
+  /**
+   * How an event's `data` becomes its `json`: `JSON.parse` unless given, so data that is not JSON
+   * throws out of `feed` (and, through the caller's read loop, fails the stream).
+   */
+  readonly json?: (data: string) => Record<string, unknown>;
+}
+
 /**
  * The events of one SSE response as a test reads them: `next` waits for the following one (or
- * the end), whatever transport feeds the queue (fetch, Node's `http2` or `https`).
+ * the end), whatever transport feeds the queue text (fetch, Node's `http2` or `https`); the text
+ * is parsed with eventsource-parser.
  */
 export class SseEventQueue {
   private readonly events: SseEvent[] = [];
   private readonly waiters: (() => void)[] = [];
+  private readonly parser: EventSourceParser;
   private ended = false;
   private failure: Error | undefined;
   /** Raw text as received, for byte-level checks. */
   raw = '';
 
-  protected push(event: SseEvent): void {
+  constructor({ json = (data) => JSON.parse(data) as Record<string, unknown> }: SseEventQueueOptions = {}) {
+    this.parser = createParser({
+      onEvent: (message: EventSourceMessage) => {
+        this.push({
+          event: message.event ?? 'message',
+          data: message.data,
+          json: json(message.data),
+          ...(message.id === undefined ? {} : { id: message.id }),
+        });
+      },
+    });
+  }
+
+  /** Text as it arrives: kept in `raw`, and every complete event in it queued. */
+  protected feed(text: string): void {
+    this.raw += text;
+    this.parser.feed(text);
+  }
+
+  private push(event: SseEvent): void {
     this.events.push(event);
     this.wake();
   }
 
-  /** No more events; `failure`, when given, is thrown by `next` once the queue is empty. */
+  /**
+   * No more events. `failure`, when given, is thrown by `next` from now on, even while events
+   * are still queued: a failed stream hands out nothing more.
+   */
   protected finish(failure?: Error): void {
     this.ended = true;
     if (failure) this.failure = failure;

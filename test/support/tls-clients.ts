@@ -3,7 +3,6 @@ import { Agent, request as httpsRequest } from 'node:https';
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import type { Readable } from 'node:stream';
-import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { SseEventQueue } from './sse-event-queue.js';
 
 export interface ProtocolResponse {
@@ -52,7 +51,7 @@ async function readAll(stream: Readable): Promise<string> {
   return text;
 }
 
-/** SSE frames of one response, parsed with eventsource-parser; `next` waits for the following one. */
+/** SSE frames of one response; `next` waits for the following one. Data that is not JSON reads as `{}`. */
 export class ProtocolStream extends SseEventQueue {
   constructor(
     readonly status: number,
@@ -60,22 +59,9 @@ export class ProtocolStream extends SseEventQueue {
     private readonly body: Readable,
     private readonly cancel: () => void,
   ) {
-    super();
-    const parser = createParser({
-      onEvent: (message: EventSourceMessage) => {
-        this.push({
-          event: message.event ?? 'message',
-          data: message.data,
-          json: parseJson(message.data),
-          ...(message.id === undefined ? {} : { id: message.id }),
-        });
-      },
-    });
+    super({ json: parseJson });
     body.setEncoding('utf8');
-    body.on('data', (text: string) => {
-      this.raw += text;
-      parser.feed(text);
-    });
+    body.on('data', (text: string) => this.feed(text));
     const end = (): void => this.finish();
     body.on('end', end);
     body.on('close', end);
