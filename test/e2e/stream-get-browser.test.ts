@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { Browser, Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, afterEach, describe, expect, it } from 'vitest';
 import { expectNoProblems, launchChromium, watchPage, type PageProblems } from '../support/browser.js';
+import { queryOf } from '../support/get-streams.js';
 import { postJson } from '../support/http.js';
 import { serverConfig } from '../support/schemas.js';
 import { startServer, type RunningServer } from '../support/server-process.js';
@@ -109,14 +110,11 @@ async function notify(payload: unknown, identifier: Record<string, string> = MAR
   expect(response.status, response.text).toBe(200);
 }
 
-const query = (fields: Record<string, string>): string =>
-  new URLSearchParams({ event_type: MARS.event_type, identifier: JSON.stringify(MARS.identifier), ...fields }).toString();
-
 const sequence = (id: string): number => Number(id.split('@')[1]);
 
 describe('EventSource on GET /api/v1/watch', () => {
   it('receives notifications, each with its CloudEvent id as lastEventId', async () => {
-    await openEventSource(`/api/v1/watch?${query({})}`);
+    await openEventSource(`/api/v1/watch?${queryOf(MARS)}`);
     await waitForFrames(`frames.some((f) => f.json.type === 'connection_established')`);
     await notify('first');
     await notify('second');
@@ -129,7 +127,7 @@ describe('EventSource on GET /api/v1/watch', () => {
   });
 
   it('resumes after max_duration_reached with Last-Event-ID: no gap, no duplicate', async () => {
-    await openEventSource(`/api/v1/watch?${query({})}`);
+    await openEventSource(`/api/v1/watch?${queryOf(MARS)}`);
     await waitForFrames(`frames.some((f) => f.json.type === 'connection_established')`);
     // Publish through the close, the 2 s the browser waits and its reconnect: until the page has
     // seen the second connection's opening frame, and a few more after it.
@@ -170,7 +168,7 @@ describe('EventSource on GET /api/v1/replay', () => {
     await notify('stored 2');
     // The replay's last matching notification is below its end: this one does not match it.
     await notify('another destination', { destination: 'elsewhere', class: 'od' });
-    await openEventSource(`/api/v1/replay?${query({ from_id: '1' })}`);
+    await openEventSource(`/api/v1/replay?${queryOf({ ...MARS, from_id: '1' })}`);
     await waitForFrames(`frames.some((f) => f.json.type === 'replay_completed')`);
     // EventSource reconnects after `retry:`; the 204 closes it for good (readyState CLOSED).
     await page.waitForFunction(`window.stream.readyState === EventSource.CLOSED`, undefined, { timeout: 20_000 });
