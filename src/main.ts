@@ -8,7 +8,7 @@ import { systemClock } from './clock.js';
 import { ConfigLoadError, loadConfig } from './config/load.js';
 import type { AppConfig } from './config/model.js';
 import { ConfigurationReloader, installReloadSignal } from './config/reload.js';
-import { ConfigValidationError, validateConfig } from './config/validate.js';
+import { ConfigValidationError, schemasListingEcpds, validateConfig } from './config/validate.js';
 import { closeAllConnections } from './http/server-transport.js';
 import { loadTlsMaterial, TlsFileError, type TlsMaterial } from './http/tls-options.js';
 import { effectiveLevel } from './logging/log-level.js';
@@ -216,9 +216,7 @@ function reportOtlp(logger: Logger, { sink, target }: { sink: OtlpLogExport; tar
 /** The ECPDS checker exists only when a section is configured and some stream opts in (§2.10.1). */
 function createReadPlugins(config: AppConfig, logger: Logger, metrics: AvisoMetrics): Map<string, EcpdsPlugin> {
   const plugins = new Map<string, EcpdsPlugin>();
-  const anyStreamEnablesEcpds = Object.values(config.notification_schema ?? {}).some((schema) =>
-    schema.auth?.plugins?.includes('ecpds'),
-  );
+  const anyStreamEnablesEcpds = schemasListingEcpds(config).length > 0;
   if (config.ecpds && anyStreamEnablesEcpds) {
     try {
       plugins.set('ecpds', createEcpdsPlugin(config.ecpds, { clock: systemClock, telemetry: metrics.ecpds }));

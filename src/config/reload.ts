@@ -10,7 +10,7 @@ import { SchemaRegistry } from '../schema/schema-registry.js';
 import { ConfigLoadError, loadConfig } from './load.js';
 import type { AppConfig } from './model.js';
 import { hasSchemaChanges, restartOnlySettings, sameSetting, schemaChanges, type SchemaChanges } from './reload-changes.js';
-import { ConfigValidationError, validateConfig, validateJetStreamSettings, type ConfigWarning } from './validate.js';
+import { ConfigValidationError, schemasListingEcpds, validateConfig, validateJetStreamSettings, type ConfigWarning } from './validate.js';
 
 /** Who asked for the reload, in its log lines. */
 export type ReloadSource = 'signal' | 'admin';
@@ -168,8 +168,7 @@ export class ConfigurationReloader implements ConfigurationReload {
    */
   private readPluginFor(config: AppConfig): EcpdsPlugin | undefined {
     if (this.deps.readPlugins.has('ecpds') || !config.ecpds) return undefined;
-    const wanted = Object.values(config.notification_schema ?? {}).some((schema) => schema.auth?.plugins?.includes('ecpds'));
-    if (!wanted) return undefined;
+    if (schemasListingEcpds(config).length === 0) return undefined;
     try {
       return createEcpdsPlugin(config.ecpds, { clock: systemClock, telemetry: this.deps.metrics.ecpds });
     } catch (error) {

@@ -482,14 +482,21 @@ function checkMetrics(config: AppConfig): void {
   }
 }
 
+/** The event types whose schema lists the ECPDS read plugin, in configuration order. */
+export function schemasListingEcpds(config: AppConfig): string[] {
+  return schemaEntries(config)
+    .filter(([, schema]) => schema.auth?.plugins?.includes('ecpds') ?? false)
+    .map(([eventType]) => eventType);
+}
+
 /** B6: the ECPDS block, only when a stream uses the plugin. */
 function checkEcpds(config: AppConfig): void {
   const fail: Fail = failWith(VALIDATION_EVENTS.ecpds);
-  const users = schemaEntries(config).filter(([, schema]) => schema.auth?.plugins?.includes('ecpds') ?? false);
+  const users = schemasListingEcpds(config);
   const [firstUser] = users;
   if (firstUser === undefined) return;
   const ecpds = config.ecpds;
-  if (ecpds === undefined) fail(`ecpds: section is required because schema '${firstUser[0]}' lists the ecpds plugin`);
+  if (ecpds === undefined) fail(`ecpds: section is required because schema '${firstUser}' lists the ecpds plugin`);
 
   if (ecpds.servers.length === 0) fail('ecpds.servers: must list at least one server');
   ecpds.servers.forEach((server, index) => {
@@ -505,7 +512,8 @@ function checkEcpds(config: AppConfig): void {
   for (const field of ['cache_ttl_seconds', 'max_entries', 'request_timeout_seconds', 'connect_timeout_seconds'] as const) {
     if (ecpds[field] <= 0) fail(`ecpds.${field}: must be greater than 0, got ${ecpds[field]}`);
   }
-  for (const [eventType, schema] of users) checkMatchKey(eventType, schema, ecpds, fail);
+  const schemas = config.notification_schema ?? {};
+  for (const eventType of users) checkMatchKey(eventType, schemas[eventType] as EventSchemaConfig, ecpds, fail);
 }
 
 function checkMatchKey(eventType: string, schema: EventSchemaConfig, ecpds: EcpdsConfig, fail: Fail): void {
