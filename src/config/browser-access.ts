@@ -1,4 +1,5 @@
 import type { CorsConfig, TlsConfig } from './model.js';
+import { parseWebUrl } from './homepage-links.js';
 
 /** The list entry that lets any origin read without credentials (docs/configuration.md, CORS). */
 export const ANY_ORIGIN = '*';
@@ -27,15 +28,8 @@ export function corsOriginProblem(cors: CorsConfig): string | undefined {
 
 /** The origin a browser would send for this text, or undefined when it names none. */
 function canonicalOrigin(text: string): string | undefined {
-  if (/[\s\p{Cc}]/u.test(text)) return undefined;
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    return undefined;
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined;
-  if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '') return undefined;
+  const url = parseWebUrl(text);
+  if (url === undefined || url.search !== '' || url.hash !== '') return undefined;
   if (url.pathname !== '/' || /^[a-z]+:\/\/[^/]*\/[^/]/i.test(text)) return undefined;
   return url.origin;
 }

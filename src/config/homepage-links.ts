@@ -24,14 +24,23 @@ export function homepageLinkProblem(homepage: HomepageConfig): string | undefine
 }
 
 function isWebLink(text: string): boolean {
-  // The URL parser silently drops tabs and line breaks and trims spaces: a value holding any of
-  // them is not the URL it looks like, so it is refused rather than repaired.
-  if (/[\s\p{Cc}]/u.test(text)) return false;
+  const url = parseWebUrl(text);
+  return url !== undefined && url.hostname !== '';
+}
+
+/**
+ * An http(s) URL without embedded credentials, or undefined. The URL parser silently drops tabs
+ * and line breaks and trims spaces: a value holding any of them is not the URL it looks like, so
+ * it is refused rather than repaired.
+ */
+export function parseWebUrl(text: string): URL | undefined {
+  if (/[\s\p{Cc}]/u.test(text)) return undefined;
   let url: URL;
   try {
     url = new URL(text);
   } catch {
-    return false;
+    return undefined;
   }
-  return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '' && url.username === '' && url.password === '';
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined;
+  return url.username === '' && url.password === '' ? url : undefined;
 }
