@@ -3,7 +3,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKEND_KINDS, BackendUnderTest } from '../support/backends.js';
-import { JWT_SECRET, LOCAL_REALM, signToken } from '../support/fake-auth-o-tron.js';
+import { LOCAL_REALM, signToken, trustedProxyAuth } from '../support/fake-auth-o-tron.js';
 import { postJson, request, type JsonResponse } from '../support/http.js';
 import { findFreePort } from '../support/ports.js';
 import { TEST_SCHEMAS, serverConfig } from '../support/schemas.js';
@@ -276,12 +276,7 @@ describe('aviso_config_reloads_total', () => {
 });
 
 describe('POST /api/v1/admin/reload with authentication', () => {
-  const auth = (adminRoles: readonly string[]) => ({
-    enabled: true,
-    mode: 'trusted_proxy',
-    jwt_secret: JWT_SECRET,
-    admin_roles: { [LOCAL_REALM]: [...adminRoles] },
-  });
+  const auth = (adminRoles: readonly string[]) => trustedProxyAuth({ admin_roles: { [LOCAL_REALM]: [...adminRoles] } });
   const bearer = async (roles: readonly string[]) =>
     `Bearer ${await signToken({ sub: 'someone', username: 'someone', realm: LOCAL_REALM, roles: [...roles], attributes: {} })}`;
 

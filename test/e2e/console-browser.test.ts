@@ -1,7 +1,7 @@
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectNoProblems, launchChromium, watchPage, type PageProblems } from '../support/browser.js';
-import { JWT_SECRET, LOCAL_REALM, signToken } from '../support/fake-auth-o-tron.js';
+import { LOCAL_REALM, signToken, trustedProxyAuth } from '../support/fake-auth-o-tron.js';
 import { serverConfig } from '../support/schemas.js';
 import { startServer, type RunningServer } from '../support/server-process.js';
 
@@ -34,14 +34,8 @@ beforeAll(async () => {
     startServer({
       config: serverConfig({
         notification_schema: SECURE_SCHEMAS,
-        auth: {
-          enabled: true,
-          mode: 'trusted_proxy',
-          // Never called in trusted_proxy mode: the tokens are signed here.
-          auth_o_tron_url: 'http://127.0.0.1:9/',
-          jwt_secret: JWT_SECRET,
-          admin_roles: { [LOCAL_REALM]: ['admin'] },
-        },
+        // auth_o_tron_url is never called in trusted_proxy mode: the tokens are signed here.
+        auth: trustedProxyAuth({ auth_o_tron_url: 'http://127.0.0.1:9/' }),
         // A small history cap, to see notification_replay_limit_reached.
         watch_endpoint: { max_historical_notifications: 1 },
       }),

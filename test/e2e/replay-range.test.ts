@@ -2,6 +2,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { UUID_V4, postJson } from '../support/http.js';
 import { BACKEND_KINDS, useBackend } from '../support/backends.js';
+import { trustedProxyAuth } from '../support/fake-auth-o-tron.js';
 import { startServer, type RunningServer } from '../support/server-process.js';
 import { SseClient, withoutHeartbeats, type SseEvent } from '../support/sse-client.js';
 import { SECOND, expectClose, expectControl, frameLabel } from '../support/transcript.js';
@@ -263,13 +264,7 @@ describe.each(BACKEND_KINDS)('end point validation on the %s backend', (kind) =>
       config: {
         ...base,
         notification_schema: { ...(base.notification_schema as object), guarded: GUARDED },
-        auth: {
-          enabled: true,
-          mode: 'trusted_proxy',
-          auth_o_tron_url: 'http://127.0.0.1:9',
-          jwt_secret: 'replay-range-secret',
-          admin_roles: { localrealm: ['admin'] },
-        },
+        auth: trustedProxyAuth({ auth_o_tron_url: 'http://127.0.0.1:9', jwt_secret: 'replay-range-secret' }),
       },
     });
   });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { JWT_SECRET, LOCAL_REALM, signToken } from '../support/fake-auth-o-tron.js';
+import { LOCAL_REALM, signToken, trustedProxyAuth } from '../support/fake-auth-o-tron.js';
 import { call, queryOf } from '../support/get-streams.js';
 import { postJson } from '../support/http.js';
 import { serverConfig } from '../support/schemas.js';
@@ -21,20 +21,13 @@ describe('auth.browser_cookie', () => {
       auth: { required: true, read_roles: { [LOCAL_REALM]: ['reader'] } },
     },
   };
-  const auth = (extra: Record<string, unknown>) => ({
-    enabled: true,
-    mode: 'trusted_proxy',
-    jwt_secret: JWT_SECRET,
-    admin_roles: { [LOCAL_REALM]: ['admin'] },
-    ...extra,
-  });
   let withCookie: RunningServer;
   let withoutCookie: RunningServer;
   let token = '';
   beforeAll(async () => {
     [withCookie, withoutCookie] = await Promise.all([
-      startServer({ config: serverConfig({ notification_schema: schemas, auth: auth({ browser_cookie: COOKIE }) }) }),
-      startServer({ config: serverConfig({ notification_schema: schemas, auth: auth({}) }) }),
+      startServer({ config: serverConfig({ notification_schema: schemas, auth: trustedProxyAuth({ browser_cookie: COOKIE }) }) }),
+      startServer({ config: serverConfig({ notification_schema: schemas, auth: trustedProxyAuth() }) }),
     ]);
     token = await signToken({ sub: 'reader', username: 'reader', realm: LOCAL_REALM, roles: ['reader'], attributes: {} });
   });

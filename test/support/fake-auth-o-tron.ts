@@ -24,6 +24,21 @@ import { CompactSign, SignJWT } from 'jose';
 export const JWT_SECRET = 'test-jwt-secret';
 export const LOCAL_REALM = 'localrealm';
 
+/**
+ * A global `auth` section in `trusted_proxy` mode that accepts the tokens `signToken` makes (HS256
+ * with JWT_SECRET) and grants admin to LOCAL_REALM's `admin` role; `extra` adds fields or replaces
+ * these (e.g. `browser_cookie`, `auth_o_tron_url`, other `admin_roles`).
+ */
+export function trustedProxyAuth<Extra extends Record<string, unknown>>(extra: Extra = {} as Extra) {
+  return {
+    enabled: true,
+    mode: 'trusted_proxy' as const,
+    jwt_secret: JWT_SECRET,
+    admin_roles: { [LOCAL_REALM]: ['admin'] },
+    ...extra,
+  };
+}
+
 export interface FakeUser {
   readonly username: string;
   readonly password: string;

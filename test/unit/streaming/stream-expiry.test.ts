@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AuthConfig, WatchEndpointConfig } from '../../../src/config/model.js';
 import { eventually } from '../../support/eventually.js';
-import { JWT_SECRET, LOCAL_REALM, signToken } from '../../support/fake-auth-o-tron.js';
+import { LOCAL_REALM, signToken, trustedProxyAuth } from '../../support/fake-auth-o-tron.js';
 import { ManualClock } from '../../support/manual-clock.js';
 import { SseClient, withoutHeartbeats } from '../../support/sse-client.js';
 import { buildTestApp, listen, type TestApp } from '../../support/test-app.js';
@@ -21,14 +21,7 @@ import {
  * a stream opened with a JWT ends when the server starts refusing that JWT (its `exp` plus the
  * 60 s leeway), with `end_of_stream` / `token_expired`, and not a millisecond before.
  */
-const AUTH: AuthConfig = {
-  enabled: true,
-  mode: 'trusted_proxy',
-  auth_o_tron_url: '',
-  jwt_secret: JWT_SECRET,
-  admin_roles: { [LOCAL_REALM]: ['admin'] },
-  timeout_ms: 5000,
-};
+const AUTH: AuthConfig = trustedProxyAuth({ auth_o_tron_url: '', timeout_ms: 5000 });
 
 /** `exp` is whole seconds; the manual clock starts on a whole second. */
 const EXP_IN_S = 10;
