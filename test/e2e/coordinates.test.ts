@@ -1,8 +1,9 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UUID_V4, postJson } from '../support/http.js';
 import { BACKEND_KINDS, BackendUnderTest } from '../support/backends.js';
 import { startServer, type RunningServer } from '../support/server-process.js';
-import { SseClient, withoutHeartbeats, type SseEvent } from '../support/sse-client.js';
+import { withoutHeartbeats, type SseClient, type SseEvent } from '../support/sse-client.js';
+import { trackProcesses } from '../support/tracked-processes.js';
 import { frameLabel } from '../support/transcript.js';
 
 /**
@@ -34,10 +35,7 @@ const SQUARE_TEXT = '(50.0,10.0,52.0,10.0,52.0,12.0,50.0,12.0,50.0,10.0)';
 const SQUARE_JSON_TEXT = '[[50.0,10.0],[52.0,10.0],[52.0,12.0],[50.0,12.0],[50.0,10.0]]';
 const FAR_AWAY = [[10, 10], [10.2, 10], [10.2, 10.2], [10, 10.2], [10, 10]];
 
-const clients: SseClient[] = [];
-afterEach(() => {
-  for (const client of clients.splice(0)) client.close();
-});
+const tracked = trackProcesses();
 
 let dates = 0;
 /** A date no other test uses, so each test sees only its own notifications. */
@@ -76,8 +74,7 @@ describe.each(BACKEND_KINDS)('on the %s backend', (kind) => {
   }
 
   async function open(endpoint: 'watch' | 'replay', body: Record<string, unknown>): Promise<SseClient> {
-    const client = await SseClient.open(`${server.url}/api/v1/${endpoint}`, body);
-    clients.push(client);
+    const client = await tracked.open(server, `/api/v1/${endpoint}`, body);
     expect(client.status, client.errorBody).toBe(200);
     return client;
   }

@@ -1,12 +1,13 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UUID_V4, postJson } from '../support/http.js';
 import { BACKEND_KINDS, useBackend } from '../support/backends.js';
 import { trustedProxyAuth } from '../support/fake-auth-o-tron.js';
 import { startServer, type RunningServer } from '../support/server-process.js';
-import { SseClient, withoutHeartbeats, type SseEvent } from '../support/sse-client.js';
+import { withoutHeartbeats, type SseEvent } from '../support/sse-client.js';
 import { SECOND, expectClose, expectControl, frameLabel } from '../support/transcript.js';
 import { BOTH_ENDS, TO_DATE_EMPTY, TO_ID_EMPTY, invalidToDate, invalidToId } from '../support/replay-end-messages.js';
+import { trackProcesses } from '../support/tracked-processes.js';
 
 /**
  * Replay ranges (D25, reference-0.13.md §1) against the real server process on both backends:
@@ -19,15 +20,7 @@ const TOPIC = 'diss.A.od';
 const MATCHING = { event_type: 'dissemination', identifier: { destination: 'A', class: 'od' } };
 const OTHER = { event_type: 'dissemination', identifier: { destination: 'B', class: 'od' } };
 
-const clients: SseClient[] = [];
-async function open(server: RunningServer, path: string, body: unknown): Promise<SseClient> {
-  const client = await SseClient.open(`${server.url}${path}`, body);
-  clients.push(client);
-  return client;
-}
-afterEach(() => {
-  for (const client of clients.splice(0)) client.close();
-});
+const { open } = trackProcesses();
 
 async function notify(server: RunningServer, body: unknown): Promise<void> {
   const answer = await postJson(`${server.url}/api/v1/notification`, body);
