@@ -63,10 +63,18 @@ async function reloadOverHttp(server: RunningServer, headers: Record<string, str
   return request(`${server.url}/api/v1/admin/reload`, { method: 'POST', headers });
 }
 
+/**
+ * Sends SIGHUP and waits for that reload's outcome line: the line of an admin-route reload just
+ * before may still be on its way to stdout, so only a line with `source: signal` counts.
+ */
 async function reloadBySignal(server: RunningServer, outcome: 'succeeded' | 'failed'): Promise<LogLine> {
-  const from = server.logs.length;
+  let from = server.logs.length;
   server.signal('SIGHUP');
-  return server.waitForLog(`configuration.reload.${outcome}`, { from });
+  for (;;) {
+    const line = await server.waitForLog(`configuration.reload.${outcome}`, { from });
+    if (line.attributes?.source === 'signal') return line;
+    from = server.logs.indexOf(line) + 1;
+  }
 }
 
 describe.each(BACKEND_KINDS)('reload on %s', (kind) => {

@@ -45,6 +45,17 @@ export interface ServerOptions {
   readonly port?: number;
 }
 
+/** A `waitForLog` call still waiting: told of each line logged from then on. */
+interface LogWaiter {
+  readonly eventName: string;
+  readonly from: number;
+  found(line: LogLine): void;
+}
+
+function eventNameOf(line: LogLine | undefined): unknown {
+  return line?.attributes?.['event.name'];
+}
+
 function ensureBuilt(): void {
   if (!existsSync(SERVER_ENTRY)) {
     throw new Error(`${SERVER_ENTRY} is missing: run \`npm run build\` (npm test does it for you)`);
@@ -80,6 +91,7 @@ function spawnServer(options: ServerOptions): { child: ChildProcess; dir: string
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   const { child, dir, file } = spawnServer(options);
   const logs: LogLine[] = [];
+  const logWaiters = new Set<LogWaiter>();
   let stderr = '';
   let pending = '';
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
@@ -97,6 +109,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         if (!line.trim()) continue;
         const parsed = JSON.parse(line) as LogLine;
         logs.push(parsed);
+        const index = logs.length - 1;
+        for (const waiter of logWaiters) {
+          if (index >= waiter.from && eventNameOf(parsed) === waiter.eventName) waiter.found(parsed);
+        }
         if (parsed.attributes?.['event.name'] === 'startup.server.started') {
           clearTimeout(timer);
           resolvePort(parsed.attributes.port as number);
@@ -124,13 +140,25 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       child.kill(signal);
     },
     async waitForLog(eventName, { from = logs.length, timeoutMs = 10_000 } = {}) {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const found = logs.slice(from).find((line) => line.attributes?.['event.name'] === eventName);
-        if (found) return found;
-        if (Date.now() > deadline) throw new Error(`no ${eventName} log line within ${timeoutMs} ms; stderr: ${stderr}`);
-        await new Promise((resolveWait) => setTimeout(resolveWait, 25));
-      }
+      const logged = logs.slice(from).find((line) => eventNameOf(line) === eventName);
+      if (logged) return logged;
+      // Not logged yet: the stdout reader hands over the line as soon as it is parsed.
+      return new Promise<LogLine>((resolveLine, reject) => {
+        const waiter: LogWaiter = {
+          eventName,
+          from,
+          found(line) {
+            clearTimeout(timer);
+            logWaiters.delete(waiter);
+            resolveLine(line);
+          },
+        };
+        const timer = setTimeout(() => {
+          logWaiters.delete(waiter);
+          reject(new Error(`no ${eventName} log line within ${timeoutMs} ms; stderr: ${stderr}`));
+        }, timeoutMs);
+        logWaiters.add(waiter);
+      });
     },
     async stop(signal: NodeJS.Signals = 'SIGTERM') {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
