@@ -31,7 +31,9 @@ import { createDisabledMetrics } from './metrics/prometheus-metrics.js';
 import { childLogger } from './logging/logger.js';
 import type { SchemaRegistry } from './schema/schema-registry.js';
 import { StoredIdentityReader } from './schema/stored-identifier.js';
+import { BufferBudget } from './streaming/buffer-budget.js';
 import { CloudEventRenderer } from './streaming/cloudevent.js';
+import { StallWatchdog } from './streaming/stall-watchdog.js';
 import { StreamSupervisor } from './streaming/stream-supervisor.js';
 
 export interface AppDependencies {
@@ -111,6 +113,11 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
 
   const identities = new StoredIdentityReader(deps.registry);
   const watch = deps.watchEndpoint;
+  const guards = {
+    budget: new BufferBudget(watch.max_total_buffered_bytes),
+    watchdog: new StallWatchdog(deps.clock, watch.stall_timeout_sec * 1000),
+  };
+  metrics.observeStreamBuffers(() => guards.budget.totalBytes);
   const streams = new StreamSupervisor({
     backend: deps.backend,
     identities,
@@ -123,7 +130,9 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       replayBatchSize: watch.replay_batch_size,
       replayBatchDelayMs: watch.replay_batch_delay_ms,
       maxBufferedEvents: watch.max_buffered_events,
+      maxBufferedBytes: watch.max_buffered_bytes,
     },
+    guards,
   });
   app.decorate('streams', streams);
   // Streams end with their final frame before the server stops accepting (streaming.md §8.4).

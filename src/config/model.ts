@@ -1,4 +1,5 @@
 import Type, { type Static } from 'typebox';
+import { Value } from 'typebox/value';
 import { IdentifierRule } from '../schema/identifier-rule.js';
 
 /**
@@ -475,6 +476,18 @@ export const WatchEndpointSchema = Type.Object(
       'Outgoing events buffered per stream; a stream that overflows it ends with `connection-closing` reason `end_of_stream`, cause `slow_consumer` (D9, D32). > 0.',
       10000,
     ),
+    max_buffered_bytes: unsigned(
+      'Bytes one stream may hold for a client that is not reading (its queue and what Node has not yet handed to the kernel); passing it is the slow-consumer close, as for `max_buffered_events`. At least 4 × `application.max_body_bytes`, so one stream can always take the largest notification. Default 8 MiB.',
+      8 * 1024 * 1024,
+    ),
+    max_total_buffered_bytes: unsigned(
+      'Bytes all streams of the process together may hold for their clients; past it, the streams holding the most are closed as slow consumers. At least `max_buffered_bytes`. Default 256 MiB.',
+      256 * 1024 * 1024,
+    ),
+    stall_timeout_sec: unsigned(
+      'No silent stall (D37): a stream holding bytes whose socket takes none for this long is closed as a slow consumer, and a closed stream whose client has not read its end this long after the close is reset (HTTP/1.1: the TCP connection; HTTP/2: the stream), so the client reconnects from its cursor. > 0.',
+      30,
+    ),
   },
   { default: {}, description: 'Watch and replay streams. Each field has its own default.' },
 );
@@ -517,6 +530,8 @@ export type BackendConfig = Static<typeof BackendSchema>;
 export type InMemoryConfig = Static<typeof InMemorySchema>;
 export type JetStreamConfig = Static<typeof JetStreamSchema>;
 export type WatchEndpointConfig = Static<typeof WatchEndpointSchema>;
+/** Every `watch_endpoint` default, for code that builds an app without a configuration file. */
+export const WATCH_ENDPOINT_DEFAULTS: WatchEndpointConfig = Value.Default(WatchEndpointSchema, {}) as WatchEndpointConfig;
 export type EventSchemaConfig = Static<typeof EventSchemaSchema>;
 export type TopicConfig = Static<typeof TopicSchema>;
 export type PayloadConfig = Static<typeof PayloadSchema>;

@@ -553,7 +553,21 @@ function checkWatchEndpoint(config: AppConfig): void {
     'concurrent_notification_processing',
     'max_historical_notifications',
     'max_buffered_events',
+    'max_buffered_bytes',
+    'max_total_buffered_bytes',
+    'stall_timeout_sec',
   ] as const) {
     if (watch[field] <= 0) configError(`watch_endpoint.${field}: must be greater than 0, got ${watch[field]}`);
+  }
+  const largestBody = config.application.max_body_bytes;
+  if (watch.max_buffered_bytes < 4 * largestBody) {
+    configError(
+      `watch_endpoint.max_buffered_bytes: must be at least 4 × application.max_body_bytes (${4 * largestBody}), got ${watch.max_buffered_bytes}`,
+    );
+  }
+  if (watch.max_total_buffered_bytes < watch.max_buffered_bytes) {
+    configError(
+      `watch_endpoint.max_total_buffered_bytes: must be at least watch_endpoint.max_buffered_bytes (${watch.max_buffered_bytes}), got ${watch.max_total_buffered_bytes}`,
+    );
   }
 }

@@ -2,6 +2,7 @@ import { pino } from 'pino';
 import { buildApp } from '../app.js';
 import { MemoryBackend } from '../backend/memory/memory-backend.js';
 import { systemClock } from '../clock.js';
+import { WATCH_ENDPOINT_DEFAULTS } from '../config/model.js';
 import { SchemaRegistry } from '../schema/schema-registry.js';
 
 export const OPENAPI_DOCUMENT_PATH = 'schemas/openapi.json';
@@ -18,15 +19,7 @@ export async function renderOpenApiDocument(): Promise<string> {
     logger: pino({ level: 'silent' }),
     maxBodyBytes: 262_144,
     baseUrl: 'http://localhost',
-    watchEndpoint: {
-      sse_heartbeat_interval_sec: 30,
-      connection_max_duration_sec: 3600,
-      replay_batch_size: 100,
-      max_historical_notifications: 10_000,
-      replay_batch_delay_ms: 100,
-      concurrent_notification_processing: 15,
-      max_buffered_events: 10_000,
-    },
+    watchEndpoint: WATCH_ENDPOINT_DEFAULTS,
     staticFilesPath: '/nonexistent',
     // Documents the reload route; the document is rendered, never served from this app.
     reloader: { attachAuthenticator: () => undefined, reload: async () => ({ ok: false, message: 'not a running server' }) },

@@ -137,6 +137,8 @@ function streamTelemetry(metrics: AvisoMetrics, endpoint: StreamEndpoint, eventT
       if (kind === 'notification') metrics.notificationSent(route, eventType);
       else if (kind === 'error') metrics.streamErrorSent(route, eventType);
     },
+    slowConsumerClosed: (trigger) => metrics.slowConsumerClosed(route, trigger),
+    streamReset: () => metrics.streamReset(route),
     released() {
       if (released) return;
       released = true;

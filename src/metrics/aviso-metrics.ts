@@ -1,5 +1,6 @@
 import type { NotificationBackend } from '../backend/backend.js';
 import type { EcpdsTelemetry } from '../auth/ecpds/ecpds-telemetry.js';
+import type { SlowConsumerTrigger } from '../streaming/stream-request.js';
 
 /** `route` label of SSE metrics (operations.md §3.3.4). */
 export type SseRoute = '/api/v1/watch' | '/api/v1/replay';
@@ -38,6 +39,12 @@ export interface AvisoMetrics {
   notificationSent(route: SseRoute, eventType: string): void;
   /** An `error` frame was sent after the 200. */
   streamErrorSent(route: SseRoute, eventType: string): void;
+  /** A stream was closed as a slow consumer; `trigger` is the bound it passed or `stalled` (D37). */
+  slowConsumerClosed(route: SseRoute, trigger: SlowConsumerTrigger): void;
+  /** A closed stream whose client did not read its end in time was reset (D37). */
+  streamReset(route: SseRoute): void;
+  /** Reads the bytes all streams hold for their clients, at every scrape. */
+  observeStreamBuffers(read: () => number): void;
 
   authRequest(mode: AuthModeLabel, outcome: AuthOutcome): void;
 

@@ -25,6 +25,8 @@ import type { TopicPattern } from '../topic/topic-pattern.js';
 import type { AuthModeLabel, AuthOutcome, AvisoMetrics, ConfigReloadResult, NotificationStatus, SseRoute } from './aviso-metrics.js';
 import { UNKNOWN_EVENT_TYPE, methodLabel } from './labels.js';
 import { registerOtlpMetrics } from './otlp-metrics.js';
+import { defineStreamBufferMetrics, type StreamBufferMetrics } from './stream-buffer-metrics.js';
+import type { SlowConsumerTrigger } from '../streaming/stream-request.js';
 import type { OtlpExportStats } from '../logging/otlp/export-gate.js';
 
 /** Histogram buckets unless stated otherwise (operations.md §3.3.2); spelled out so a library upgrade cannot move them. */
@@ -62,7 +64,8 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions): Avis
   const ecpds = defineEcpdsMetrics(register);
   precreateSeries(options, core, ecpds);
   registerOtlpMetrics(register, options.otlpStats);
-  return new PrometheusMetrics(register, core, createEcpdsTelemetry(ecpds), options.backendKind);
+  const streamBuffers = defineStreamBufferMetrics(register);
+  return new PrometheusMetrics(register, core, createEcpdsTelemetry(ecpds), options.backendKind, streamBuffers);
 }
 
 /** Metrics disabled: nothing is collected, nothing is registered, backends are not wrapped. */
@@ -76,6 +79,9 @@ export function createDisabledMetrics(): AvisoMetrics {
     streamClosed: () => undefined,
     notificationSent: () => undefined,
     streamErrorSent: () => undefined,
+    slowConsumerClosed: () => undefined,
+    streamReset: () => undefined,
+    observeStreamBuffers: () => undefined,
     authRequest: () => undefined,
     configReload: () => undefined,
     instrumentBackend: (backend) => backend,
@@ -332,6 +338,7 @@ class PrometheusMetrics implements AvisoMetrics {
     private readonly core: CoreMetrics,
     readonly ecpds: EcpdsTelemetry,
     private readonly backendKind: BackendKind,
+    private readonly streamBuffers: StreamBufferMetrics,
   ) {}
 
   httpRequestStarted(method: string): () => void {
@@ -382,6 +389,18 @@ class PrometheusMetrics implements AvisoMetrics {
 
   streamErrorSent(route: SseRoute, eventType: string): void {
     this.core.sseStreamErrors.inc({ route, event_type: eventType });
+  }
+
+  slowConsumerClosed(route: SseRoute, trigger: SlowConsumerTrigger): void {
+    this.streamBuffers.slowConsumerClosed(route, trigger);
+  }
+
+  streamReset(route: SseRoute): void {
+    this.streamBuffers.streamReset(route);
+  }
+
+  observeStreamBuffers(read: () => number): void {
+    this.streamBuffers.observeStreamBuffers(read);
   }
 
   authRequest(mode: AuthModeLabel, outcome: AuthOutcome): void {

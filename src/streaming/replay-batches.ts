@@ -28,6 +28,23 @@ export interface ReplayBatchOptions {
   readonly batchSize: number;
   readonly batchDelayMs: number;
   readonly maxBufferedEvents: number;
+  readonly maxBufferedBytes: number;
+}
+
+/**
+ * How many of the next frames fit under the replay's share of both bounds; at least one, which a
+ * stream holding nothing always takes.
+ */
+function room(frames: readonly Buffer[], connection: SseConnection, queueLimit: number, byteLimit: number): number {
+  const frameRoom = Math.max(1, queueLimit - connection.queuedFrames);
+  let bytes = connection.heldBytes;
+  let count = 0;
+  for (const frame of frames) {
+    if (count >= frameRoom || (count > 0 && bytes + frame.length > byteLimit)) break;
+    bytes += frame.length;
+    count++;
+  }
+  return count;
 }
 
 /**
@@ -37,6 +54,7 @@ export interface ReplayBatchOptions {
 export async function deliverHistory(history: ReplayCursor, options: ReplayBatchOptions, host: ReplayBatchHost): Promise<boolean> {
   const { connection, renderer, predicate, quota, style } = options;
   const replayQueueLimit = Math.max(1, Math.floor(options.maxBufferedEvents / 2));
+  const replayByteLimit = Math.max(1, Math.floor(options.maxBufferedBytes / 2));
   const unshared = history.unshared === true;
   /** The frame of a notification the request selects, `undefined` if it does not, or why it cannot be rendered. */
   const select = (notification: StoredNotification): Buffer | CloudEventRenderError | undefined => {
@@ -65,11 +83,13 @@ export async function deliverHistory(history: ReplayCursor, options: ReplayBatch
     const frames: Buffer[] = [];
     const flush = async (): Promise<boolean> => {
       while (frames.length > 0) {
-        // Replay leaves half the queue free, so heartbeats never push a merely busy stream over (D9).
-        if (connection.queuedFrames >= replayQueueLimit) await connection.below(replayQueueLimit);
+        // Replay leaves half of each bound free (frames and bytes), so heartbeats and the frames a
+        // batch adds never push a merely busy stream over (D9).
+        if (connection.queuedFrames >= replayQueueLimit || connection.heldBytes >= replayByteLimit) {
+          await connection.below(replayQueueLimit, replayByteLimit);
+        }
         if (host.isClosed()) return false;
-        const room = Math.max(1, replayQueueLimit - connection.queuedFrames);
-        if (!host.sendFrames(frames.splice(0, room))) return false;
+        if (!host.sendFrames(frames.splice(0, room(frames, connection, replayQueueLimit, replayByteLimit)))) return false;
       }
       return true;
     };

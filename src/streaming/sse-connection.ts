@@ -1,15 +1,12 @@
 import type { ServerResponse } from 'node:http';
 import { withoutHttp1OnlyHeaders } from '../http/http2-headers.js';
+import type { BufferBudget } from './buffer-budget.js';
+import { resetStream } from './connection-reset.js';
+import type { StallWatchdog, WatchedConnection } from './stall-watchdog.js';
+import type { SlowConsumerTrigger } from './stream-request.js';
 
 const SOCKET_BUFFER_BYTES = 256 * 1024;
 const WRITE_CHUNK_BYTES = 64 * 1024;
-/**
- * How long an ended stream may take to hand its last bytes to a client that stopped reading. After
- * that the socket is destroyed: a client that keeps its TCP window shut would otherwise hold the
- * socket and everything buffered for it forever (after a slow-consumer close), and hold up
- * graceful shutdown until the 30 s grace ran out.
- */
-export const FINAL_FLUSH_TIMEOUT_MS = 10_000;
 
 /**
  * Headers of a successful stream (streaming.md §3.1). With CORS configured (browser.md §2) the
@@ -29,23 +26,71 @@ export function sseHeaders(requestId: string, corsHeaders?: Readonly<Record<stri
   return { ...headers, ...corsHeaders };
 }
 
+/** The bounds of one stream's buffer (docs/streaming.md "Slow consumers"). */
+export interface ConnectionLimits {
+  /** `watch_endpoint.max_buffered_events`: frames waiting in the queue. */
+  readonly maxQueuedFrames: number;
+  /** `watch_endpoint.max_buffered_bytes`: the queue and what Node still holds for the socket. */
+  readonly maxHeldBytes: number;
+}
+
+/** What the process shares among its streams: the byte budget and the stall watchdog. */
+export interface ConnectionGuards {
+  readonly budget: BufferBudget;
+  readonly watchdog: StallWatchdog;
+}
+
+/** Why a frame was not queued: which bound it would have passed. */
+export type Refusal = Exclude<SlowConsumerTrigger, 'stalled'>;
+
+/** What the connection tells its stream about the socket. */
+export interface ConnectionEvents {
+  /** Bytes waited and the socket took none for the watchdog's bound: the client is not reading. */
+  stalled(stalledMs: number): void;
+  /** A closed stream did not end within the bound after its close, and was reset. */
+  reset(): void;
+}
+
 /**
- * One SSE response with a bounded queue in front of the socket (streaming.md §12, D9). Frames are
- * written as fast as the socket takes them; while it is blocked they wait in the queue, and a
- * queue that would grow past its bound is refused so the caller can end the stream instead of
- * buffering without limit. Knows nothing about frames' meaning.
+ * One SSE response with a bounded queue in front of the socket (docs/streaming.md "Slow
+ * consumers"). Frames are written as fast as the socket takes them; while it is blocked they wait
+ * in the queue, and a frame that would pass a bound (frames or bytes of this stream, bytes of the
+ * whole process) is refused so the caller can end the stream instead of buffering without limit.
+ *
+ * No stream stalls silently: while bytes wait, the watchdog checks that the socket makes progress,
+ * and once the stream is closed it must end within the watchdog's bound, or it is reset. Knows
+ * nothing about frames' meaning.
  */
-export class SseConnection {
+export class SseConnection implements WatchedConnection {
   private readonly queue: (string | Buffer)[] = [];
+  private queuedBytes = 0;
   private waitingForDrain = false;
   private finished = false;
   private readonly roomWaiters: (() => void)[] = [];
   private readonly aborted = new AbortController();
+  private refusal: Refusal | undefined;
+  /** What this stream counts in the process budget: bytes queued or held by Node when last looked at. */
+  private reportedBytes = 0;
+  /** Writes the socket completed; the watchdog's measure of progress. */
+  private writesCompleted = 0;
+  private progressSeen = 0;
+  private progressAt = 0;
+  private watched = false;
+  /** Set once closed: when the response must have ended. */
+  private endDeadline: number | undefined;
+  /** Set when the end is complete: the response finished and, if asked, the connection closed. */
+  private ended = false;
+  /** One callback for every write (no closure per frame): counts completions, refreshes the budget. */
+  private readonly written = (): void => {
+    this.writesCompleted++;
+    if (this.reportedBytes > 0 && !this.ended) this.report();
+  };
 
   constructor(
     private readonly response: ServerResponse,
-    private readonly maxQueuedFrames: number,
-    private readonly finalFlushTimeoutMs: number = FINAL_FLUSH_TIMEOUT_MS,
+    private readonly limits: ConnectionLimits,
+    private readonly guards: ConnectionGuards,
+    private readonly events: ConnectionEvents,
   ) {
     // `close` before we ended the response means the client went away (or the socket died).
     response.once('close', () => {
@@ -78,6 +123,16 @@ export class SseConnection {
     return this.queue.length;
   }
 
+  /** Bytes waiting for the client: in the queue, and handed to Node but not yet to the kernel. */
+  get heldBytes(): number {
+    return this.queuedBytes + this.response.writableLength;
+  }
+
+  /** The bound the last refused frame would have passed. */
+  get lastRefusal(): Refusal | undefined {
+    return this.refusal;
+  }
+
   /** Sends the status line and headers at once, so the client sees the stream start immediately. */
   open(headers: Record<string, string>): void {
     const http2 = this.response.req.httpVersionMajor === 2;
@@ -88,25 +143,31 @@ export class SseConnection {
   /** Queues frames and writes them in as few writes as possible; false (nothing queued) when the stream is over or they do not fit. */
   sendAll(frames: readonly Buffer[]): boolean {
     if (this.finished) return false;
-    if (this.queue.length + frames.length > this.maxQueuedFrames) return false;
+    let bytes = 0;
+    for (const frame of frames) bytes += frame.length;
+    if (!this.admits(frames.length, bytes)) return false;
     for (const frame of frames) this.queue.push(frame);
+    this.queuedBytes += bytes;
     this.pump();
     return true;
   }
 
-  /** Queues one rendered frame; false when the stream is over or the queue is full. */
+  /** Queues one rendered frame; false when the stream is over or the frame does not fit. */
   send(text: string | Buffer): boolean {
     if (this.finished) return false;
-    if (this.queue.length >= this.maxQueuedFrames) return false;
+    const bytes = typeof text === 'string' ? Buffer.byteLength(text) : text.length;
+    if (!this.admits(1, bytes)) return false;
     if (this.queue.length === 0 && !this.waitingForDrain) {
       // Nothing waits before it: what `pump` would do with a queue of one, without the queue (a
       // fan-out sends one frame to each of its watchers).
-      this.response.write(text);
+      this.response.write(text, this.written);
       this.waitForDrainIfFull();
+      this.report();
       this.wakeWaiters();
       return true;
     }
     this.queue.push(text);
+    this.queuedBytes += bytes;
     this.pump();
     return true;
   }
@@ -118,9 +179,9 @@ export class SseConnection {
     }
   }
 
-  /** Resolves once fewer than `limit` frames are queued (or the stream ended). */
-  async below(limit: number): Promise<void> {
-    while (!this.finished && this.queue.length >= limit) {
+  /** Resolves once fewer than `frames` frames are queued and fewer than `bytes` bytes held (or the stream ended). */
+  async below(frames: number, bytes: number = Number.POSITIVE_INFINITY): Promise<void> {
+    while (!this.finished && (this.queue.length >= frames || this.heldBytes >= bytes)) {
       await new Promise<void>((resolve) => this.roomWaiters.push(resolve));
     }
   }
@@ -128,35 +189,138 @@ export class SseConnection {
   /**
    * Ends the response with its last frames. An interrupted stream drops what is still queued, so the
    * final frame is the next thing the client reads (streaming.md §7); a completed one keeps it.
+   * `closeConnection`: the HTTP/1.1 connection ends with the response (a client that fell behind
+   * gets no further request on it). Either way the end must be complete within the watchdog's
+   * bound, or the stream is reset.
    */
-  finish(lastFrames: string, keepQueued: boolean): void {
+  finish(lastFrames: string, keepQueued: boolean, closeConnection = false): void {
     if (this.finished) return;
     this.finished = true;
     const queued = this.queue.splice(0);
+    this.queuedBytes = 0;
     const pending = keepQueued ? queued : [];
     if (!this.response.destroyed && !this.response.writableEnded) {
-      for (const chunk of pending) this.response.write(chunk);
+      for (const chunk of pending) this.response.write(chunk, this.written);
       this.response.end(lastFrames);
-      this.destroyUnlessFlushed();
+      this.awaitEnd(closeConnection);
+    } else {
+      this.settle();
     }
     this.release();
   }
 
-  /** Gives the client `finalFlushTimeoutMs` to read what the ended response still holds. */
-  private destroyUnlessFlushed(): void {
+  /** The watchdog's check (WatchedConnection): false once nothing needs watching. */
+  check(now: number): boolean {
+    if (this.endDeadline !== undefined) {
+      if (this.ended) return this.unwatched();
+      if (now < this.endDeadline) return true;
+      this.settle();
+      resetStream(this.response);
+      this.events.reset();
+      return this.unwatched();
+    }
+    if (this.finished) return this.unwatched();
+    this.report();
+    if (this.reportedBytes === 0) return this.unwatched();
+    if (this.writesCompleted !== this.progressSeen) {
+      this.progressSeen = this.writesCompleted;
+      this.progressAt = now;
+      return true;
+    }
+    const stalledMs = now - this.progressAt;
+    if (stalledMs < this.guards.watchdog.boundMs) return true;
+    this.watched = false;
+    // The stream closes itself (slow consumer): its end is then watched again, under the same check.
+    this.events.stalled(stalledMs);
+    return this.watched;
+  }
+
+  /** Whether `frames` more frames of `bytes` fit every bound; records the bound they would pass. */
+  private admits(frames: number, bytes: number): boolean {
+    if (this.queue.length + frames > this.limits.maxQueuedFrames) return this.refuse('buffered_events');
+    const held = this.queuedBytes + this.response.writableLength;
+    // A stream holding nothing always takes its next frame, however large: it is keeping up.
+    if (held === 0) return true;
+    if (held + bytes > this.limits.maxHeldBytes) return this.refuse('buffered_bytes');
+    if (this.guards.budget.refuses(held, bytes)) return this.refuse('process_buffered_bytes');
+    return true;
+  }
+
+  private refuse(refusal: Refusal): false {
+    this.refusal = refusal;
+    return false;
+  }
+
+  /** Brings this stream's share of the process budget up to date; watches it while it holds bytes. */
+  private report(): void {
+    const held = this.queuedBytes + this.response.writableLength;
+    if (held === this.reportedBytes) return;
+    this.guards.budget.change(this.reportedBytes, held);
+    this.reportedBytes = held;
+    if (held > 0 && !this.watched) this.startWatching();
+  }
+
+  private startWatching(): void {
+    this.watched = true;
+    this.progressSeen = this.writesCompleted;
+    this.progressAt = this.guards.watchdog.now();
+    this.guards.watchdog.watch(this);
+  }
+
+  private unwatched(): false {
+    this.watched = false;
+    return false;
+  }
+
+  /**
+   * After `end()`: the end is complete when Node handed everything to the kernel (`finish`) and,
+   * with `closeConnection`, once the client closed its side too. An HTTP/2 stream is complete when
+   * it closed: its `finish` can come while flow control still holds its data.
+   */
+  private awaitEnd(closeConnection: boolean): void {
     const { response } = this;
-    if (response.writableFinished) return;
-    const timer = setTimeout(() => response.destroy(), this.finalFlushTimeoutMs);
-    timer.unref();
-    const settled = (): void => clearTimeout(timer);
-    response.once('finish', settled);
-    response.once('close', settled);
+    this.endDeadline = this.guards.watchdog.now() + this.guards.watchdog.boundMs;
+    this.report();
+    const http2 = response.req.httpVersionMajor === 2;
+    const socket = response.socket ?? response.req.socket;
+    if (http2) {
+      response.once('close', () => this.settle());
+    } else if (closeConnection && socket) {
+      socket.once('close', () => this.settle());
+      response.once('finish', () => {
+        this.report();
+        // FIN after the data; the descriptor stays open until the client closes its side, so the
+        // kernel keeps delivering what it holds for as long as the client reads.
+        if (!socket.destroyed) socket.end();
+      });
+    } else {
+      response.once('finish', () => this.settle());
+      response.once('close', () => this.settle());
+    }
+    if (!this.watched) {
+      this.watched = true;
+      this.guards.watchdog.watch(this);
+    }
+  }
+
+  /** The end is complete (or was cut): nothing of this stream is held any more. */
+  private settle(): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.guards.budget.change(this.reportedBytes, 0);
+    this.reportedBytes = 0;
+    if (this.watched) {
+      this.watched = false;
+      this.guards.watchdog.forget(this);
+    }
   }
 
   private abort(): void {
     if (this.finished) return;
     this.finished = true;
     this.queue.length = 0;
+    this.queuedBytes = 0;
+    this.settle();
     this.release();
   }
 
@@ -166,11 +330,17 @@ export class SseConnection {
   }
 
   private pump(): void {
-    if (this.waitingForDrain) return;
+    if (this.waitingForDrain) {
+      this.report();
+      return;
+    }
     while (this.queue.length > 0 && !this.finished) {
-      this.response.write(this.takeWriteChunk());
+      const chunk = this.takeWriteChunk();
+      this.queuedBytes -= typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length;
+      this.response.write(chunk, this.written);
       if (this.waitForDrainIfFull()) break;
     }
+    this.report();
     this.wakeWaiters();
   }
 

@@ -5,6 +5,9 @@ import type { StartCursorRequest } from './start-cursor.js';
 
 // What opening a stream asks for, and the settings and telemetry it runs with (stream-session.ts).
 
+/** Why a stream was closed as a slow consumer: the bound its buffer passed, or a stalled socket. */
+export type SlowConsumerTrigger = 'buffered_events' | 'buffered_bytes' | 'process_buffered_bytes' | 'stalled';
+
 /** `watch_endpoint` settings a stream uses (streaming.md §14). */
 export interface StreamSettings {
   readonly heartbeatIntervalSec: number;
@@ -12,11 +15,17 @@ export interface StreamSettings {
   readonly replayBatchSize: number;
   readonly replayBatchDelayMs: number;
   readonly maxBufferedEvents: number;
+  /** `max_buffered_bytes`: bytes one stream may hold for its client. */
+  readonly maxBufferedBytes: number;
 }
 
 /** What a stream reports for metrics (operations.md §3.3.2), bound to its route and event type. */
 export interface StreamTelemetry {
   frameSent(kind: Frame['kind']): void;
+  /** The stream was closed as a slow consumer; `trigger` names the bound it passed, or `stalled`. */
+  slowConsumerClosed(trigger: SlowConsumerTrigger): void;
+  /** Its client did not read the end of the stream within the bound: the stream was reset (D37). */
+  streamReset(): void;
   /** Called once, when the stream is over. */
   released(): void;
 }

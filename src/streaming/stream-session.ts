@@ -28,10 +28,10 @@ import {
   type StreamEnding,
   type StreamIdentity,
 } from './frames.js';
-import { SseConnection, sseHeaders } from './sse-connection.js';
+import { SseConnection, sseHeaders, type ConnectionGuards } from './sse-connection.js';
 import { resolveReplayEnd } from './end-point.js';
 import { formatFromDateEcho, type StartCursorRequest } from './start-cursor.js';
-import type { StreamRequest, StreamSettings } from './stream-request.js';
+import type { SlowConsumerTrigger, StreamRequest, StreamSettings } from './stream-request.js';
 import { deliverHistory, type ReplayBatchHost, type ReplayBatchOptions } from './replay-batches.js';
 
 export interface StreamDependencies {
@@ -40,6 +40,8 @@ export interface StreamDependencies {
   readonly clock: Clock;
   readonly settings: StreamSettings;
   readonly logger: Logger;
+  /** The process's byte budget and stall watchdog, shared by every stream. */
+  readonly guards: ConnectionGuards;
   /** Called once when the stream is over, whatever ended it. */
   readonly onReleased: (session: StreamSession) => void;
 }
@@ -118,7 +120,15 @@ export class StreamSession {
    */
   begin(response: ServerResponse, corsHeaders?: Readonly<Record<string, string>>): void {
     const { settings, clock } = this.deps;
-    const connection = new SseConnection(response, settings.maxBufferedEvents);
+    const connection = new SseConnection(
+      response,
+      { maxQueuedFrames: settings.maxBufferedEvents, maxHeldBytes: settings.maxBufferedBytes },
+      this.deps.guards,
+      {
+        stalled: (stalledMs) => this.closeSlowConsumer('stalled', stalledMs),
+        reset: () => this.onReset(),
+      },
+    );
     this.connection = connection;
     connection.signal.addEventListener('abort', () => this.release(), { once: true });
     connection.open(sseHeaders(this.request.requestId, corsHeaders));
@@ -161,7 +171,7 @@ export class StreamSession {
     this.end({ reason }, finalFrames);
   }
 
-  private end(ending: StreamEnding, finalFrames: readonly Frame[] = []): void {
+  private end(ending: StreamEnding, finalFrames: readonly Frame[] = [], closeConnection = false): void {
     if (this.phase === 'closed') return;
     const frames = [...finalFrames, connectionClosing(this.identity, this.deps.clock.now(), ending)];
     const lastFrames = frames.map((frame) => renderFrame(frame).toString()).join('');
@@ -170,7 +180,7 @@ export class StreamSession {
     const keepQueued = ending.reason === 'end_of_stream' && ending.cause === undefined;
     if (this.connection) for (const frame of frames) this.request.telemetry.frameSent(frame.kind);
     this.release();
-    this.connection?.finish(lastFrames, keepQueued);
+    this.connection?.finish(lastFrames, keepQueued, closeConnection);
   }
 
   private release(): void {
@@ -206,15 +216,19 @@ export class StreamSession {
       for (let i = 0; i < count; i++) this.request.telemetry.frameSent(kind);
       return true;
     }
-    if (connection.isOpen) this.closeSlowConsumer();
+    if (connection.isOpen) this.closeSlowConsumer(connection.lastRefusal ?? 'buffered_events');
     return false;
   }
 
   /**
-   * D9/D32: the stream's buffer overflowed. The client is told `end_of_stream` with the cause
-   * `slow_consumer` (a reason it resumes on); operators see the cause in the log.
+   * D9/D32, D37: the stream's buffer overflowed one of its bounds (`trigger`), or its client took no
+   * byte for the watchdog's bound. The client is told `end_of_stream` with the cause
+   * `slow_consumer` (a reason it resumes on); operators see the cause and the trigger in the log.
+   * The connection ends with the response: a client that fell this far behind gets a fresh one.
    */
-  private closeSlowConsumer(): void {
+  private closeSlowConsumer(trigger: SlowConsumerTrigger, stalledMs?: number): void {
+    if (this.closed) return;
+    const { settings } = this.deps;
     this.deps.logger.warn(
       {
         event_name: 'stream.slow_consumer.closed',
@@ -222,11 +236,30 @@ export class StreamSession {
         endpoint: this.request.endpoint,
         reason: 'end_of_stream',
         cause: 'slow_consumer',
-        max_buffered_events: this.deps.settings.maxBufferedEvents,
+        trigger,
+        buffered_bytes: this.connection?.heldBytes ?? 0,
+        max_buffered_events: settings.maxBufferedEvents,
+        max_buffered_bytes: settings.maxBufferedBytes,
+        ...(stalledMs === undefined ? {} : { stalled_ms: stalledMs }),
       },
       'Stream closed: the client did not keep up',
     );
-    this.end({ reason: 'end_of_stream', cause: 'slow_consumer' });
+    this.request.telemetry.slowConsumerClosed(trigger);
+    this.end({ reason: 'end_of_stream', cause: 'slow_consumer' }, [], true);
+  }
+
+  /** D37: the stream was closed but its client did not read the end within the bound. */
+  private onReset(): void {
+    this.deps.logger.warn(
+      {
+        event_name: 'stream.end.reset',
+        topic: this.identity.topic,
+        endpoint: this.request.endpoint,
+        bound_ms: this.deps.guards.watchdog.boundMs,
+      },
+      'Stream reset: its client did not read the end of the stream in time',
+    );
+    this.request.telemetry.streamReset();
   }
 
   /**
@@ -267,7 +300,7 @@ export class StreamSession {
       return;
     }
     if (this.backlog.length >= this.deps.settings.maxBufferedEvents) {
-      this.closeSlowConsumer();
+      this.closeSlowConsumer('buffered_events');
       return;
     }
     this.backlog.push(notification);
@@ -344,7 +377,7 @@ export class StreamSession {
       this.request.telemetry.frameSent('notification');
       return true;
     }
-    if (connection.isOpen) this.closeSlowConsumer();
+    if (connection.isOpen) this.closeSlowConsumer(connection.lastRefusal ?? 'buffered_events');
     return false;
   }
 
@@ -389,6 +422,7 @@ export class StreamSession {
       batchSize: settings.replayBatchSize,
       batchDelayMs: settings.replayBatchDelayMs,
       maxBufferedEvents: settings.maxBufferedEvents,
+      maxBufferedBytes: settings.maxBufferedBytes,
     };
   }
 

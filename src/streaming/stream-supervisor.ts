@@ -10,6 +10,7 @@ import type { ReplayEndRequest } from './end-point.js';
 import type { CloseReason } from './frames.js';
 import type { StartCursorRequest } from './start-cursor.js';
 import type { StreamSettings, StreamTelemetry } from './stream-request.js';
+import type { ConnectionGuards } from './sse-connection.js';
 import { StreamSession } from './stream-session.js';
 
 export interface StreamSupervisorDependencies {
@@ -19,6 +20,8 @@ export interface StreamSupervisorDependencies {
   readonly clock: Clock;
   readonly settings: StreamSettings;
   readonly logger: Logger;
+  /** The process's stream byte budget and stall watchdog (sse-connection.ts). */
+  readonly guards: ConnectionGuards;
 }
 
 export interface OpenStreamRequest {
@@ -73,6 +76,7 @@ export class StreamSupervisor {
         clock: this.deps.clock,
         settings: this.deps.settings,
         logger: reply.log as Logger,
+        guards: this.deps.guards,
         onReleased: (released) => this.sessions.delete(released),
       },
     );

@@ -20,8 +20,8 @@ import { RawSseStream, metricSum, rssBytes, sequenceOf, type RawFrame } from './
  * `watch_endpoint.max_buffered_events`:
  * - the stalled stream ends with the slow-consumer close (D32: `end_of_stream`, cause
  *   `slow_consumer`) after a gap-free prefix, and resuming from its cursor with a replay gets the
- *   rest without a gap or a duplicate; the server drops the socket of a client that does not even
- *   read its close (no resources held by a stalled client);
+ *   rest without a gap or a duplicate; the server resets the connection of a client that does not
+ *   even read its close within `stall_timeout_sec` (no resources held by a stalled client);
  * - the healthy watchers receive every notification, in order;
  * - the burst reader gets everything in order or a gap-free prefix and the slow-consumer close;
  * - the server's RSS growth stays below what buffering everything for the stalled watchers would take;
@@ -39,6 +39,8 @@ const FROZEN_WATCHERS = 4;
 const RSS_ALLOWANCE_BYTES = 48 * 1024 * 1024;
 const WATCH = JSON.stringify({ event_type: 'mars', identifier: { class: 'od' } });
 const POSTERS = 2;
+/** How long a closed stream's client has to read its end before the server resets it (D37). */
+const STALL_TIMEOUT_SEC = 5;
 
 describe.each(BACKEND_KINDS)('slow and vanishing clients (%s)', (kind) => {
   const backend = useBackend(kind);
@@ -48,7 +50,7 @@ describe.each(BACKEND_KINDS)('slow and vanishing clients (%s)', (kind) => {
     const server = await startServer({
       config: backend.config({
         metrics: { enabled: true, host: '127.0.0.1', port: metricsPort },
-        watch_endpoint: { max_buffered_events: MAX_BUFFERED_EVENTS },
+        watch_endpoint: { max_buffered_events: MAX_BUFFERED_EVENTS, stall_timeout_sec: STALL_TIMEOUT_SEC },
         // Every notification stays stored (JetStream keeps them all), so the stalled client's
         // resume can be checked against everything published.
         ...(kind === 'in_memory'
@@ -100,7 +102,7 @@ describe.each(BACKEND_KINDS)('slow and vanishing clients (%s)', (kind) => {
       let lingering = 0;
       const publishStarted = performance.now();
       // The stalled watcher starts reading again as soon as the server logged its slow-consumer
-      // close, well within the 10 s the server gives a client to read its final frame.
+      // close, well within the STALL_TIMEOUT_SEC the server gives a client to read its final frame.
       let slowClosedAt = Number.NaN;
       const closeWatch = setInterval(() => {
         if (!Number.isNaN(slowClosedAt) || !slowConsumerClosed(server, stalled.requestId)) return;

@@ -5,19 +5,11 @@ import type { NotificationBackend } from '../../src/backend/backend.js';
 import { MemoryBackend } from '../../src/backend/memory/memory-backend.js';
 import type { EventSchemaSource } from '../../src/schema/event-schema.js';
 import { SchemaRegistry } from '../../src/schema/schema-registry.js';
-import type { AuthConfig, WatchEndpointConfig } from '../../src/config/model.js';
+import { WATCH_ENDPOINT_DEFAULTS, type AuthConfig, type WatchEndpointConfig } from '../../src/config/model.js';
 import { ManualClock } from './manual-clock.js';
 import { TEST_SCHEMAS } from './schemas.js';
 
-export const DEFAULT_WATCH_ENDPOINT: WatchEndpointConfig = {
-  sse_heartbeat_interval_sec: 30,
-  connection_max_duration_sec: 3600,
-  replay_batch_size: 100,
-  max_historical_notifications: 10_000,
-  replay_batch_delay_ms: 0,
-  concurrent_notification_processing: 15,
-  max_buffered_events: 10_000,
-};
+export const DEFAULT_WATCH_ENDPOINT: WatchEndpointConfig = { ...WATCH_ENDPOINT_DEFAULTS, replay_batch_delay_ms: 0 };
 
 export interface TestApp {
   readonly app: FastifyInstance;

@@ -48,6 +48,9 @@ describe('environment overrides: the §1.2 examples', () => {
       replay_batch_delay_ms: 100,
       concurrent_notification_processing: 15,
       max_buffered_events: 10000,
+      max_buffered_bytes: 8388608,
+      max_total_buffered_bytes: 268435456,
+      stall_timeout_sec: 30,
     });
   });
 });

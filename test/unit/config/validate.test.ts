@@ -619,8 +619,28 @@ describe('B7 watch limits (+ D8, D9)', () => {
     'concurrent_notification_processing',
     'max_historical_notifications',
     'max_buffered_events',
+    'max_buffered_bytes',
+    'max_total_buffered_bytes',
+    'stall_timeout_sec',
   ])('rejects %s: 0', (field) => {
     expectFailure({ watch_endpoint: { [field]: 0 } }, CONFIGURATION, `watch_endpoint.${field}: must be greater than 0, got 0`);
+  });
+
+  it('rejects a per-stream byte bound that cannot hold four of the largest notifications', () => {
+    expectFailure(
+      { application: { max_body_bytes: 1000 }, watch_endpoint: { max_buffered_bytes: 3999 } },
+      CONFIGURATION,
+      'watch_endpoint.max_buffered_bytes: must be at least 4 × application.max_body_bytes (4000), got 3999',
+    );
+    expect(() => validate({ application: { max_body_bytes: 1000 }, watch_endpoint: { max_buffered_bytes: 4000 } })).not.toThrow();
+  });
+
+  it('rejects a process byte bound below the per-stream one', () => {
+    expectFailure(
+      { watch_endpoint: { max_buffered_bytes: 2_000_000, max_total_buffered_bytes: 1_999_999 } },
+      CONFIGURATION,
+      'watch_endpoint.max_total_buffered_bytes: must be at least watch_endpoint.max_buffered_bytes (2000000), got 1999999',
+    );
   });
 
   it('accepts replay_batch_delay_ms: 0 (no pause)', () => {

@@ -102,6 +102,8 @@ function exerciseAll(m: AvisoMetrics): void {
   m.notificationSent(WATCH, 'mars');
   m.streamErrorSent(WATCH, 'mars');
   m.streamClosed(WATCH, 'mars', 'alice', 2);
+  m.slowConsumerClosed(WATCH, 'stalled');
+  m.streamReset(WATCH);
   m.authRequest('direct', 'success');
   m.configReload('success');
 }
@@ -160,6 +162,9 @@ describe('createPrometheusMetrics: inventory', () => {
       aviso_sse_unique_users_active: 'gauge',
       aviso_sse_events_sent_total: 'counter',
       aviso_sse_stream_errors_total: 'counter',
+      aviso_sse_slow_consumer_closes_total: 'counter',
+      aviso_sse_stream_resets_total: 'counter',
+      aviso_sse_buffered_bytes: 'gauge',
       aviso_sse_connection_duration_seconds: 'histogram',
       aviso_auth_requests_total: 'counter',
       aviso_config_reloads_total: 'counter',
@@ -193,6 +198,9 @@ describe('createPrometheusMetrics: inventory', () => {
       aviso_sse_unique_users_active: ['route'],
       aviso_sse_events_sent_total: ['event_type', 'route'],
       aviso_sse_stream_errors_total: ['event_type', 'route'],
+      aviso_sse_slow_consumer_closes_total: ['route', 'trigger'],
+      aviso_sse_stream_resets_total: ['route'],
+      aviso_sse_buffered_bytes: [],
       aviso_sse_connection_duration_seconds: ['route'],
       aviso_auth_requests_total: ['mode', 'outcome'],
       aviso_config_reloads_total: ['result'],
@@ -535,6 +543,33 @@ describe('createPrometheusMetrics: SSE', () => {
     expect(exposition.value('aviso_sse_events_sent_total', { route: REPLAY, event_type: 'mars' })).toBe(2);
     expect(exposition.value('aviso_sse_events_sent_total', { route: WATCH, event_type: 'generic' })).toBe(1);
     expect(exposition.value('aviso_sse_stream_errors_total', { route: WATCH, event_type: 'generic' })).toBe(1);
+  });
+});
+
+describe('createPrometheusMetrics: slow consumers and stalls (D37)', () => {
+  it('has every route × trigger series at 0 from startup and counts each close under its trigger', async () => {
+    const m = metrics();
+    let exposition = await Exposition.of(m);
+    expect(exposition.series('aviso_sse_slow_consumer_closes_total')).toHaveLength(8);
+    expect(exposition.series('aviso_sse_stream_resets_total')).toHaveLength(2);
+    m.slowConsumerClosed(WATCH, 'buffered_bytes');
+    m.slowConsumerClosed(WATCH, 'buffered_bytes');
+    m.slowConsumerClosed('/api/v1/replay', 'stalled');
+    m.streamReset(WATCH);
+    exposition = await Exposition.of(m);
+    expect(exposition.value('aviso_sse_slow_consumer_closes_total', { route: WATCH, trigger: 'buffered_bytes' })).toBe(2);
+    expect(exposition.value('aviso_sse_slow_consumer_closes_total', { route: '/api/v1/replay', trigger: 'stalled' })).toBe(1);
+    expect(exposition.value('aviso_sse_slow_consumer_closes_total', { route: WATCH, trigger: 'stalled' })).toBe(0);
+    expect(exposition.value('aviso_sse_stream_resets_total', { route: WATCH })).toBe(1);
+  });
+
+  it('reads the bytes held for clients at every scrape', async () => {
+    const m = metrics();
+    let held = 0;
+    m.observeStreamBuffers(() => held);
+    expect((await Exposition.of(m)).value('aviso_sse_buffered_bytes', {})).toBe(0);
+    held = 12345;
+    expect((await Exposition.of(m)).value('aviso_sse_buffered_bytes', {})).toBe(12345);
   });
 });
 
