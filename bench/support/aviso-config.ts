@@ -30,8 +30,14 @@ export interface BenchConfigOptions {
 }
 
 /**
+ * Above the default `application.max_connections` (10,000): the fan-out scenarios hold up to
+ * 15,000 streams on one server, each on its own connection.
+ */
+const BENCH_MAX_CONNECTIONS = 20_000;
+
+/**
  * A production-like configuration: loopback on an ephemeral port, `info` logging (the default, one
- * line per notify), no authentication, no metrics.
+ * line per notify), no authentication, no metrics; only the connection cap is raised.
  */
 export function benchConfig(options: BenchConfigOptions): Mapping {
   const backend =
@@ -39,7 +45,7 @@ export function benchConfig(options: BenchConfigOptions): Mapping {
       ? { kind: 'in_memory', in_memory: {} }
       : { kind: 'jetstream', jetstream: { nats_url: options.backend.natsUrl, storage_type: 'file' } };
   return {
-    application: { host: '127.0.0.1', port: 0, base_url: 'http://localhost:8000' },
+    application: { host: '127.0.0.1', port: 0, base_url: 'http://localhost:8000', max_connections: BENCH_MAX_CONNECTIONS },
     logging: { level: 'info' },
     notification_backend: backend,
     notification_schema: options.schemas,

@@ -132,13 +132,12 @@ export const ApplicationSchema = Type.Object(
       default: 72000,
       description: 'How long an idle keep-alive connection is kept open between requests, in milliseconds.',
     }),
-    max_connections: Type.Optional(
-      Type.Integer({
-        minimum: 1,
-        description:
-          'Most simultaneous client connections (watch/replay streams included); further connections are closed at once by the server. Unset means no limit other than the process file-descriptor limit.',
-      }),
-    ),
+    max_connections: Type.Integer({
+      minimum: 1,
+      default: 10000,
+      description:
+        'Most simultaneous client connections; further connections are closed at once by the server, without an answer. Over HTTP/1.1 each watch/replay stream holds one; an HTTP/2 connection carries up to 256. The default bounds what connections that never send a request can cost: a TLS handshake left unfinished keeps about 55 KB of native memory until `headers_timeout_ms`, so 10,000 of them take about 540 MiB (see the security docs). Raise it for more streams per process, with the memory to match.',
+    }),
     homepage: HomepageSchema,
     cors: CorsSchema,
     tls: Type.Optional(TlsSchema),

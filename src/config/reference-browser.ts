@@ -64,7 +64,8 @@ every [reload](#reloading-without-a-restart): to rotate a certificate, replace t
 their streams go on with the old one, and files that cannot be used refuse the reload with the
 same line, leaving the old certificate in service. HTTP/2 allows 256
 concurrent streams per connection, so one page or one aviso client can keep many watches open on
-one connection (a browser on HTTP/1.1 stops at six connections per origin). Every route and
+one connection (a browser on HTTP/1.1 stops at six connections per origin); a client that opens a
+257th at once loses the whole connection (Node's rule). Every route and
 stream behaves the same on both protocols; HTTP/2 answers carry no \`Connection\` header, which
 HTTP/2 forbids. Plain HTTP on the TLS port is refused. How the connection limits apply on the
 TLS port is in [security](security.md#tls-and-http2); deployment choices (behind a proxy or

@@ -11,7 +11,7 @@ export interface ServerLimits {
   readonly headers_timeout_ms: number;
   readonly request_timeout_ms: number;
   readonly keep_alive_timeout_ms: number;
-  readonly max_connections?: number | undefined;
+  readonly max_connections: number;
 }
 
 /** Used when a caller (a unit test) builds the app without configuration: the model's defaults. */
@@ -20,6 +20,7 @@ export const DEFAULT_SERVER_LIMITS: ServerLimits = {
   headers_timeout_ms: 30000,
   request_timeout_ms: 60000,
   keep_alive_timeout_ms: 72000,
+  max_connections: 10000,
 };
 
 /**
@@ -54,7 +55,7 @@ export function serverLimitOptions(
 
 /** Applied once the server exists (Node has no constructor option for it). */
 export function applyConnectionLimit(server: { maxConnections: number }, limits: ServerLimits): void {
-  if (limits.max_connections !== undefined) server.maxConnections = limits.max_connections;
+  server.maxConnections = limits.max_connections;
 }
 
 interface ClientErrorAnswer {
@@ -101,6 +102,14 @@ export function describeClientError(errorCode: string | undefined): ClientErrorA
  */
 function answerClientError(error: Error & { code?: string }, socket: Socket, logger: Logger): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  if (isTlsFailure(error.code)) {
+    // Node's HTTP/2 server hands a failed or timed-out TLS handshake to this handler too. There is
+    // no HTTP exchange to answer on such a socket, and waiting for a graceful end would hold its
+    // TLS state past `headers_timeout_ms` (docs/security.md, "TLS and HTTP/2").
+    logger.debug({ event_name: 'http.tls.handshake.failed', error_code: error.code }, 'TLS handshake failed');
+    socket.destroy();
+    return;
+  }
   const answer = describeClientError(error.code);
   const requestId = generateRequestId();
   logger.debug(
@@ -123,6 +132,11 @@ function answerClientError(error: Error & { code?: string }, socket: Socket, log
       body,
   );
   setTimeout(() => socket.destroy(), CLOSE_GRACE_MS).unref();
+}
+
+/** Node's codes for TLS failures: its own (`ERR_TLS_HANDSHAKE_TIMEOUT`) and OpenSSL's (`ERR_SSL_…`). */
+function isTlsFailure(code: string | undefined): boolean {
+  return code !== undefined && (code.startsWith('ERR_TLS_') || code.startsWith('ERR_SSL_'));
 }
 
 /** How long a refused client may take to read its error answer before the socket is destroyed. */

@@ -32,6 +32,7 @@ describe('defaults', () => {
         headers_timeout_ms: 30000,
         request_timeout_ms: 60000,
         keep_alive_timeout_ms: 72000,
+        max_connections: 10000,
         homepage: {
           client_documentation_url: 'https://sites.ecmwf.int/docs/aviso-client/main/',
           client_repository_url: 'https://github.com/ecmwf/aviso-client',

@@ -5,12 +5,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../../src/app.js';
 import { MemoryBackend } from '../../../src/backend/memory/memory-backend.js';
 import { ConfigValidationError, validateConfig } from '../../../src/config/validate.js';
-import { connectionsCheckingInterval, describeClientError, type ServerLimits } from '../../../src/http/server-limits.js';
+import { DEFAULT_SERVER_LIMITS, connectionsCheckingInterval, describeClientError, type ServerLimits } from '../../../src/http/server-limits.js';
 import type { EventSchemaSource } from '../../../src/schema/event-schema.js';
+import { loadTlsMaterial } from '../../../src/http/tls-options.js';
 import { SchemaRegistry } from '../../../src/schema/schema-registry.js';
 import { UUID_V4 } from '../../support/http.js';
 import { ManualClock } from '../../support/manual-clock.js';
 import { TEST_SCHEMAS } from '../../support/schemas.js';
+import { createTestCertificates, type TestCertificates } from '../../support/test-certificates.js';
 import { DEFAULT_WATCH_ENDPOINT } from '../../support/test-app.js';
 import { loadDoc, removeSandboxes } from '../config/config-fixture.js';
 
@@ -23,13 +25,14 @@ import { loadDoc, removeSandboxes } from '../config/config-fixture.js';
 afterAll(removeSandboxes);
 
 describe('application connection limits in the config model', () => {
-  it('defaults: 16 KiB head, 30 s head timeout, 60 s request timeout, 72 s keep-alive, no connection cap', () => {
+  it('defaults: 16 KiB head, 30 s head timeout, 60 s request timeout, 72 s keep-alive, 10,000 connections', () => {
     const { application } = loadDoc();
     expect(application.max_header_bytes).toBe(16384);
     expect(application.headers_timeout_ms).toBe(30000);
     expect(application.request_timeout_ms).toBe(60000);
     expect(application.keep_alive_timeout_ms).toBe(72000);
-    expect(application.max_connections).toBeUndefined();
+    expect(application.max_connections).toBe(10000);
+    expect(DEFAULT_SERVER_LIMITS.max_connections).toBe(application.max_connections);
   });
 
   it.each([
@@ -56,6 +59,7 @@ describe('application connection limits in the config model', () => {
       headers_timeout_ms: headers,
       request_timeout_ms: 60000,
       keep_alive_timeout_ms: 72000,
+      max_connections: 10000,
     });
     expect(connectionsCheckingInterval(limits(30000))).toBe(1000);
     expect(connectionsCheckingInterval(limits(600))).toBe(300);
@@ -173,5 +177,35 @@ describe('a listening app enforcing the limits', () => {
     await expect.poll(async () => new Promise((resolve) => app.server.getConnections((_e, n) => resolve(n)))).toBe(0);
     const response = await fetch(`http://127.0.0.1:${port}/health`);
     expect(response.status).toBe(200);
+  });
+});
+
+describe('the connection cap of the configuration on the server', () => {
+  let certificates: TestCertificates;
+  beforeAll(() => {
+    certificates = createTestCertificates();
+  });
+  afterAll(() => certificates.remove());
+
+  it.each(['plain HTTP/1.1', 'HTTPS with HTTP/2'])('applies the default max_connections to the server over %s', async (transport) => {
+    const clock = new ManualClock();
+    const { application } = loadDoc();
+    const tls = transport === 'plain HTTP/1.1' ? {} : { tls: loadTlsMaterial({ cert_file: certificates.certFile, key_file: certificates.keyFile }) };
+    const app = await buildApp({
+      registry: new SchemaRegistry(TEST_SCHEMAS as unknown as Record<string, EventSchemaSource>, true),
+      backend: new MemoryBackend({ maxHistoryPerTopic: 10, maxTopics: 100, clock }),
+      clock,
+      logger: pino({ level: 'silent' }),
+      maxBodyBytes: 4096,
+      baseUrl: 'http://localhost:8000',
+      watchEndpoint: DEFAULT_WATCH_ENDPOINT,
+      limits: application,
+      ...tls,
+    });
+    try {
+      expect(app.server.maxConnections).toBe(10000);
+    } finally {
+      await app.close();
+    }
   });
 });
