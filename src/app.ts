@@ -12,6 +12,7 @@ import { registerAdminRoutes } from './http/admin-routes.js';
 import { registerApiDocs } from './http/api-docs.js';
 import { registerConsoleRoutes } from './http/console-routes.js';
 import { registerCors } from './http/cors.js';
+import { registerCrossOriginWriteGuard } from './http/cross-origin-writes.js';
 import { registerReloadRoute } from './http/reload-route.js';
 import { indexRoutes } from './http/route-index.js';
 import { registerHomeRoutes } from './http/home-routes.js';
@@ -101,8 +102,11 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   registerRequestTelemetry(app, metrics);
   const routes = indexRoutes(app);
   // Before authentication: a preflight carries no credentials, and a 401 needs CORS headers to be readable.
-  await registerCors(app, deps.cors ?? { allowed_origins: [] }, routes);
+  const cors = deps.cors ?? { allowed_origins: [] };
+  await registerCors(app, cors, routes);
   registerErrorHandling(app, { maxBodyBytes: deps.maxBodyBytes, routes });
+  // Before authentication and body reading: a refused cross-site write runs nothing (docs/security.md).
+  registerCrossOriginWriteGuard(app, cors);
   const authenticator = deps.auth?.enabled ? new Authenticator(deps.auth, () => deps.clock.now(), deps.logger) : undefined;
   registerAuthHook(app, authenticator, metrics, deps.auth?.browser_cookie);
   const access = new StreamAccess(authenticator);

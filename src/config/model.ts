@@ -68,7 +68,7 @@ export const CorsSchema = Type.Object(
     allowed_origins: Type.Array(Type.String(), {
       default: [],
       description:
-        'Origins (`scheme://host[:port]`, e.g. `https://console.example.org`) whose pages may call `/api/v1/*`. A listed origin may send credentials (cookies, `Authorization`); `"*"` lets any other origin read without credentials. Empty: no CORS headers at all (streams keep their `Access-Control-Allow-Origin: *`).',
+        'Origins (`scheme://host[:port]`, e.g. `https://console.example.org`) whose pages may call `/api/v1/*`. A listed origin may send credentials (cookies, `Authorization`); `"*"` lets any other origin read without credentials. Empty: no CORS headers at all (streams keep their `Access-Control-Allow-Origin: *`). A page on an origin not allowed here (nor the server\'s own) cannot change state: its POST/DELETE requests get `403 CROSS_ORIGIN_REQUEST_REFUSED` (docs/security.md, "Cross-site writes").',
     }),
   },
   { default: {}, description: 'Cross-origin access for browser pages on other origins. Off by default.' },

@@ -32,8 +32,7 @@ const PREFLIGHT_MAX_AGE_SEC = 600;
 export async function registerCors(app: FastifyInstance, cors: CorsConfig, routes: RouteIndex): Promise<void> {
   app.decorateRequest('corsApplies', false);
   if (cors.allowed_origins.length === 0) return;
-  const credentialed = new Set(cors.allowed_origins.filter((origin) => origin !== ANY_ORIGIN));
-  const anyOrigin = cors.allowed_origins.includes(ANY_ORIGIN);
+  const grantOf = originGrants(cors);
   const policyFor = (request: FastifyRequest): FastifyCorsOptions => {
     const origin = request.headers.origin;
     if (origin === undefined || !request.url.startsWith(API_PREFIX)) return { origin: false };
@@ -45,14 +44,25 @@ export async function registerCors(app: FastifyInstance, cors: CorsConfig, route
       // Counted and logged under the route it asks about (`route="/api/v1/notification"`), not the catch-all.
       request.matchedPathPattern = routes.patternOf(preflightMethod, request.url);
     }
-    if (credentialed.has(origin)) return { ...GRANT, origin, credentials: true };
-    if (anyOrigin) return { ...GRANT, origin: ANY_ORIGIN, credentials: false };
+    const grant = grantOf(origin);
+    if (grant === 'listed') return { ...GRANT, origin, credentials: true };
+    if (grant === 'any') return { ...GRANT, origin: ANY_ORIGIN, credentials: false };
     return { origin: false };
   };
   await app.register(fastifyCors, {
     hideOptionsRoute: true,
     delegator: (request, callback) => callback(null, policyFor(request)),
   });
+}
+
+/** What the policy grants an origin: `listed` by name (with credentials), `any` through `"*"`, or nothing. */
+export type OriginGrant = 'listed' | 'any' | undefined;
+
+/** The policy of `application.cors.allowed_origins` for one `Origin` value, compared as text (config/browser-access.ts). */
+export function originGrants(cors: CorsConfig): (origin: string) => OriginGrant {
+  const listed = new Set(cors.allowed_origins.filter((origin) => origin !== ANY_ORIGIN));
+  const anyOrigin = cors.allowed_origins.includes(ANY_ORIGIN);
+  return (origin) => (listed.has(origin) ? 'listed' : anyOrigin ? 'any' : undefined);
 }
 
 const GRANT: FastifyCorsOptions = {

@@ -77,6 +77,18 @@ export function uriTooLongError(): ApiError {
   return new ApiError(414, { code: 'URI_TOO_LONG', error: 'uri_too_long', message: 'A path segment of the URL is too long' });
 }
 
+/**
+ * A request that would change state, sent by a page on an origin the CORS policy does not allow
+ * (docs/security.md, "Cross-site writes"); refused before its body is read.
+ */
+export function crossOriginRefusedError(): ApiError {
+  return new ApiError(403, {
+    code: 'CROSS_ORIGIN_REQUEST_REFUSED',
+    error: 'cross_origin_request_refused',
+    message: 'A request from another origin may change nothing here unless application.cors.allowed_origins allows that origin',
+  });
+}
+
 /** Anything that escaped the handlers: a bug, reported without internals. */
 export function internalError(): ApiError {
   return new ApiError(500, { code: 'INTERNAL_ERROR', error: 'internal_error', message: 'Internal server error' });

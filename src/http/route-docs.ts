@@ -9,6 +9,13 @@ const authErrors = {
   403: error('Not allowed'),
   503: error('Authentication service unavailable'),
 };
+/** Routes that change state also refuse pages on other origins (docs/security.md, "Cross-site writes"). */
+const writeErrors = {
+  ...authErrors,
+  403: error(
+    'FORBIDDEN: not allowed; CROSS_ORIGIN_REQUEST_REFUSED: sent by a page on an origin application.cors.allowed_origins does not allow (an Origin header, or Sec-Fetch-Site cross-site / same-site)',
+  ),
+};
 
 /** The GET streams' query (browser.md §1): the POST body's fields, `identifier` as JSON text. */
 function streamQuery(endpoint: 'watch' | 'replay') {
@@ -73,7 +80,7 @@ export const ROUTE_DOCS = {
     response: {
       200: ref('NotificationResponse'),
       400: error('Invalid request'),
-      ...authErrors,
+      ...writeErrors,
       413: error('Body too large, or too large for the broker'),
       500: error('Storage failed'),
     },
@@ -124,7 +131,7 @@ export const ROUTE_DOCS = {
       400: ref('DeleteNotificationResponse'),
       404: ref('DeleteNotificationResponse'),
       500: ref('DeleteNotificationResponse'),
-      ...authErrors,
+      ...writeErrors,
     },
   },
   wipeStream: {
@@ -132,13 +139,13 @@ export const ROUTE_DOCS = {
     summary: 'Delete every notification of one stream',
     body: ref('WipeStreamRequest'),
     security: REQUIRED_AUTH,
-    response: { 200: ref('WipeResponse'), 400: ref('WipeResponse'), 404: ref('WipeResponse'), 500: ref('WipeResponse'), ...authErrors },
+    response: { 200: ref('WipeResponse'), 400: ref('WipeResponse'), 404: ref('WipeResponse'), 500: ref('WipeResponse'), ...writeErrors },
   },
   wipeAll: {
     tags: ['admin'],
     summary: 'Delete every stored notification',
     security: REQUIRED_AUTH,
-    response: { 200: ref('WipeResponse'), 500: ref('WipeResponse'), ...authErrors },
+    response: { 200: ref('WipeResponse'), 500: ref('WipeResponse'), ...writeErrors },
   },
   reload: {
     tags: ['admin'],
@@ -147,7 +154,7 @@ export const ROUTE_DOCS = {
     response: {
       200: { ...ref('ReloadResponse'), description: 'The new configuration is in use' },
       400: error('INVALID_CONFIGURATION: the configuration would not start; the old one keeps serving'),
-      ...authErrors,
+      ...writeErrors,
     },
   },
 } as const;

@@ -4,7 +4,15 @@ import type { Socket } from 'node:net';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Logger } from 'pino';
 import { ApiError } from './api-error.js';
-import { applyConnectionLimit, describeClientError, serverLimitOptions, type ServerLimits } from './server-limits.js';
+import { limitHttp2HeadTime } from './http2-head-timeout.js';
+import { limitHttp2RequestTime } from './http2-request-timeout.js';
+import {
+  applyConnectionLimit,
+  connectionsCheckingInterval,
+  describeClientError,
+  serverLimitOptions,
+  type ServerLimits,
+} from './server-limits.js';
 import { secureServerOptions, type TlsMaterial } from './tls-options.js';
 
 export interface Transport {
@@ -42,13 +50,25 @@ export function createFastify(options: FastifyServerOptions, transport: Transpor
     clientErrorHandler: limitOptions.clientErrorHandler,
   });
   const server = app.server;
+  const checkIntervalMs = connectionsCheckingInterval(limits);
   applyConnectionLimit(server, limits);
   // HTTP/1.1 connections of this server are parsed by Node's http module, which reads these from
-  // the server object; its head and request timeouts need the http.Server itself (docs/security.md).
-  Object.assign(server, { maxHeaderSize: limits.max_header_bytes, keepAliveTimeout: limits.keep_alive_timeout_ms });
-  readBodiesWithoutLength(app as unknown as FastifyInstance);
-  limitHeaderListSize(app as unknown as FastifyInstance, limits.max_header_bytes);
-  const connections = trackConnections(server, limits.headers_timeout_ms);
+  // the server object: its head and request timeouts are swept as on the plain port (Node 20.12 and
+  // later sweep an `allowHTTP1` server too, once it listens), with the same 408 answer (docs/security.md).
+  Object.assign(server, {
+    maxHeaderSize: limits.max_header_bytes,
+    keepAliveTimeout: limits.keep_alive_timeout_ms,
+    headersTimeout: limits.headers_timeout_ms,
+    requestTimeout: limits.request_timeout_ms,
+    connectionsCheckingInterval: checkIntervalMs,
+  });
+  const http2App = app as unknown as FastifyInstance;
+  readBodiesWithoutLength(http2App);
+  limitHeaderListSize(http2App, limits.max_header_bytes);
+  // Node bounds neither for HTTP/2 streams: their heads and bodies are timed here.
+  limitHttp2HeadTime(server, limits.headers_timeout_ms, checkIntervalMs, logger);
+  limitHttp2RequestTime(http2App, limits.request_timeout_ms);
+  const connections = trackConnections(server);
   // Shutdown (operations.md §4.2): no new streams on HTTP/2 connections, idle HTTP/1.1 ones closed;
   // what is in flight finishes. Node's http2 server does neither by itself before Node 24.
   app.addHook('preClose', async () => connections.closeIdle());
@@ -103,8 +123,8 @@ export function closeAllConnections(server: object): void {
 
 const trackers = new WeakMap<object, ConnectionTracker>();
 
-function trackConnections(server: Http2SecureServer, firstRequestTimeoutMs: number): ConnectionTracker {
-  const tracker = new ConnectionTracker(firstRequestTimeoutMs);
+function trackConnections(server: Http2SecureServer): ConnectionTracker {
+  const tracker = new ConnectionTracker();
   server.on('secureConnection', (socket: Socket) => tracker.addSocket(socket));
   server.on('session', (session: ServerHttp2Session) => tracker.addSession(session));
   server.on('request', (request: IncomingMessage | Http2ServerRequest, response: ServerResponse) => {
@@ -120,30 +140,13 @@ class ConnectionTracker {
   private readonly sessions = new Set<ServerHttp2Session>();
   /** HTTP/1.1 sockets with a response in progress, and how many. */
   private readonly busy = new Map<Socket, number>();
-  /** HTTP/1.1 sockets that have not sent a request yet, and the timer that closes them. */
-  private readonly silent = new Map<Socket, NodeJS.Timeout>();
   private closing = false;
-
-  /**
-   * Node sweeps head and request timeouts only for its own http.Server, not for the HTTP/1.1
-   * connections of an HTTP/2 server: a connection that never sends a request is closed after
-   * `headers_timeout_ms` here instead of staying open for ever. An idle HTTP/2 session is closed
-   * by the session timeout.
-   */
-  constructor(private readonly firstRequestTimeoutMs: number) {}
 
   addSocket(socket: Socket): void {
     this.sockets.add(socket);
-    if (!this.isHttp2Socket(socket)) {
-      const timer = setTimeout(() => socket.destroy(), this.firstRequestTimeoutMs);
-      timer.unref();
-      this.silent.set(socket, timer);
-    }
     socket.once('close', () => {
       this.sockets.delete(socket);
       this.busy.delete(socket);
-      clearTimeout(this.silent.get(socket));
-      this.silent.delete(socket);
     });
   }
 
@@ -154,8 +157,6 @@ class ConnectionTracker {
   }
 
   http1Request(socket: Socket, response: ServerResponse): void {
-    clearTimeout(this.silent.get(socket));
-    this.silent.delete(socket);
     this.busy.set(socket, (this.busy.get(socket) ?? 0) + 1);
     response.once('close', () => {
       const left = (this.busy.get(socket) ?? 1) - 1;

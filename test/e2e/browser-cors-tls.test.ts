@@ -7,6 +7,7 @@ import { launchChromium, watchPage } from '../support/browser.js';
 import { serverConfig } from '../support/schemas.js';
 import { startServer, type RunningServer } from '../support/server-process.js';
 import { createTestCertificates, type TestCertificates, withTls } from '../support/test-certificates.js';
+import { SseClient } from '../support/sse-client.js';
 import { TRANSCRIPT_REQUEST, transcriptNotification } from '../support/transcript.js';
 
 /**
@@ -110,6 +111,29 @@ describe('a page on another origin (CORS)', () => {
       page: [],
       failed: [],
     });
+  });
+
+  it('refuses a no-preflight text/plain POST from an origin that is not allowed, and stores nothing (docs/security.md, "Cross-site writes")', async () => {
+    const page = await browser.newPage();
+    await page.goto(`${strangerPage.origin}/`);
+    const before = server.logs.length;
+    // What a hostile page can send without a preflight: the browser sends it, the page sees an opaque answer.
+    const sent = await page.evaluate<string>(
+      callWith(
+        `async ({ url, body }) => {
+          const answer = await fetch(url, { method: 'POST', mode: 'no-cors', headers: { 'Content-Type': 'text/plain' }, body });
+          return answer.type;
+        }`,
+        { url: `${server.url}/api/v1/notification`, body: JSON.stringify(transcriptNotification('from-a-hostile-page')) },
+      ),
+    );
+    await page.close();
+    expect(sent).toBe('opaque');
+    const refusal = await server.waitForLog('http.request.cross_origin.refused', { from: before });
+    expect(refusal.attributes).toMatchObject({ method: 'POST', path: '/api/v1/notification', origin: strangerPage.origin, sec_fetch_site: 'same-site' });
+    const replay = await SseClient.open(`${server.url}/api/v1/replay`, { ...TRANSCRIPT_REQUEST, from_id: '1' });
+    const notes = (await replay.rest()).filter((event) => event.json.specversion).map((event) => (event.json.data as { payload: { note: string } }).payload.note);
+    expect(notes).not.toContain('from-a-hostile-page');
   });
 
   it('is blocked from an origin that is not allowed', async () => {

@@ -96,8 +96,10 @@ describe('with allowed origins listed', () => {
     expect(pre.status).toBe(405);
     expect(pre.json).toMatchObject({ code: 'METHOD_NOT_ALLOWED', request_id: pre.headers.get('x-request-id') });
     expect(corsHeaders(pre.headers)).toEqual({});
+    // A write from that origin is refused before it runs (docs/security.md, "Cross-site writes").
     const notify = await postJson(`${server.url}/api/v1/notification`, MARS_EXAMPLE, { origin: STRANGER });
-    expect(notify.status).toBe(200);
+    expect(notify.status).toBe(403);
+    expect(notify.json).toMatchObject({ code: 'CROSS_ORIGIN_REQUEST_REFUSED', request_id: notify.headers.get('x-request-id') });
     expect(corsHeaders(notify.headers)).toEqual({});
     const stream = await watch(server, { origin: STRANGER });
     expect(stream.status).toBe(200);
@@ -164,6 +166,12 @@ describe('with "*" in the list', () => {
     expect(corsHeaders(stream.headers)).toEqual({ 'access-control-allow-origin': '*', 'access-control-expose-headers': 'X-Request-ID' });
   });
 
+  it('lets any origin write, as its preflight would let it send JSON', async () => {
+    const notify = await postJson(`${server.url}/api/v1/notification`, MARS_EXAMPLE, { origin: STRANGER, 'content-type': 'text/plain' });
+    expect(notify.status).toBe(200);
+    expect((await postJson(`${server.url}/api/v1/notification`, MARS_EXAMPLE, { origin: 'null' })).status).toBe(200);
+  });
+
   it('still grants credentials to an origin listed by name', async () => {
     const pre = await preflight(`${server.url}/api/v1/watch`, TRUSTED);
     expect(pre.headers.get('access-control-allow-origin')).toBe(TRUSTED);
@@ -185,7 +193,8 @@ describe('without allowed origins (the default)', () => {
     expect(pre.status).toBe(405);
     expect(corsHeaders(pre.headers)).toEqual({});
     expect(pre.headers.get('vary')).toBeNull();
-    const notify = await postJson(`${server.url}/api/v1/notification`, MARS_EXAMPLE, { origin: CONSOLE });
+    const notify = await postJson(`${server.url}/api/v1/notification`, MARS_EXAMPLE, { origin: server.url });
+    expect(notify.status).toBe(200);
     expect(corsHeaders(notify.headers)).toEqual({});
     const stream = await watch(server, { origin: CONSOLE });
     expect(corsHeaders(stream.headers)).toEqual({ 'access-control-allow-origin': '*' });
@@ -215,5 +224,18 @@ describe('with authentication enabled', () => {
     expect(refused.status).toBe(401);
     expect(refused.json.request_id).toBe(refused.headers.get('x-request-id'));
     expect(corsHeaders(refused.headers)).toMatchObject({ 'access-control-allow-origin': CONSOLE, 'access-control-expose-headers': 'X-Request-ID' });
+  });
+
+  it('refuses a write from another origin before authentication: 403, no credential check', async () => {
+    const before = server.logs.length;
+    const refused = await request(`${server.url}/api/v1/admin/wipe/all`, {
+      method: 'DELETE',
+      headers: { origin: STRANGER, authorization: 'Bearer not-even-a-token' },
+    });
+    expect(refused.status).toBe(403);
+    expect(refused.json).toMatchObject({ code: 'CROSS_ORIGIN_REQUEST_REFUSED', request_id: refused.headers.get('x-request-id') });
+    const line = await server.waitForLog('http.request.cross_origin.refused', { from: before });
+    expect(line.attributes).toMatchObject({ method: 'DELETE', path: '/api/v1/admin/wipe/all', origin: STRANGER });
+    expect(server.logs.slice(before).filter((entry) => String(entry.attributes?.['event.name']).startsWith('auth.'))).toEqual([]);
   });
 });

@@ -58,6 +58,7 @@ const DOCUMENTED_CODES = new Set([
   'REQUEST_TIMEOUT',
   'HEADERS_TOO_LARGE',
   'URI_TOO_LONG',
+  'CROSS_ORIGIN_REQUEST_REFUSED',
 ]);
 
 interface Reply {

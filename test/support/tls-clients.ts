@@ -1,7 +1,7 @@
 import { connect as connectHttp2, type ClientHttp2Session, type IncomingHttpHeaders } from 'node:http2';
 import { Agent, request as httpsRequest } from 'node:https';
 import type { IncomingMessage } from 'node:http';
-import type { TLSSocket } from 'node:tls';
+import { connect as connectTls, type TLSSocket } from 'node:tls';
 import type { Readable } from 'node:stream';
 import { SseEventQueue } from './sse-event-queue.js';
 
@@ -80,13 +80,16 @@ export function http2Client(origin: string, ca: Buffer): ProtocolClient {
   session.on('error', () => undefined);
   const open = (path: string, options: RequestOptions) => {
     const body = bodyText(options.body);
-    const stream = session.request({
-      ':method': options.method ?? (body === undefined ? 'GET' : 'POST'),
-      ':path': path,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      ...options.headers,
-    });
-    stream.end(body);
+    const stream = session.request(
+      {
+        ':method': options.method ?? (body === undefined ? 'GET' : 'POST'),
+        ':path': path,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...options.headers,
+      },
+      { endStream: body === undefined },
+    );
+    if (body !== undefined) stream.end(body);
     return new Promise<{ status: number; headers: IncomingHttpHeaders; stream: typeof stream }>((resolve, reject) => {
       stream.once('response', (headers) => resolve({ status: Number(headers[':status']), headers, stream }));
       stream.once('error', reject);
@@ -126,7 +129,11 @@ export function https1Client(origin: string, ca: Buffer): ProtocolClient {
           path,
           method: options.method ?? (body === undefined ? 'GET' : 'POST'),
           agent,
-          headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...options.headers },
+          // Node's client frames a DELETE body with no length at all unless told one.
+          headers: {
+            ...(body === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }),
+            ...options.headers,
+          },
         },
         (response) => {
           lastSocket = response.socket as TLSSocket;
@@ -153,4 +160,75 @@ export function https1Client(origin: string, ca: Buffer): ProtocolClient {
     },
     close: () => agent.destroy(),
   };
+}
+
+/**
+ * Over TLS with HTTP/1.1 (ALPN `http/1.1`): writes the chunks `gapMs` apart, the last one
+ * repeating until the server closes the connection, and resolves with everything read. A
+ * slow-loris client on the TLS port (the plain port's is in test/reliability/hostile-input.test.ts).
+ */
+export function tlsDripExchange(port: number, ca: Buffer, chunks: readonly string[], gapMs: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connectTls({ host: '127.0.0.1', port, ca, servername: 'localhost', ALPNProtocols: ['http/1.1'] });
+    let received = '';
+    let index = 0;
+    let timer: NodeJS.Timeout | undefined;
+    const writeNext = (): void => {
+      if (socket.destroyed || !socket.writable) return;
+      const chunk = chunks[Math.min(index, chunks.length - 1)] as string;
+      index++;
+      if (chunk !== '') socket.write(Buffer.from(chunk, 'latin1'));
+      timer = setTimeout(writeNext, gapMs);
+    };
+    socket.once('secureConnect', writeNext);
+    socket.on('data', (data: Buffer) => (received += data.toString('latin1')));
+    socket.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'ECONNRESET' && error.code !== 'EPIPE') reject(error);
+    });
+    socket.on('close', () => {
+      clearTimeout(timer);
+      resolve(received);
+    });
+  });
+}
+
+/** What an HTTP/2 request whose body is sent a byte at a time was answered. */
+export interface DrippedHttp2Answer extends ProtocolResponse {
+  /** The stream was closed by the server, with this RST_STREAM code (0: NO_ERROR). */
+  readonly rstCode: number | undefined;
+}
+
+/**
+ * On `session`: a request with `headers` whose body is `first` and then `drip` every `gapMs`,
+ * never ended, until the server answers and closes the stream.
+ */
+export function dripHttp2Body(
+  session: ClientHttp2Session,
+  headers: Record<string, string>,
+  first: string,
+  drip: string,
+  gapMs: number,
+): Promise<DrippedHttp2Answer> {
+  const stream = session.request(headers);
+  stream.on('error', () => undefined);
+  stream.write(first);
+  const timer = setInterval(() => {
+    if (!stream.destroyed && stream.writable) stream.write(drip);
+  }, gapMs);
+  return new Promise((resolve, reject) => {
+    let status = 0;
+    let responseHeaders: IncomingHttpHeaders = {};
+    let text = '';
+    stream.once('response', (head) => {
+      status = Number(head[':status']);
+      responseHeaders = head;
+    });
+    stream.setEncoding('utf8');
+    stream.on('data', (chunk: string) => (text += chunk));
+    stream.once('close', () => {
+      clearInterval(timer);
+      if (session.destroyed && status === 0) reject(new Error('the session was closed before an answer'));
+      else resolve({ status, headers: responseHeaders, text, json: parseJson(text), rstCode: stream.rstCode });
+    });
+  });
 }
