@@ -22,7 +22,7 @@ import { registerHealthRoutes } from './http/health-route.js';
 import { registerNotificationRoute } from './http/notification-route.js';
 import { generateRequestId, registerRequestIdHeader } from './http/request-id.js';
 import { registerSchemaRoutes } from './http/schema-routes.js';
-import { registerRequestTelemetry } from './http/request-telemetry.js';
+import { registerRequestTelemetry, type AccessLogLevel } from './http/request-telemetry.js';
 import { registerStreamRoutes } from './http/stream-routes.js';
 import { DEFAULT_SERVER_LIMITS, type ServerLimits } from './http/server-limits.js';
 import { createFastify } from './http/server-transport.js';
@@ -65,6 +65,8 @@ export interface AppDependencies {
   readonly cors?: CorsConfig;
   /** `application.tls` read from its files: HTTPS with HTTP/2 and HTTP/1.1; absent means plain HTTP/1.1. */
   readonly tls?: TlsMaterial;
+  /** `logging.access_log` (D34): the level of business routes' access line; `debug` when absent. */
+  readonly accessLog?: AccessLogLevel;
 }
 
 declare module 'fastify' {
@@ -99,7 +101,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
 
   const metrics = deps.metrics ?? createDisabledMetrics();
   registerRequestIdHeader(app);
-  registerRequestTelemetry(app, metrics);
+  registerRequestTelemetry(app, metrics, deps.accessLog);
   const routes = indexRoutes(app);
   // Before authentication: a preflight carries no credentials, and a 401 needs CORS headers to be readable.
   const cors = deps.cors ?? { allowed_origins: [] };
@@ -137,6 +139,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       maxBufferedBytes: watch.max_buffered_bytes,
     },
     guards,
+    deliveryLag: metrics.deliveryLag,
   });
   app.decorate('streams', streams);
   // Streams end with their final frame before the server stops accepting (streaming.md §8.4).

@@ -155,6 +155,7 @@ async function main(): Promise<void> {
     limits: config.application,
     reloader,
     cors: config.application.cors,
+    accessLog: config.logging.access_log,
     ...(tls ? { tls } : {}),
   });
 

@@ -179,6 +179,11 @@ export const LoggingSchema = Type.Object(
     format: Type.Optional(
       Type.String({ description: 'Accepted for compatibility and ignored: logs are always pino JSON lines.' }),
     ),
+    access_log: Type.Union([Type.Literal('debug'), Type.Literal('info')], {
+      default: 'debug',
+      description:
+        'Level of the per-request access line `http.request.completed` (D34; the reference writes none). `debug` (default): written only when `level` is `debug` or `trace`, so a notify writes its one `api.notification.processed` line. `info`: business routes write it at `info` again; infrastructure paths (`/health`, `/ready`, `/metrics`, static files, docs) stay at `debug`.',
+    }),
     otlp: OtlpSchema,
   },
   { default: {}, description: 'Log output. Optional; each field has its own default.' },

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
 import type { AvisoMetrics } from '../metrics/aviso-metrics.js';
 import { methodLabel, routeLabel } from '../metrics/labels.js';
 
@@ -13,6 +14,7 @@ interface RequestTiming {
   readonly startedAt: bigint;
   readonly endInFlight: () => void;
   completed: boolean;
+  readonly accessLog: AccessLogLevel;
 }
 
 const timings = new WeakMap<FastifyRequest, RequestTiming>();
@@ -31,18 +33,23 @@ export function isInfrastructurePath(path: string): boolean {
   );
 }
 
+/** `logging.access_log` (D34): the level of a business route's access line. */
+export type AccessLogLevel = 'debug' | 'info';
+
 /**
  * HTTP request metrics and the access log line (operations.md §3.3.2, §3.5), recorded when the
  * response head is produced: in `onSend` for ordinary replies, by `recordResponseHead` for streams,
- * whose replies fastify never sends itself.
+ * whose replies fastify never sends itself. The access line is written at `accessLog` for business
+ * routes and at `debug` for infrastructure paths (docs/logging.md, "The access line").
  */
-export function registerRequestTelemetry(app: FastifyInstance, metrics: AvisoMetrics): void {
+export function registerRequestTelemetry(app: FastifyInstance, metrics: AvisoMetrics, accessLog: AccessLogLevel = 'debug'): void {
   app.decorateRequest('matchedPathPattern', undefined);
   app.addHook('onRequest', async (request) => {
     timings.set(request, {
       startedAt: process.hrtime.bigint(),
       endInFlight: metrics.httpRequestStarted(methodLabel(request.method)),
       completed: false,
+      accessLog,
     });
   });
   app.addHook('onSend', async (request, reply) => {
@@ -73,13 +80,17 @@ export function recordResponseHead(request: FastifyRequest, reply: FastifyReply,
   const method = methodLabel(request.method);
   metrics.httpRequestCompleted(route, method, reply.statusCode, seconds);
   const path = request.url.split('?')[0] ?? '/';
-  const line = {
-    event_name: 'http.request.completed',
-    method: request.method,
-    route,
-    status_code: reply.statusCode,
-    duration_ms: Math.round(seconds * 1e6) / 1e3,
-  };
-  if (isInfrastructurePath(path)) request.log.debug(line, 'Request completed');
-  else request.log.info(line, 'Request completed');
+  const level = timing.accessLog === 'info' && !isInfrastructurePath(path) ? 'info' : 'debug';
+  // The line is not even built when its level is off: with D34's default that is every request.
+  if (!(request.log as Logger).isLevelEnabled(level)) return;
+  request.log[level](
+    {
+      event_name: 'http.request.completed',
+      method: request.method,
+      route,
+      status_code: reply.statusCode,
+      duration_ms: Math.round(seconds * 1e6) / 1e3,
+    },
+    'Request completed',
+  );
 }

@@ -64,7 +64,7 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions): Avis
   const ecpds = defineEcpdsMetrics(register);
   precreateSeries(options, core, ecpds);
   registerOtlpMetrics(register, options.otlpStats);
-  const streamBuffers = defineStreamBufferMetrics(register);
+  const streamBuffers = defineStreamBufferMetrics(register, options.backendKind);
   return new PrometheusMetrics(register, core, createEcpdsTelemetry(ecpds), options.backendKind, streamBuffers);
 }
 
@@ -82,6 +82,7 @@ export function createDisabledMetrics(): AvisoMetrics {
     slowConsumerClosed: () => undefined,
     streamReset: () => undefined,
     observeStreamBuffers: () => undefined,
+    deliveryLag: () => undefined,
     authRequest: () => undefined,
     configReload: () => undefined,
     instrumentBackend: (backend) => backend,
@@ -401,6 +402,10 @@ class PrometheusMetrics implements AvisoMetrics {
 
   observeStreamBuffers(read: () => number): void {
     this.streamBuffers.observeStreamBuffers(read);
+  }
+
+  get deliveryLag(): (seconds: number) => void {
+    return this.streamBuffers.deliveryLag;
   }
 
   authRequest(mode: AuthModeLabel, outcome: AuthOutcome): void {

@@ -1,4 +1,4 @@
-import { Counter, Gauge, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { SlowConsumerTrigger } from '../streaming/stream-request.js';
 import type { SseRoute } from './aviso-metrics.js';
 
@@ -10,15 +10,33 @@ export const SLOW_CONSUMER_TRIGGERS: readonly SlowConsumerTrigger[] = [
 ];
 const SSE_ROUTES: readonly SseRoute[] = ['/api/v1/watch', '/api/v1/replay'];
 
-/** The slow-consumer and no-silent-stall series (docs/metrics.md), every one present from startup. */
+/** Live delivery lag buckets: from a millisecond (an idle server) to half a minute (a saturated one). */
+export const DELIVERY_LAG_BUCKETS: readonly number[] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+/**
+ * The delivery series (docs/metrics.md), every one present from startup: slow-consumer closes and
+ * resets (D37), the bytes held for clients, and the lag of live delivery.
+ */
 export interface StreamBufferMetrics {
   slowConsumerClosed(route: SseRoute, trigger: SlowConsumerTrigger): void;
   streamReset(route: SseRoute): void;
   observeStreamBuffers(read: () => number): void;
+  /** Seconds from a notification's acceptance to its write on one stream, for each live delivery. */
+  readonly deliveryLag: (seconds: number) => void;
 }
 
-export function defineStreamBufferMetrics(register: Registry): StreamBufferMetrics {
+export function defineStreamBufferMetrics(register: Registry, backend: string): StreamBufferMetrics {
   const registers = [register];
+  const lag = new Histogram({
+    name: 'aviso_delivery_lag_seconds',
+    help: 'Time from a notification being accepted (stored) to its frame being written on a live stream, once per stream it reaches.',
+    labelNames: ['backend'],
+    buckets: [...DELIVERY_LAG_BUCKETS],
+    registers,
+  });
+  // Bound once: an observation per delivery must not look its labels up again.
+  const lagOfBackend = lag.labels({ backend });
+  lag.zero({ backend });
   const slowConsumers = new Counter({
     name: 'aviso_sse_slow_consumer_closes_total',
     help: 'Streams closed as slow consumers (end_of_stream, cause slow_consumer), by the bound passed or stalled.',
@@ -50,5 +68,7 @@ export function defineStreamBufferMetrics(register: Registry): StreamBufferMetri
     observeStreamBuffers: (read) => {
       readBuffered = read;
     },
+    // A clock a little behind the broker's (JetStream on another host) must not record a negative lag.
+    deliveryLag: (seconds) => lagOfBackend.observe(seconds > 0 ? seconds : 0),
   };
 }

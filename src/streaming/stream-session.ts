@@ -42,6 +42,8 @@ export interface StreamDependencies {
   readonly logger: Logger;
   /** The process's byte budget and stall watchdog, shared by every stream. */
   readonly guards: ConnectionGuards;
+  /** Records a live delivery's lag in seconds (`aviso_delivery_lag_seconds`). */
+  readonly deliveryLag: (seconds: number) => void;
   /** Called once when the stream is over, whatever ended it. */
   readonly onReleased: (session: StreamSession) => void;
 }
@@ -296,7 +298,7 @@ export class StreamSession {
   private acceptLive(notification: StoredNotification): void {
     if (this.closed || !this.request.predicate(notification)) return;
     if (this.phase === 'live') {
-      this.sendNotification('live-notification', notification);
+      this.deliverLive(notification);
       return;
     }
     if (this.backlog.length >= this.deps.settings.maxBufferedEvents) {
@@ -340,8 +342,15 @@ export class StreamSession {
     const waiting = this.backlog;
     this.backlog = [];
     for (const notification of waiting) {
-      if (!this.sendNotification('live-notification', notification)) return;
+      if (!this.deliverLive(notification)) return;
     }
+  }
+
+  /** A live notification onto the stream, its lag from acceptance recorded (docs/metrics.md). */
+  private deliverLive(notification: StoredNotification): boolean {
+    if (!this.sendNotification('live-notification', notification)) return false;
+    this.deps.deliveryLag((this.deps.clock.now() - Number(notification.timestampNs) / 1e6) / 1000);
+    return true;
   }
 
   /** Renders and queues one notification; a rendering failure is a non-fatal error frame (§6.3). */

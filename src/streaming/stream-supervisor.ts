@@ -22,6 +22,8 @@ export interface StreamSupervisorDependencies {
   readonly logger: Logger;
   /** The process's stream byte budget and stall watchdog (sse-connection.ts). */
   readonly guards: ConnectionGuards;
+  /** Records a live delivery's lag in seconds. */
+  readonly deliveryLag: (seconds: number) => void;
 }
 
 export interface OpenStreamRequest {
@@ -77,6 +79,7 @@ export class StreamSupervisor {
         settings: this.deps.settings,
         logger: reply.log as Logger,
         guards: this.deps.guards,
+        deliveryLag: this.deps.deliveryLag,
         onReleased: (released) => this.sessions.delete(released),
       },
     );

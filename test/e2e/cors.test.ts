@@ -42,6 +42,8 @@ describe('with allowed origins listed', () => {
       config: serverConfig({
         application: { host: '127.0.0.1', port: 0, base_url: 'http://localhost:8000', cors: { allowed_origins: [CONSOLE] } },
         metrics: { enabled: true, host: '127.0.0.1', port: metricsPort },
+        // Preflights' access lines are checked below (D34 makes them debug lines by default).
+        logging: { access_log: 'info' },
       }),
     });
   });

@@ -23,6 +23,8 @@ import { startNatsServer, type NatsServerProcess } from '../support/nats-server.
  *   `K8S_*` variables set, so secrets and resource attributes can be checked; stopped with SIGTERM
  *   at the end for the shutdown events;
  * - `debug`: `logging.level: debug`, only `HOSTNAME` set, non-strict mode, blank `RUST_LOG`;
+ *   both write the access line of business routes at info (`logging.access_log: info`);
+ * - the D34 default (`access_log` unset): at info no access line at all, at debug every one at debug;
  * - level servers: `warn` (spawned here, since `startServer` waits for an info line), `warn` +
  *   `RUST_LOG=debug`, `info` + invalid `RUST_LOG` values.
  */
@@ -177,7 +179,8 @@ describe('the main server at info (auth, ecpds section, NATS token, k8s resource
   beforeAll(async () => {
     server = await startServer({
       config: serverConfig({
-        logging: { level: 'info' },
+        // The access line at info for business routes, as before D34 made it debug by default.
+        logging: { level: 'info', access_log: 'info' },
         auth: {
           enabled: true,
           mode: 'trusted_proxy',
@@ -414,7 +417,7 @@ describe('a server at debug (HOSTNAME only, non-strict, blank RUST_LOG)', () => 
 
   beforeAll(async () => {
     server = await startServer({
-      config: serverConfig({ logging: { level: 'debug' }, notification_schema_strict: false }),
+      config: serverConfig({ logging: { level: 'debug', access_log: 'info' }, notification_schema_strict: false }),
       env: { HOSTNAME: 'host-only-7', RUST_LOG: '   ' },
     });
   });
@@ -473,6 +476,42 @@ describe('a server at debug (HOSTNAME only, non-strict, blank RUST_LOG)', () => 
 
 // ---------------------------------------------------------------------------------------------
 
+describe('D34: the access line is a debug line by default', () => {
+  it('a notify at info writes its one api.notification.processed line and no access line', async () => {
+    const server = await startServer({ config: serverConfig({ logging: { level: 'info' } }) });
+    try {
+      const ok = await postJson(`${server.url}/api/v1/notification`, DISS_A);
+      expect(ok.status).toBe(200);
+      const requestId = ok.headers.get('x-request-id');
+      await waitFor(() => find(server.logs, 'api.notification.processed', requestId) !== undefined);
+      // The access line, when written, follows the event: a later request's line proves none came.
+      const later = await request(`${server.url}/api/v1/schema`);
+      expect(later.status).toBe(200);
+      const bad = await postJson(`${server.url}/api/v1/notification`, '{');
+      await waitFor(() => find(server.logs, 'api.request.parse.failed', bad.headers.get('x-request-id')) !== undefined);
+      expect(linesOf(server.logs, requestId).map(eventName)).toEqual(['api.notification.processed']);
+      expect(server.logs.some((line) => eventName(line) === 'http.request.completed')).toBe(false);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('at debug every access line is written at debug, business routes included', async () => {
+    const server = await startServer({ config: serverConfig({ logging: { level: 'debug' } }) });
+    try {
+      const ok = await postJson(`${server.url}/api/v1/notification`, DISS_A);
+      const requestId = ok.headers.get('x-request-id');
+      await waitFor(() => find(server.logs, 'http.request.completed', requestId) !== undefined);
+      expect(find(server.logs, 'http.request.completed', requestId)).toMatchObject({
+        severityText: 'DEBUG',
+        attributes: { route: '/api/v1/notification', status_code: 200 },
+      });
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
 describe('level selection (§3.4.2)', () => {
   it('logging.level: warn hides info lines', async () => {
     const server = await spawnQuiet(serverConfig({ logging: { level: 'warn' } }));
@@ -510,7 +549,7 @@ describe('level selection (§3.4.2)', () => {
   });
 
   it('an invalid RUST_LOG prints one warning on stderr quoting it and the fallback level, and logging.level applies', async () => {
-    const server = await startServer({ config: serverConfig({ logging: { level: 'info' } }), env: { RUST_LOG: 'aviso_server=loud' } });
+    const server = await startServer({ config: serverConfig({ logging: { level: 'info', access_log: 'info' } }), env: { RUST_LOG: 'aviso_server=loud' } });
     try {
       const stderrLines = server.stderr().split('\n').filter((l) => l.trim() !== '');
       expect(stderrLines).toHaveLength(1);

@@ -359,6 +359,7 @@ describe('metrics after scripted anonymous traffic (strict schemas)', () => {
         aviso_sse_slow_consumer_closes_total: 'counter',
         aviso_sse_stream_resets_total: 'counter',
         aviso_sse_buffered_bytes: 'gauge',
+        aviso_delivery_lag_seconds: 'histogram',
         aviso_sse_connection_duration_seconds: 'histogram',
         aviso_auth_requests_total: 'counter',
         aviso_config_reloads_total: 'counter',
@@ -474,6 +475,8 @@ describe('metrics after scripted anonymous traffic (strict schemas)', () => {
         '/api/v1/watch dissemination': 1,
         '/api/v1/replay dissemination': 3,
       });
+      // That one live delivery's lag was observed; replayed frames are not live deliveries.
+      expect(table(after, 'aviso_delivery_lag_seconds_count', ['backend'])).toEqual({ in_memory: 1 });
       // No error frame was sent: the series is created on first use only.
       expect(table(after, 'aviso_sse_stream_errors_total', labels)).toEqual({});
       expect(table(after, 'aviso_sse_connection_duration_seconds_count', ['route'])).toEqual({

@@ -22,7 +22,8 @@ let origin: string;
 beforeAll(async () => {
   certificates = createTestCertificates();
   server = await startServer({
-    config: withTls(serverConfig(), certificates, {
+    // Access lines are how a test sees that a request was taken note of (D34: debug by default).
+    config: withTls(serverConfig({ logging: { access_log: 'info' } }), certificates, {
       max_header_bytes: 2048,
       headers_timeout_ms: HEADERS_TIMEOUT_MS,
       request_timeout_ms: REQUEST_TIMEOUT_MS,

@@ -41,7 +41,7 @@ describe('defaults', () => {
         },
         cors: { allowed_origins: [] },
       },
-      logging: { level: 'info', otlp: { enabled: false, protocol: 'grpc' } },
+      logging: { level: 'info', access_log: 'debug', otlp: { enabled: false, protocol: 'grpc' } },
       auth: { enabled: false, mode: 'direct', auth_o_tron_url: '', jwt_secret: '', admin_roles: {}, timeout_ms: 5000 },
       metrics: { enabled: false, host: '127.0.0.1' },
       notification_backend: {
@@ -93,8 +93,9 @@ describe('defaults', () => {
 
   it('defaults each logging field on its own (§7 item 3)', () => {
     const otlp = { enabled: false, protocol: 'grpc' };
-    expect(loadDoc({ logging: { format: 'json' } }).logging).toEqual({ level: 'info', format: 'json', otlp });
-    expect(loadDoc({ logging: { level: 'debug' } }).logging).toEqual({ level: 'debug', otlp });
+    expect(loadDoc({ logging: { format: 'json' } }).logging).toEqual({ level: 'info', format: 'json', access_log: 'debug', otlp });
+    expect(loadDoc({ logging: { level: 'debug' } }).logging).toEqual({ level: 'debug', access_log: 'debug', otlp });
+    expect(loadDoc({ logging: { access_log: 'info' } }).logging).toEqual({ level: 'info', access_log: 'info', otlp });
   });
 
   it('accepts any logging level text (it is never a startup error)', () => {

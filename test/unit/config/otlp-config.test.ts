@@ -26,7 +26,7 @@ describe('logging.otlp (reference-0.13.md §7)', () => {
 
   it('keeps the other defaults when only otlp is written', () => {
     const config = loadDoc({ logging: { otlp: { enabled: true, endpoint: 'collector:4317' } } });
-    expect(config.logging).toEqual({ level: 'info', otlp: { enabled: true, endpoint: 'collector:4317', protocol: 'grpc' } });
+    expect(config.logging).toEqual({ level: 'info', access_log: 'debug', otlp: { enabled: true, endpoint: 'collector:4317', protocol: 'grpc' } });
   });
 
   it.each([

@@ -165,6 +165,7 @@ describe('createPrometheusMetrics: inventory', () => {
       aviso_sse_slow_consumer_closes_total: 'counter',
       aviso_sse_stream_resets_total: 'counter',
       aviso_sse_buffered_bytes: 'gauge',
+      aviso_delivery_lag_seconds: 'histogram',
       aviso_sse_connection_duration_seconds: 'histogram',
       aviso_auth_requests_total: 'counter',
       aviso_config_reloads_total: 'counter',
@@ -201,6 +202,7 @@ describe('createPrometheusMetrics: inventory', () => {
       aviso_sse_slow_consumer_closes_total: ['route', 'trigger'],
       aviso_sse_stream_resets_total: ['route'],
       aviso_sse_buffered_bytes: [],
+      aviso_delivery_lag_seconds: ['backend'],
       aviso_sse_connection_duration_seconds: ['route'],
       aviso_auth_requests_total: ['mode', 'outcome'],
       aviso_config_reloads_total: ['result'],
@@ -561,6 +563,20 @@ describe('createPrometheusMetrics: slow consumers and stalls (D37)', () => {
     expect(exposition.value('aviso_sse_slow_consumer_closes_total', { route: '/api/v1/replay', trigger: 'stalled' })).toBe(1);
     expect(exposition.value('aviso_sse_slow_consumer_closes_total', { route: WATCH, trigger: 'stalled' })).toBe(0);
     expect(exposition.value('aviso_sse_stream_resets_total', { route: WATCH })).toBe(1);
+  });
+
+  it('observes each live delivery lag under the backend, never below 0', async () => {
+    const m = metrics();
+    let exposition = await Exposition.of(m);
+    expect(exposition.value('aviso_delivery_lag_seconds_count', { backend: 'in_memory' })).toBe(0);
+    m.deliveryLag(0.004);
+    m.deliveryLag(0.2);
+    m.deliveryLag(-0.01);
+    exposition = await Exposition.of(m);
+    expect(exposition.value('aviso_delivery_lag_seconds_count', { backend: 'in_memory' })).toBe(3);
+    expect(exposition.value('aviso_delivery_lag_seconds_bucket', { backend: 'in_memory', le: '0.001' })).toBe(1);
+    expect(exposition.value('aviso_delivery_lag_seconds_bucket', { backend: 'in_memory', le: '0.005' })).toBe(2);
+    expect(exposition.value('aviso_delivery_lag_seconds_sum', { backend: 'in_memory' })).toBeCloseTo(0.204, 6);
   });
 
   it('reads the bytes held for clients at every scrape', async () => {
