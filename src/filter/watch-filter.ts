@@ -7,7 +7,13 @@ import { compileSpatialFilter, type SpatialFilter } from './spatial-filter.js';
 /** One identifier filter of a watch/replay request: an exact canonical value or a constraint. */
 export type FieldFilter =
   | { readonly field: string; readonly kind: 'exact'; readonly value: string }
-  | { readonly field: string; readonly kind: 'constraint'; readonly constraint: Constraint };
+  | {
+      readonly field: string;
+      readonly kind: 'constraint';
+      readonly constraint: Constraint;
+      /** The constraint object as canonical JSON: two filters with the same source select the same. */
+      readonly source: string;
+    };
 
 /** What a validated watch/replay request selects (schema-and-validation.md §8). */
 export interface WatchSelection {

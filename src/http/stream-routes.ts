@@ -98,6 +98,7 @@ async function serveStream(
     outcome = await deps.streams.open(reply, {
       endpoint,
       selection,
+      schema,
       cursor,
       end,
       quota: schema?.maxHistoricalNotifications ?? deps.defaultReplayCap,

@@ -45,8 +45,8 @@ export interface AvisoMetrics {
   streamReset(route: SseRoute): void;
   /** Reads the bytes all streams hold for their clients, at every scrape. */
   observeStreamBuffers(read: () => number): void;
-  /** Records one live delivery's lag: seconds from acceptance to the write on its stream. */
-  readonly deliveryLag: (seconds: number) => void;
+  /** Records one live delivery's lag: from its acceptance (storage time, ns since the epoch) to now. */
+  readonly deliveryLag: (acceptedAtNs: bigint) => void;
 
   authRequest(mode: AuthModeLabel, outcome: AuthOutcome): void;
 

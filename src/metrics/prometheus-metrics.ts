@@ -404,7 +404,7 @@ class PrometheusMetrics implements AvisoMetrics {
     this.streamBuffers.observeStreamBuffers(read);
   }
 
-  get deliveryLag(): (seconds: number) => void {
+  get deliveryLag(): (acceptedAtNs: bigint) => void {
     return this.streamBuffers.deliveryLag;
   }
 

@@ -21,8 +21,8 @@ export interface StreamBufferMetrics {
   slowConsumerClosed(route: SseRoute, trigger: SlowConsumerTrigger): void;
   streamReset(route: SseRoute): void;
   observeStreamBuffers(read: () => number): void;
-  /** Seconds from a notification's acceptance to its write on one stream, for each live delivery. */
-  readonly deliveryLag: (seconds: number) => void;
+  /** A notification accepted at `acceptedAtNs` (ns since the epoch) was written on one more stream now. */
+  readonly deliveryLag: (acceptedAtNs: bigint) => void;
 }
 
 export function defineStreamBufferMetrics(register: Registry, backend: string): StreamBufferMetrics {
@@ -68,7 +68,10 @@ export function defineStreamBufferMetrics(register: Registry, backend: string): 
     observeStreamBuffers: (read) => {
       readBuffered = read;
     },
-    // A clock a little behind the broker's (JetStream on another host) must not record a negative lag.
-    deliveryLag: (seconds) => lagOfBackend.observe(seconds > 0 ? seconds : 0),
+    deliveryLag: (acceptedAtNs) => {
+      const seconds = (Date.now() - Number(acceptedAtNs) / 1e6) / 1000;
+      // A clock a little behind the broker's (JetStream on another host) must not record a negative lag.
+      lagOfBackend.observe(seconds > 0 ? seconds : 0);
+    },
   };
 }

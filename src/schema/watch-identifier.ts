@@ -89,7 +89,7 @@ function prepareSchemaBacked(
       if (handler.kind !== 'scalar' || !handler.parseConstraint) {
         throw new IdentifierError(`Field '${name}' does not support constraint filters; expected scalar value`);
       }
-      fieldFilters.push({ field: name, kind: 'constraint', constraint: handler.parseConstraint(value) });
+      fieldFilters.push({ field: name, kind: 'constraint', constraint: handler.parseConstraint(value), source: canonicalJson(value) });
       continue;
     }
     if (handler.kind === 'polygon') {

@@ -35,6 +35,8 @@ type FrameKey = FrameEvent | `${FrameEvent} with-id`;
 export class CloudEventRenderer {
   private cache = new WeakMap<StoredNotification, Rendered>();
   private frames = new WeakMap<StoredNotification, Partial<Record<FrameKey, Buffer>>>();
+  private lastNotification: StoredNotification | undefined;
+  private lastFrames: Partial<Record<FrameKey, Buffer>> | undefined;
 
   constructor(
     private readonly identities: StoredIdentityReader,
@@ -44,6 +46,8 @@ export class CloudEventRenderer {
     identities.onForget(() => {
       this.cache = new WeakMap();
       this.frames = new WeakMap();
+      this.lastNotification = undefined;
+      this.lastFrames = undefined;
     });
   }
 
@@ -72,15 +76,22 @@ export class CloudEventRenderer {
    * watcher instead of building and encoding the text per connection. Throws like `render`.
    */
   frameBytes(notification: StoredNotification, event: FrameEvent, style: FrameStyle = 'plain'): Buffer {
-    let frames = this.frames.get(notification);
     const key = frameKey(event, style);
-    const cached = frames?.[key];
-    if (cached) return cached;
-    const bytes = Buffer.from(styledFrameText(event, this.rendered(notification), style), 'utf8');
+    // A fan-out asks for one notification watcher after watcher: the last one is kept at hand.
+    if (notification === this.lastNotification) {
+      const cached = this.lastFrames?.[key];
+      if (cached) return cached;
+    }
+    let frames = this.frames.get(notification);
     if (!frames) {
       frames = {};
       this.frames.set(notification, frames);
     }
+    this.lastNotification = notification;
+    this.lastFrames = frames;
+    const cached = frames[key];
+    if (cached) return cached;
+    const bytes = Buffer.from(styledFrameText(event, this.rendered(notification), style), 'utf8');
     frames[key] = bytes;
     return bytes;
   }

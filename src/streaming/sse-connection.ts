@@ -2,11 +2,37 @@ import type { ServerResponse } from 'node:http';
 import { withoutHttp1OnlyHeaders } from '../http/http2-headers.js';
 import type { BufferBudget } from './buffer-budget.js';
 import { resetStream } from './connection-reset.js';
+import { frameWriterFor, type FrameWriter } from './frame-writer.js';
 import type { StallWatchdog, WatchedConnection } from './stall-watchdog.js';
 import type { SlowConsumerTrigger } from './stream-request.js';
 
 const SOCKET_BUFFER_BYTES = 256 * 1024;
-const WRITE_CHUNK_BYTES = 64 * 1024;
+/** At most this much is written at once, so one stream's queue does not hold up the others' writes. */
+const WRITE_BATCH_BYTES = 64 * 1024;
+
+/**
+ * Connections with frames queued since the last flush. Frames are not written when they are sent
+ * but once per event-loop turn (`setImmediate`, after the I/O callbacks of the turn): every frame a
+ * socket got in that turn, from however many notifications, leaves in one write. Under load,
+ * system calls per delivered frame fall below one; an idle server adds no more than the rest of
+ * the turn to a frame's way out.
+ */
+let toFlush: SseConnection[] = [];
+let flushScheduled = false;
+
+function scheduleFlush(connection: SseConnection): void {
+  toFlush.push(connection);
+  if (flushScheduled) return;
+  flushScheduled = true;
+  setImmediate(flushQueued);
+}
+
+function flushQueued(): void {
+  flushScheduled = false;
+  const connections = toFlush;
+  toFlush = [];
+  for (const connection of connections) connection.flush();
+}
 
 /**
  * Headers of a successful stream (streaming.md §3.1). With CORS configured (browser.md §2) the
@@ -65,6 +91,9 @@ export class SseConnection implements WatchedConnection {
   private readonly queue: (string | Buffer)[] = [];
   private queuedBytes = 0;
   private waitingForDrain = false;
+  /** In `toFlush` for the current turn. */
+  private flushPending = false;
+  private writer: FrameWriter | undefined;
   private finished = false;
   private readonly roomWaiters: (() => void)[] = [];
   private readonly aborted = new AbortController();
@@ -140,6 +169,12 @@ export class SseConnection implements WatchedConnection {
     this.response.flushHeaders();
   }
 
+  /** Chosen once the head is out (frame-writer.ts); until then there is nothing to write to. */
+  private currentWriter(): FrameWriter | undefined {
+    if (!this.writer && this.response.headersSent) this.writer = frameWriterFor(this.response);
+    return this.writer;
+  }
+
   /** Queues frames and writes them in as few writes as possible; false (nothing queued) when the stream is over or they do not fit. */
   sendAll(frames: readonly Buffer[]): boolean {
     if (this.finished) return false;
@@ -148,7 +183,7 @@ export class SseConnection implements WatchedConnection {
     if (!this.admits(frames.length, bytes)) return false;
     for (const frame of frames) this.queue.push(frame);
     this.queuedBytes += bytes;
-    this.pump();
+    this.queueFlush();
     return true;
   }
 
@@ -157,19 +192,29 @@ export class SseConnection implements WatchedConnection {
     if (this.finished) return false;
     const bytes = typeof text === 'string' ? Buffer.byteLength(text) : text.length;
     if (!this.admits(1, bytes)) return false;
-    if (this.queue.length === 0 && !this.waitingForDrain) {
-      // Nothing waits before it: what `pump` would do with a queue of one, without the queue (a
-      // fan-out sends one frame to each of its watchers).
-      this.response.write(text, this.written);
-      this.waitForDrainIfFull();
-      this.report();
-      this.wakeWaiters();
-      return true;
-    }
     this.queue.push(text);
     this.queuedBytes += bytes;
-    this.pump();
+    this.queueFlush();
     return true;
+  }
+
+  /** Writes what was queued this turn (see `toFlush`). */
+  flush(): void {
+    this.flushPending = false;
+    this.pump();
+  }
+
+  private queueFlush(): void {
+    if (this.flushPending) return;
+    // While the socket is full, `drain` pumps the queue: only the budget needs to know now.
+    if (this.waitingForDrain) {
+      this.report();
+      return;
+    }
+    // Until the head is sent there is nothing to write to.
+    if (!this.currentWriter()) return;
+    this.flushPending = true;
+    scheduleFlush(this);
   }
 
   /** Resolves once everything queued was handed to the socket and it accepts more (or the stream ended). */
@@ -200,7 +245,7 @@ export class SseConnection implements WatchedConnection {
     this.queuedBytes = 0;
     const pending = keepQueued ? queued : [];
     if (!this.response.destroyed && !this.response.writableEnded) {
-      for (const chunk of pending) this.response.write(chunk, this.written);
+      if (pending.length > 0) this.currentWriter()?.writeAll(pending, this.written);
       this.response.end(lastFrames);
       this.awaitEnd(closeConnection);
     } else {
@@ -238,7 +283,7 @@ export class SseConnection implements WatchedConnection {
   /** Whether `frames` more frames of `bytes` fit every bound; records the bound they would pass. */
   private admits(frames: number, bytes: number): boolean {
     if (this.queue.length + frames > this.limits.maxQueuedFrames) return this.refuse('buffered_events');
-    const held = this.queuedBytes + this.response.writableLength;
+    const held = this.queuedBytes + (this.writer ? this.writer.pendingBytes : this.response.writableLength);
     // A stream holding nothing always takes its next frame, however large: it is keeping up.
     if (held === 0) return true;
     if (held + bytes > this.limits.maxHeldBytes) return this.refuse('buffered_bytes');
@@ -330,15 +375,15 @@ export class SseConnection implements WatchedConnection {
   }
 
   private pump(): void {
-    if (this.waitingForDrain) {
+    const writer = this.currentWriter();
+    if (this.waitingForDrain || !writer) {
       this.report();
       return;
     }
     while (this.queue.length > 0 && !this.finished) {
-      const chunk = this.takeWriteChunk();
-      this.queuedBytes -= typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length;
-      this.response.write(chunk, this.written);
-      if (this.waitForDrainIfFull()) break;
+      const batch = this.takeWriteBatch();
+      writer.writeAll(batch, this.written);
+      if (this.waitForDrainIfFull(writer)) break;
     }
     this.report();
     this.wakeWaiters();
@@ -349,31 +394,28 @@ export class SseConnection implements WatchedConnection {
    * its 16 KiB default mark, so a replay batch is handed over without a round trip per batch to the
    * client, yet still bounded per stream. True when writing must now wait.
    */
-  private waitForDrainIfFull(): boolean {
-    if (this.response.writableLength <= SOCKET_BUFFER_BYTES) return false;
+  private waitForDrainIfFull(writer: FrameWriter): boolean {
+    if (writer.pendingBytes <= SOCKET_BUFFER_BYTES) return false;
     this.waitingForDrain = true;
-    this.response.once('drain', () => {
+    writer.onceDrained(() => {
       this.waitingForDrain = false;
       this.pump();
     });
     return true;
   }
 
-  /**
-   * The next queued frame, or several joined up to WRITE_CHUNK_BYTES: a replay queues a whole batch
-   * at once, and one write per frame (each its own HTTP chunk) cost more than the frames themselves.
-   */
-  private takeWriteChunk(): string | Buffer {
-    const first = this.queue.shift() as string | Buffer;
-    if (typeof first === 'string') return first;
-    const parts: Buffer[] = [first];
-    let bytes = first.length;
-    for (let next = this.queue[0]; next instanceof Buffer && bytes < WRITE_CHUNK_BYTES; next = this.queue[0]) {
-      parts.push(next);
-      bytes += next.length;
-      this.queue.shift();
+  /** The next queued frames, up to WRITE_BATCH_BYTES (at least one), taken off the queue. */
+  private takeWriteBatch(): (string | Buffer)[] {
+    const { queue } = this;
+    let count = 0;
+    let bytes = 0;
+    while (count < queue.length && (count === 0 || bytes < WRITE_BATCH_BYTES)) {
+      const frame = queue[count] as string | Buffer;
+      bytes += typeof frame === 'string' ? Buffer.byteLength(frame) : frame.length;
+      count++;
     }
-    return parts.length === 1 ? first : Buffer.concat(parts, bytes);
+    this.queuedBytes -= bytes;
+    return count === queue.length ? queue.splice(0) : queue.splice(0, count);
   }
 
   private wakeWaiters(): void {

@@ -42,8 +42,8 @@ export interface StreamDependencies {
   readonly logger: Logger;
   /** The process's byte budget and stall watchdog, shared by every stream. */
   readonly guards: ConnectionGuards;
-  /** Records a live delivery's lag in seconds (`aviso_delivery_lag_seconds`). */
-  readonly deliveryLag: (seconds: number) => void;
+  /** Records a live delivery's lag from its acceptance (storage time, ns) to now (`aviso_delivery_lag_seconds`). */
+  readonly deliveryLag: (acceptedAtNs: bigint) => void;
   /** Called once when the stream is over, whatever ended it. */
   readonly onReleased: (session: StreamSession) => void;
 }
@@ -67,6 +67,8 @@ export class StreamSession {
   private connection: SseConnection | undefined;
   private readonly timers: TimerHandle[] = [];
   private readonly identity: StreamIdentity;
+  /** GET streams' frames carry `id:` lines (read once per notification frame, so kept). */
+  private readonly frameStyle: FrameStyle;
   /** Set when the live subscription ended before the response began. */
   private endedBeforeBegin: { readonly error?: Error } | undefined;
 
@@ -75,6 +77,7 @@ export class StreamSession {
     private readonly deps: StreamDependencies,
   ) {
     this.identity = { topic: request.selection.pattern.display, requestId: request.requestId };
+    this.frameStyle = request.browser ? 'with-id' : 'plain';
   }
 
   get topic(): string {
@@ -86,9 +89,6 @@ export class StreamSession {
     return this.replayEnd;
   }
 
-  private get frameStyle(): FrameStyle {
-    return this.request.browser ? 'with-id' : 'plain';
-  }
 
   /**
    * Backend setup (§2.2 step 7): a watch subscribes and takes H from the subscription in the same
@@ -349,7 +349,7 @@ export class StreamSession {
   /** A live notification onto the stream, its lag from acceptance recorded (docs/metrics.md). */
   private deliverLive(notification: StoredNotification): boolean {
     if (!this.sendNotification('live-notification', notification)) return false;
-    this.deps.deliveryLag((this.deps.clock.now() - Number(notification.timestampNs) / 1e6) / 1000);
+    this.deps.deliveryLag(notification.timestampNs);
     return true;
   }
 

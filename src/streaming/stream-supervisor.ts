@@ -3,7 +3,9 @@ import type { Logger } from 'pino';
 import type { NotificationBackend } from '../backend/backend.js';
 import type { Clock } from '../clock.js';
 import { streamCorsHeaders } from '../http/cors.js';
+import { SharedFilters } from '../filter/shared-filters.js';
 import { compileWatchFilter, type WatchSelection } from '../filter/watch-filter.js';
+import type { EventSchema } from '../schema/event-schema.js';
 import type { StoredIdentityReader } from '../schema/stored-identifier.js';
 import type { CloudEventRenderer } from './cloudevent.js';
 import type { ReplayEndRequest } from './end-point.js';
@@ -22,13 +24,15 @@ export interface StreamSupervisorDependencies {
   readonly logger: Logger;
   /** The process's stream byte budget and stall watchdog (sse-connection.ts). */
   readonly guards: ConnectionGuards;
-  /** Records a live delivery's lag in seconds. */
-  readonly deliveryLag: (seconds: number) => void;
+  /** Records a live delivery's lag from its acceptance (storage time, ns). */
+  readonly deliveryLag: (acceptedAtNs: bigint) => void;
 }
 
 export interface OpenStreamRequest {
   readonly endpoint: 'watch' | 'replay';
   readonly selection: WatchSelection;
+  /** The schema the selection was validated against; absent for a schema-less event type. */
+  readonly schema?: EventSchema | undefined;
   readonly cursor: StartCursorRequest;
   readonly end: ReplayEndRequest;
   readonly quota: number;
@@ -52,6 +56,8 @@ export type OpenOutcome = 'opened' | 'finished';
 export class StreamSupervisor {
   private readonly sessions = new Set<StreamSession>();
   private closingReason: CloseReason | undefined;
+  /** Streams with the same filter evaluate it once per notification (shared-filters.ts). */
+  private readonly filters = new SharedFilters();
 
   constructor(private readonly deps: StreamSupervisorDependencies) {}
 
@@ -64,13 +70,15 @@ export class StreamSupervisor {
    * when the backend cannot set the stream up; the caller answers with an HTTP error.
    */
   async open(reply: FastifyReply, request: OpenStreamRequest): Promise<OpenOutcome> {
+    const { selection, schema } = request;
+    const filter = this.filters.acquire(selection, schema, () => compileWatchFilter(selection, this.deps.identities));
     const session = new StreamSession(
       {
         ...request,
         requestId: reply.request.id,
         // Whichever route opened the stream, it ends when the credentials it was opened with do.
         credentialsExpireAt: reply.request.authUser?.expiresAt,
-        predicate: compileWatchFilter(request.selection, this.deps.identities),
+        predicate: filter.predicate,
       },
       {
         backend: this.deps.backend,
@@ -80,10 +88,19 @@ export class StreamSupervisor {
         logger: reply.log as Logger,
         guards: this.deps.guards,
         deliveryLag: this.deps.deliveryLag,
-        onReleased: (released) => this.sessions.delete(released),
+        onReleased: (released) => {
+          this.sessions.delete(released);
+          filter.release();
+        },
       },
     );
-    await session.setup();
+    try {
+      await session.setup();
+    } catch (error) {
+      // Whatever setup got (a live subscription, the shared filter) is let go with it.
+      session.discard();
+      throw error;
+    }
     if (request.endpoint === 'replay' && request.resumeAfter !== undefined && request.resumeAfter >= BigInt(session.endSequence)) {
       session.discard();
       return 'finished';
