@@ -24,6 +24,7 @@ import type {
 import type { TopicPattern } from '../topic/topic-pattern.js';
 import type { AuthModeLabel, AuthOutcome, AvisoMetrics, ConfigReloadResult, NotificationStatus, SseRoute } from './aviso-metrics.js';
 import { UNKNOWN_EVENT_TYPE, methodLabel } from './labels.js';
+import { registerLiveGapMetrics, type LiveGapMetrics } from './live-gap-metrics.js';
 import { registerOtlpMetrics } from './otlp-metrics.js';
 import type { OtlpExportStats } from '../logging/otlp/export-gate.js';
 
@@ -62,7 +63,8 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions): Avis
   const ecpds = defineEcpdsMetrics(register);
   precreateSeries(options, core, ecpds);
   registerOtlpMetrics(register, options.otlpStats);
-  return new PrometheusMetrics(register, core, createEcpdsTelemetry(ecpds), options.backendKind);
+  const liveGaps = registerLiveGapMetrics(register);
+  return new PrometheusMetrics(register, core, createEcpdsTelemetry(ecpds), options.backendKind, liveGaps);
 }
 
 /** Metrics disabled: nothing is collected, nothing is registered, backends are not wrapped. */
@@ -332,6 +334,7 @@ class PrometheusMetrics implements AvisoMetrics {
     private readonly core: CoreMetrics,
     readonly ecpds: EcpdsTelemetry,
     private readonly backendKind: BackendKind,
+    private readonly liveGaps: LiveGapMetrics,
   ) {}
 
   httpRequestStarted(method: string): () => void {
@@ -393,6 +396,7 @@ class PrometheusMetrics implements AvisoMetrics {
   }
 
   instrumentBackend(backend: NotificationBackend): NotificationBackend {
+    this.liveGaps.follow(() => backend.stats());
     const { backendOperations, backendDuration } = this.core;
     const kind = this.backendKind;
     return new InstrumentedBackend(backend, (operation, outcome, elapsed) => {
