@@ -6,6 +6,7 @@ import type { LiveSink, LiveSubscription, StoredNotification } from '../backend.
 import { LiveDispatch } from '../live-dispatch.js';
 import type { TopicPattern } from '../../topic/topic-pattern.js';
 import { announcementsOf, fromAnnouncement } from './live-announcement.js';
+import { DeadlineTimer } from './deadline-timer.js';
 import { openConsumer, release, type FollowedConsumer } from './live-consumer.js';
 import { LiveGapFiller, type GapCounts, type GapFillerLimits } from './live-gap-filler.js';
 import { toStoredNotification } from './message-mapping.js';
@@ -27,6 +28,9 @@ export const GAP_FILLER_LIMITS: GapFillerLimits = {
   maxAnnouncementAgeMs: 60_000,
   gapWaitMs: 2_000,
 };
+
+/** At most one warning per feed this often about announcements that came too late (then debug). */
+const LATE_WARNING_INTERVAL_MS = 10_000;
 
 /** How a feed reaches NATS: the current clients, and a hook run after each reconnect. */
 export interface FeedConnection {
@@ -74,8 +78,10 @@ export class LiveFeed {
   private resubscribing = false;
   private readonly unlisten: () => void;
   private announcements: Subscription | undefined;
-  /** Set while a read message waits for a missing sequence (`LiveGapFiller.holdDeadline`). */
-  private expiry: { readonly at: number; readonly timer: NodeJS.Timeout } | undefined;
+  /** Runs while a read message waits for a missing sequence (`LiveGapFiller.holdDeadline`). */
+  private readonly holdExpiry = new DeadlineTimer();
+  /** When a late announcement was last logged as a warning. */
+  private lateWarnedAt = Number.NEGATIVE_INFINITY;
   private readonly connection: FeedConnection;
   private readonly logger: Logger;
 
@@ -87,8 +93,12 @@ export class LiveFeed {
   ) {
     this.connection = context.connection;
     this.logger = context.logger;
-    this.filler = new LiveGapFiller(startAfter, GAP_FILLER_LIMITS, context.gaps, (notification) =>
-      this.watchers.dispatch(notification),
+    this.filler = new LiveGapFiller(
+      startAfter,
+      GAP_FILLER_LIMITS,
+      context.gaps,
+      (notification) => this.watchers.dispatch(notification),
+      (sequence, lateByMs) => this.announcedLate(sequence, lateByMs),
     );
     this.unlisten = this.connection.onReconnected(() => void this.resubscribe());
   }
@@ -148,8 +158,7 @@ export class LiveFeed {
     this.onStopped(this);
     if (this.followed) release(this.followed);
     this.announcements?.unsubscribe();
-    if (this.expiry) clearTimeout(this.expiry.timer);
-    this.expiry = undefined;
+    this.holdExpiry.cancel();
     this.filler.clear();
   }
 
@@ -183,24 +192,33 @@ export class LiveFeed {
     }
   }
 
-  /** Keeps one timer, for the moment the oldest held message stops waiting for what is missing. */
+  /** Keeps the timer for the moment the oldest held message stops waiting for what is missing. */
   private scheduleExpiry(): void {
-    const deadline = this.filler.holdDeadline;
-    if (this.expiry?.at === deadline) return;
-    if (this.expiry) clearTimeout(this.expiry.timer);
-    this.expiry = undefined;
-    if (deadline === undefined || this.stopped) return;
-    const timer = setTimeout(() => {
-      this.expiry = undefined;
-      if (this.stopped) return;
+    this.holdExpiry.set(this.stopped ? undefined : this.filler.holdDeadline, () => {
       try {
         this.filler.expire(performance.now());
         this.scheduleExpiry();
       } catch (error) {
         this.fail(error);
       }
-    }, Math.max(1, Math.ceil(deadline - performance.now())));
-    this.expiry = { at: deadline, timer };
+    });
+  }
+
+  /** A notification lost to live delivery because its announcement came after the wait. */
+  private announcedLate(sequence: number, lateByMs: number): void {
+    const now = performance.now();
+    const level = now - this.lateWarnedAt >= LATE_WARNING_INTERVAL_MS ? 'warn' : 'debug';
+    if (level === 'warn') this.lateWarnedAt = now;
+    this.logger[level](
+      {
+        event_name: 'backend.jetstream.live.announcement.late',
+        stream: this.streamName,
+        sequence,
+        late_by_ms: Math.round(lateByMs),
+        gap_wait_ms: GAP_FILLER_LIMITS.gapWaitMs,
+      },
+      'An announcement arrived after its sequence was given up: that notification reached no watcher of this process live',
+    );
   }
 
   private fail(error: unknown): void {

@@ -26,6 +26,9 @@ interface Announcement {
   readonly chars: number;
 }
 
+/** Skipped sequences remembered, to recognise an announcement that came too late. */
+const REMEMBERED_SKIPS = 1_000;
+
 interface HeldMessage {
   readonly notification: StoredNotification;
   readonly readAtMs: number;
@@ -41,9 +44,10 @@ interface HeldMessage {
  * A stream message is delivered as soon as every sequence below it was delivered; a missing
  * sequence is taken from the announcements. When one is announced by nobody, the stream message
  * above it (and everything read after it) is held back until the announcement arrives or
- * `gapWaitMs` after the message was read; then what is still missing is skipped for good (deleted
- * by an admin, written by another writer and superseded, or announced by a process that died).
- * Only sequences above the last delivered one are ever delivered, so nothing is delivered twice.
+ * `gapWaitMs` after the message was read, as judged by `expire`; then what is still missing is
+ * skipped for good (deleted by an admin, written by another writer and superseded, or announced by
+ * a process that died). Only sequences above the last delivered one are ever delivered, so nothing
+ * is delivered twice.
  *
  * Pure: time is passed in by the caller, who calls `expire` at `holdDeadline`.
  */
@@ -56,12 +60,19 @@ export class LiveGapFiller {
   private readonly held: HeldMessage[] = [];
   /** The highest sequence read from the stream (delivered or held). */
   private lastRead: number;
+  /** Recently skipped sequences and when, oldest first. */
+  private readonly skippedAt = new Map<number, number>();
 
+  /**
+   * `onLate` hears of an announcement that arrived after its sequence was skipped, and how long
+   * after: a notification lost to live delivery because the wait was too short for this load.
+   */
   constructor(
     startAfter: number,
     private readonly limits: GapFillerLimits,
     private readonly counts: GapCounts,
     private readonly deliver: (notification: StoredNotification) => void,
+    private readonly onLate: (sequence: number, lateByMs: number) => void = () => undefined,
   ) {
     this.delivered = startAfter;
     this.lastRead = startAfter;
@@ -91,21 +102,34 @@ export class LiveGapFiller {
       return;
     }
     this.held.push({ notification, readAtMs: nowMs });
-    this.release(nowMs);
+    this.release();
   }
 
   /** A notification an accepting process announced with its sequence. */
   announced(notification: StoredNotification, nowMs: number): void {
     const { sequence } = notification;
-    if (sequence <= this.delivered || this.announcements.has(sequence)) return;
+    if (sequence <= this.delivered) {
+      const skippedAt = this.skippedAt.get(sequence);
+      if (skippedAt !== undefined) {
+        this.skippedAt.delete(sequence);
+        this.onLate(sequence, nowMs - skippedAt);
+      }
+      return;
+    }
+    if (this.announcements.has(sequence)) return;
     const chars = notification.payload.length + notification.topic.length + metadataChars(notification);
     this.announcements.set(sequence, { notification, arrivedAtMs: nowMs, chars });
     this.announcedChars += chars;
     this.evict(nowMs);
-    this.release(nowMs);
+    this.release();
   }
 
-  /** Time has passed: a held message whose wait is over goes out, skipping what is still missing. */
+  /**
+   * Time has passed: a held message whose wait is over goes out, skipping what is still missing.
+   * Only here is a wait judged over, never while a read or an announcement is being taken: more
+   * announcements may be queued right behind the one at hand (the caller runs this from a timer,
+   * once the process has caught up with what it received).
+   */
   expire(nowMs: number): void {
     this.evict(nowMs);
     this.release(nowMs);
@@ -116,9 +140,11 @@ export class LiveGapFiller {
     this.announcements.clear();
     this.announcedChars = 0;
     this.held.length = 0;
+    this.skippedAt.clear();
   }
 
-  private release(nowMs: number): void {
+  /** Delivers what is in order; with `nowMs`, also gives up on what held messages waited for too long. */
+  private release(nowMs?: number): void {
     for (;;) {
       const first = this.held[0];
       if (first === undefined) return;
@@ -134,14 +160,21 @@ export class LiveGapFiller {
         this.take(announcement.notification);
         continue;
       }
-      if (nowMs < first.readAtMs + this.limits.gapWaitMs) return;
-      this.skipTo(this.lowestAnnouncedBelow(first.notification.sequence) ?? first.notification.sequence);
+      if (nowMs === undefined || nowMs < first.readAtMs + this.limits.gapWaitMs) return;
+      this.skipTo(this.lowestAnnouncedBelow(first.notification.sequence) ?? first.notification.sequence, nowMs);
     }
   }
 
   /** Gives up on every sequence from `delivered + 1` up to (not including) `sequence`. */
-  private skipTo(sequence: number): void {
+  private skipTo(sequence: number, nowMs: number): void {
     this.counts.skipped += sequence - this.delivered - 1;
+    for (let skipped = Math.max(this.delivered + 1, sequence - REMEMBERED_SKIPS); skipped < sequence; skipped++) {
+      this.skippedAt.set(skipped, nowMs);
+    }
+    for (const remembered of this.skippedAt.keys()) {
+      if (this.skippedAt.size <= REMEMBERED_SKIPS) break;
+      this.skippedAt.delete(remembered);
+    }
     this.delivered = sequence - 1;
   }
 

@@ -81,6 +81,21 @@ describe('LiveGapFiller', () => {
     expect(sequences()).toEqual([1, 4, 5, 6]);
   });
 
+  it('judges a wait over only in expire, never while taking a read or an announcement, however late', () => {
+    // A burst: the announcements of the superseded ones are queued right behind each other, and
+    // delivering each one takes time; none of them may be given up while the next is at hand.
+    const { gaps, counts, sequences } = filler();
+    gaps.read(fromStream(5), 0);
+    gaps.announced(announced(1), 10 * GAP_WAIT_MS);
+    gaps.announced(announced(2), 20 * GAP_WAIT_MS);
+    gaps.read(fromStream(6), 20 * GAP_WAIT_MS);
+    gaps.announced(announced(4), 30 * GAP_WAIT_MS);
+    expect(sequences()).toEqual([1, 2]);
+    gaps.expire(30 * GAP_WAIT_MS);
+    expect(sequences()).toEqual([1, 2, 4, 5, 6]);
+    expect(counts).toEqual({ filled: 3, skipped: 1 });
+  });
+
   it('bounds each held message by its own read time, so later ones do not wait twice', () => {
     const { gaps, sequences } = filler();
     gaps.read(fromStream(2), 0);
