@@ -24,6 +24,7 @@ import type {
 import type { TopicPattern } from '../topic/topic-pattern.js';
 import type { AuthModeLabel, AuthOutcome, AvisoMetrics, ConfigReloadResult, NotificationStatus, SseRoute } from './aviso-metrics.js';
 import { UNKNOWN_EVENT_TYPE, methodLabel } from './labels.js';
+import { registerLiveGapMetrics, type LiveGapMetrics } from './live-gap-metrics.js';
 import { registerOtlpMetrics } from './otlp-metrics.js';
 import { defineStreamBufferMetrics, type StreamBufferMetrics } from './stream-buffer-metrics.js';
 import type { SlowConsumerTrigger } from '../streaming/stream-request.js';
@@ -65,7 +66,8 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions): Avis
   precreateSeries(options, core, ecpds);
   registerOtlpMetrics(register, options.otlpStats);
   const streamBuffers = defineStreamBufferMetrics(register, options.backendKind);
-  return new PrometheusMetrics(register, core, createEcpdsTelemetry(ecpds), options.backendKind, streamBuffers);
+  const liveGaps = registerLiveGapMetrics(register);
+  return new PrometheusMetrics(register, core, createEcpdsTelemetry(ecpds), options.backendKind, { streamBuffers, liveGaps });
 }
 
 /** Metrics disabled: nothing is collected, nothing is registered, backends are not wrapped. */
@@ -339,8 +341,12 @@ class PrometheusMetrics implements AvisoMetrics {
     private readonly core: CoreMetrics,
     readonly ecpds: EcpdsTelemetry,
     private readonly backendKind: BackendKind,
-    private readonly streamBuffers: StreamBufferMetrics,
+    private readonly families: { readonly streamBuffers: StreamBufferMetrics; readonly liveGaps: LiveGapMetrics },
   ) {}
+
+  private get streamBuffers(): StreamBufferMetrics {
+    return this.families.streamBuffers;
+  }
 
   httpRequestStarted(method: string): () => void {
     const labels = { method: methodLabel(method) };
@@ -417,6 +423,7 @@ class PrometheusMetrics implements AvisoMetrics {
   }
 
   instrumentBackend(backend: NotificationBackend): NotificationBackend {
+    this.families.liveGaps.follow(() => backend.stats());
     const { backendOperations, backendDuration } = this.core;
     const kind = this.backendKind;
     return new InstrumentedBackend(backend, (operation, outcome, elapsed) => {

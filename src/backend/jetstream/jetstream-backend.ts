@@ -20,7 +20,7 @@ import type { JetStreamConfig } from '../../config/model.js';
 import { decodeToken } from '../../topic/percent-codec.js';
 import { MAX_STREAM_NAME_BYTES, streamNameBytes, streamNameOf } from '../../topic/stream-name.js';
 import type { TopicPattern } from '../../topic/topic-pattern.js';
-import { LiveFeed } from './live-feed.js';
+import { LiveFeeds } from './live-feeds.js';
 import { publishedBytes, toHeaders } from './message-mapping.js';
 import { NatsLink, type NatsClients } from './nats-link.js';
 import {
@@ -50,12 +50,13 @@ export interface JetStreamBackendOptions {
 
 /**
  * The JetStream backend (backends.md §7): one stream per topic base, publishes acknowledged before
- * notify answers, one shared live feed per stream (D10), replay through short-lived ordered
- * consumers, and admin operations limited to the streams this configuration owns (D22).
+ * notify answers, one shared live feed per stream (D10) that every accepted notification reaches
+ * (D39), replay through short-lived ordered consumers, and admin operations limited to the streams
+ * this configuration owns (D22).
  */
 export class JetStreamBackend implements NotificationBackend {
   readonly kind = 'jetstream' as const;
-  private readonly feeds = new Map<string, Promise<LiveFeed>>();
+  private readonly live: LiveFeeds;
 
   private constructor(
     private readonly link: NatsLink,
@@ -63,9 +64,10 @@ export class JetStreamBackend implements NotificationBackend {
     private readonly settings: JetStreamConfig,
     private readonly logger: Logger,
   ) {
+    this.live = new LiveFeeds(link, (base, operation) => this.withStream(base, operation), logger);
     link.onLost((error) => {
       catalog.forgetAll();
-      void this.endAllFeeds(error);
+      void this.live.endAll(error);
     });
   }
 
@@ -119,6 +121,7 @@ export class JetStreamBackend implements NotificationBackend {
     this.assertFitsOneMessage(notification.payload, headers, msgID);
     let reEnsured = false;
     for (let attempt = 1; ; attempt++) {
+      let sequence: number;
       try {
         await beforeDeadline(this.catalog.ensure(base), deadline, `ensuring stream ${streamNameOf(base)}`);
         const { js } = this.link.clients();
@@ -127,7 +130,7 @@ export class JetStreamBackend implements NotificationBackend {
           timeout: Math.max(1, Math.min(PUBLISH_ACK_TIMEOUT_MS, deadline - Date.now())),
           ...(headers ? { headers } : {}),
         });
-        return { sequence: ack.seq };
+        sequence = ack.seq;
       } catch (error) {
         // The client checks the size against the server it is connected to now, which may have
         // changed since the check above (a reconnect to a server with a smaller limit).
@@ -148,6 +151,10 @@ export class JetStreamBackend implements NotificationBackend {
         }
         throw error;
       }
+      // Stored: now the live feeds of every process hear of it, since the stream may drop it
+      // before they read it (D39, docs/backends.md "Live delivery on JetStream").
+      this.live.accepted(streamNameOf(base), notification, sequence, BigInt(Date.now()) * 1_000_000n);
+      return { sequence };
     }
   }
 
@@ -179,11 +186,7 @@ export class JetStreamBackend implements NotificationBackend {
     // A shared feed outlives a disconnection, but a new watch then is refused like any other
     // request that needs NATS (500), rather than accepted with nothing behind it.
     this.link.clients();
-    for (;;) {
-      const feed = await this.feedFor(pattern.base);
-      // A feed whose last watcher left while we waited is already stopping: start a new one.
-      if (!feed.isStopped) return feed.register(pattern, sink);
-    }
+    return this.live.subscribe(pattern, sink);
   }
 
   async captureHistoryBound(pattern: TopicPattern): Promise<number> {
@@ -247,16 +250,13 @@ export class JetStreamBackend implements NotificationBackend {
   }
 
   async stats(): Promise<BackendStats> {
-    let liveSubscriptions = 0;
-    let liveFeeds = 0;
-    for (const pending of this.feeds.values()) {
-      const feed = await pending.catch(() => undefined);
-      if (feed && !feed.isStopped) {
-        liveFeeds++;
-        liveSubscriptions += feed.watcherCount;
-      }
-    }
-    return { live_feeds: liveFeeds, live_subscriptions: liveSubscriptions };
+    const { liveFeeds, liveSubscriptions, gaps } = await this.live.stats();
+    return {
+      live_feeds: liveFeeds,
+      live_subscriptions: liveSubscriptions,
+      live_gap_sequences_filled: gaps.filled,
+      live_gap_sequences_skipped: gaps.skipped,
+    };
   }
 
   isConnected(): boolean {
@@ -264,7 +264,7 @@ export class JetStreamBackend implements NotificationBackend {
   }
 
   async shutdown(): Promise<void> {
-    await this.endAllFeeds();
+    await this.live.endAll();
     await this.link.close();
   }
 
@@ -281,33 +281,6 @@ export class JetStreamBackend implements NotificationBackend {
         }
         throw error;
       }
-    }
-  }
-
-  private feedFor(base: string): Promise<LiveFeed> {
-    const name = streamNameOf(base);
-    let pending = this.feeds.get(name);
-    if (!pending) {
-      pending = this.withStream(base, (_clients, stream) =>
-        LiveFeed.start(this.link, stream, this.logger, (stopped) => {
-          if (this.feeds.get(name) === pending) this.feeds.delete(name);
-          this.logger.debug({ event_name: 'backend.jetstream.live.stopped', stream: stopped.streamName }, 'Live feed stopped');
-        }),
-      );
-      this.feeds.set(name, pending);
-      pending.catch(() => {
-        if (this.feeds.get(name) === pending) this.feeds.delete(name);
-      });
-    }
-    return pending;
-  }
-
-  private async endAllFeeds(error?: Error): Promise<void> {
-    const feeds = [...this.feeds.values()];
-    this.feeds.clear();
-    for (const pending of feeds) {
-      const feed = await pending.catch(() => undefined);
-      feed?.end(error);
     }
   }
 }

@@ -108,11 +108,12 @@ export function metadataFromHeaderBytes(bytes: Uint8Array | null): Metadata | un
   return found ? metadata : undefined;
 }
 
-function readMetadata(headers: MsgHdrs | undefined): Metadata | undefined {
+/** The headers as metadata, leaving out NATS's own and the `transport` ones the caller names. */
+export function readMetadata(headers: MsgHdrs | undefined, transport?: ReadonlySet<string>): Metadata | undefined {
   if (!headers) return undefined;
   const metadata: Record<string, string> = {};
   for (const key of headers.keys()) {
-    if (key.toLowerCase().startsWith('nats-')) continue;
+    if (key.toLowerCase().startsWith('nats-') || transport?.has(key)) continue;
     metadata[key] = headers.values(key).join(',');
   }
   return Object.keys(metadata).length > 0 ? metadata : undefined;

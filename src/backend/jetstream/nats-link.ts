@@ -47,6 +47,7 @@ export class NatsLink {
   private closing = false;
   private readonly lostListeners = new Set<(error: Error) => void>();
   private readonly reconnectListeners = new Set<() => void>();
+  private readonly errorListeners = new Set<(error: Error) => boolean>();
 
   private constructor(
     private readonly settings: NatsLinkSettings,
@@ -101,6 +102,14 @@ export class NatsLink {
   onReconnected(listener: () => void): () => void {
     this.reconnectListeners.add(listener);
     return () => this.reconnectListeners.delete(listener);
+  }
+
+  /**
+   * Called with each error the server reports on the connection (a permission violation, for
+   * one); a listener returns true when it has dealt with the error, which is then not logged here.
+   */
+  onError(listener: (error: Error) => boolean): void {
+    this.errorListeners.add(listener);
   }
 
   async close(): Promise<void> {
@@ -159,6 +168,7 @@ export class NatsLink {
           for (const listener of this.reconnectListeners) listener();
         }
       }
+      if (status.type === 'error' && [...this.errorListeners].some((listener) => listener(status.error))) continue;
       if (status.type === 'disconnect' || status.type === 'error') {
         this.logger.warn({ event_name: `backend.jetstream.${status.type}` }, `NATS ${status.type}`);
       } else if (status.type === 'reconnect') {

@@ -19,6 +19,8 @@ export interface RawStreamOptions {
   readonly keepFrames?: boolean;
   /** Called with every chunk as received, before parsing (for mid-frame disconnects). */
   readonly onChunk?: (stream: RawSseStream, chunk: string) => void;
+  /** Called with every parsed frame, kept or not: lets a fleet check each frame as it comes. */
+  readonly onFrame?: (frame: RawFrame) => void;
 }
 
 const ONE_SOCKET_PER_STREAM = new Agent({ keepAlive: false, maxSockets: Infinity });
@@ -69,6 +71,7 @@ export class RawSseStream {
         const frame = { event: message.event ?? 'message', data: message.data };
         this.frameCount++;
         if (keepFrames) this.frames.push(frame);
+        options.onFrame?.(frame);
         if (frame.event === 'connection-closing') {
           this.closeFrame = JSON.parse(frame.data) as Record<string, unknown>;
           this.closeReason = String(this.closeFrame.reason);

@@ -145,6 +145,38 @@ describe('aviso_otlp_* (reference-0.13.md §7)', () => {
   });
 });
 
+describe('aviso_jetstream_live_gap_sequences_total (D39)', () => {
+  const value = (exposition: Exposition, outcome: string) =>
+    exposition.value('aviso_jetstream_live_gap_sequences_total', { outcome });
+
+  it('is 0 for both outcomes before a backend is instrumented and on the in-memory backend', async () => {
+    const m = metrics();
+    let exposition = await Exposition.of(m);
+    expect([value(exposition, 'filled'), value(exposition, 'skipped')]).toEqual([0, 0]);
+    m.instrumentBackend(memoryBackend());
+    exposition = await Exposition.of(m);
+    expect([value(exposition, 'filled'), value(exposition, 'skipped')]).toEqual([0, 0]);
+  });
+
+  it("follows the backend's totals at every scrape, and keeps the last ones when they cannot be read", async () => {
+    const m = metrics({ backendKind: 'jetstream' });
+    let totals: Record<string, number> | undefined = { live_gap_sequences_filled: 7, live_gap_sequences_skipped: 1 };
+    const stats = async () => {
+      if (totals === undefined) throw new Error('stats failed');
+      return totals;
+    };
+    m.instrumentBackend({ ...failingBackend(new Error('unused')), stats });
+    let exposition = await Exposition.of(m);
+    expect([value(exposition, 'filled'), value(exposition, 'skipped')]).toEqual([7, 1]);
+    totals = { live_gap_sequences_filled: 9, live_gap_sequences_skipped: 1 };
+    exposition = await Exposition.of(m);
+    expect([value(exposition, 'filled'), value(exposition, 'skipped')]).toEqual([9, 1]);
+    totals = undefined;
+    exposition = await Exposition.of(m);
+    expect([value(exposition, 'filled'), value(exposition, 'skipped')]).toEqual([9, 1]);
+  });
+});
+
 describe('createPrometheusMetrics: inventory', () => {
   it('declares every metric with its type', async () => {
     const m = metrics();
@@ -177,6 +209,7 @@ describe('createPrometheusMetrics: inventory', () => {
       aviso_ecpds_fetch_total: 'counter',
       aviso_otlp_export_failures_total: 'counter',
       aviso_otlp_suppressed_log_records_total: 'counter',
+      aviso_jetstream_live_gap_sequences_total: 'counter',
     };
     for (const [name, type] of Object.entries(expected)) expect({ name, type: exposition.type(name) }).toEqual({ name, type });
     const declared = [...exposition.body.matchAll(/^# TYPE (aviso_\w+) /gm)].map((match) => match[1]);
@@ -214,6 +247,7 @@ describe('createPrometheusMetrics: inventory', () => {
       aviso_ecpds_fetch_total: ['outcome'],
       aviso_otlp_export_failures_total: [],
       aviso_otlp_suppressed_log_records_total: [],
+      aviso_jetstream_live_gap_sequences_total: ['outcome'],
     };
     for (const [name, labels] of Object.entries(expected)) {
       const sets = exposition.labelNames(name);
