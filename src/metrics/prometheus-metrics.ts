@@ -21,9 +21,11 @@ import type {
   ReplayRequest,
   SchemaStorage,
 } from '../backend/backend.js';
+import { noopMemoryHistoryTelemetry, type MemoryHistoryTelemetry } from '../backend/memory/history-telemetry.js';
 import type { TopicPattern } from '../topic/topic-pattern.js';
 import type { AuthModeLabel, AuthOutcome, AvisoMetrics, ConfigReloadResult, NotificationStatus, SseRoute } from './aviso-metrics.js';
 import { UNKNOWN_EVENT_TYPE, methodLabel } from './labels.js';
+import { registerMemoryHistoryMetrics } from './memory-history-metrics.js';
 import { registerOtlpMetrics } from './otlp-metrics.js';
 import type { OtlpExportStats } from '../logging/otlp/export-gate.js';
 
@@ -62,7 +64,9 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions): Avis
   const ecpds = defineEcpdsMetrics(register);
   precreateSeries(options, core, ecpds);
   registerOtlpMetrics(register, options.otlpStats);
-  return new PrometheusMetrics(register, core, createEcpdsTelemetry(ecpds), options.backendKind);
+  const memoryHistory =
+    options.backendKind === 'in_memory' ? registerMemoryHistoryMetrics(register) : noopMemoryHistoryTelemetry;
+  return new PrometheusMetrics(register, core, createEcpdsTelemetry(ecpds), memoryHistory, options.backendKind);
 }
 
 /** Metrics disabled: nothing is collected, nothing is registered, backends are not wrapped. */
@@ -80,6 +84,7 @@ export function createDisabledMetrics(): AvisoMetrics {
     configReload: () => undefined,
     instrumentBackend: (backend) => backend,
     ecpds: noopEcpdsTelemetry,
+    memoryHistory: noopMemoryHistoryTelemetry,
     render: async () => ({ contentType: prometheusContentType, body: '' }),
   };
 }
@@ -331,6 +336,7 @@ class PrometheusMetrics implements AvisoMetrics {
     private readonly register: Registry,
     private readonly core: CoreMetrics,
     readonly ecpds: EcpdsTelemetry,
+    readonly memoryHistory: MemoryHistoryTelemetry,
     private readonly backendKind: BackendKind,
   ) {}
 
