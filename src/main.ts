@@ -121,7 +121,7 @@ async function main(): Promise<void> {
 
   let backend: NotificationBackend;
   try {
-    backend = metrics.instrumentBackend(await createBackend(config, systemClock, logger));
+    backend = metrics.instrumentBackend(await createBackend(config, systemClock, logger, metrics.memoryHistory));
   } catch (error) {
     logger.error({ event_name: 'startup.backend.initialization.failed', error: reasonOf(error) }, 'Backend initialization failed');
     fatal(`backend initialization failed: ${reasonOf(error)}`);

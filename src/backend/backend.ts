@@ -114,15 +114,17 @@ export type DeleteOutcome = 'deleted' | 'not_found';
 export type WipeOutcome = 'wiped' | 'not_found';
 
 /**
- * A notification the broker cannot carry in one message (payload and headers over NATS's
- * `max_payload`, D33): refused before anything is sent, answered 413 by notify.
+ * A notification the backend cannot hold: over NATS's `max_payload` with its headers (D33), or
+ * alone over the in-memory backend's `max_total_size`. Refused before anything is stored or
+ * evicted, answered 413 by notify.
  */
 export class NotificationTooLargeError extends Error {
   constructor(
     readonly bytes: number,
     readonly limitBytes: number,
+    message = `Notification too large: it would be ${bytes} bytes with its headers, the broker accepts at most ${limitBytes}`,
   ) {
-    super(`Notification too large: it would be ${bytes} bytes with its headers, the broker accepts at most ${limitBytes}`);
+    super(message);
     this.name = 'NotificationTooLargeError';
   }
 }

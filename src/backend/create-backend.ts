@@ -1,13 +1,23 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import type { AppConfig } from '../config/model.js';
+import { parseSize } from '../config/units.js';
 import { validateJetStreamSettings } from '../config/validate.js';
 import type { NotificationBackend, SchemaStorage } from './backend.js';
 import { JetStreamBackend } from './jetstream/jetstream-backend.js';
+import type { MemoryHistoryTelemetry } from './memory/history-telemetry.js';
 import { MemoryBackend } from './memory/memory-backend.js';
 
-/** Builds the configured backend (backends.md §3.1); rejects when it cannot start (stage C). */
-export async function createBackend(config: AppConfig, clock: Clock, logger: Logger): Promise<NotificationBackend> {
+/**
+ * Builds the configured backend (backends.md §3.1); rejects when it cannot start (stage C). The
+ * in-memory backend reports its evictions and held bytes to `memoryTelemetry`.
+ */
+export async function createBackend(
+  config: AppConfig,
+  clock: Clock,
+  logger: Logger,
+  memoryTelemetry?: MemoryHistoryTelemetry,
+): Promise<NotificationBackend> {
   const backend = config.notification_backend;
   switch (backend.kind) {
     case 'in_memory': {
@@ -15,12 +25,20 @@ export async function createBackend(config: AppConfig, clock: Clock, logger: Log
       return new MemoryBackend({
         maxHistoryPerTopic: memory.max_history_per_topic,
         maxTopics: memory.max_topics,
+        // Validated at startup (validateConfig), so it parses.
+        maxTotalBytes: parseSize(memory.max_total_size),
         clock,
         onTopicEvicted: (topic, dropped) =>
           logger.warn(
             { event_name: 'backend.in_memory.topic.evicted', topic, dropped_messages: dropped },
             'Topic evicted to stay within max_topics',
           ),
+        onTotalBytesReached: (maxTotalBytes) =>
+          logger.warn(
+            { event_name: 'backend.in_memory.total_size.reached', max_total_bytes: maxTotalBytes },
+            'In-memory history reached max_total_size: the oldest notifications are evicted from now on',
+          ),
+        ...(memoryTelemetry ? { telemetry: memoryTelemetry } : {}),
       });
     }
     case 'jetstream':

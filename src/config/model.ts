@@ -295,6 +295,11 @@ export const InMemorySchema = Type.Object(
   {
     max_history_per_topic: unsigned('Notifications kept per exact topic. > 0.', 1),
     max_topics: unsigned('Distinct topics kept before the least recently used one is evicted. > 0.', 10000),
+    max_total_size: Type.String({
+      default: '256Mi',
+      description:
+        'Bytes all stored notifications may hold together, a size literal (`64Mi`, `1G`, …): a notification that would pass it first evicts the oldest ones, by storage order over every topic and base. Each counts its topic, payload and metadata at 1 byte a character (2 when one is beyond U+00FF) plus 1 KiB. At least 4 × `application.max_body_bytes` + 8 KiB.',
+    }),
     enable_metrics: Type.Boolean({ default: false, description: 'Extra debug logging of queue sizes.' }),
   },
   { default: {}, description: 'Settings of the in-memory backend, read only when `kind` is `in_memory`.' },

@@ -295,9 +295,10 @@ integer followed by one unit, case-insensitive: \`s\` (seconds), \`m\` (minutes)
 \`2d\`, \`1w\`. Not accepted: \`10\`, \`abc\`, \`10x\`, \`-5m\`, \`1h30m\`, \`10 m\`, \`ms\`, \`mo\`,
 the empty string. Both retention settings must be greater than 0.
 
-A **size** (\`storage_policy.max_size\`) is an integer > 0 followed by a case-sensitive unit:
-\`K\` = 10³, \`M\` = 10⁶, \`G\` = 10⁹, \`T\` = 10¹², \`Ki\` = 2¹⁰, \`Mi\` = 2²⁰, \`Gi\` = 2³⁰,
-\`Ti\` = 2⁴⁰. \`100K\` = 100000, \`64Mi\` = 67108864. Not accepted: \`10\`, \`0Mi\`, \`10m\`, \`abc\`.
+A **size** (\`storage_policy.max_size\`, \`in_memory.max_total_size\`) is an integer > 0 followed
+by a case-sensitive unit: \`K\` = 10³, \`M\` = 10⁶, \`G\` = 10⁹, \`T\` = 10¹², \`Ki\` = 2¹⁰,
+\`Mi\` = 2²⁰, \`Gi\` = 2³⁰, \`Ti\` = 2⁴⁰. \`100K\` = 100000, \`64Mi\` = 67108864. Not accepted: \`10\`,
+\`0Mi\`, \`10m\`, \`abc\`.
 
 ## Startup validation
 
@@ -327,8 +328,10 @@ StringHandler, …\`).
    \`application.tls: cannot use <cert> with <key>: <reason>\`; logged as \`startup.tls.load.failed\`).
 2. \`notification_backend.kind\` is \`in_memory\` or \`jetstream\`
    (\`Unknown notification_backend kind: <kind>\`); with \`in_memory\`, \`max_history_per_topic\`
-   and \`max_topics\` are > 0; with \`jetstream\`, \`retention_policy\` is \`limits\` (\`workqueue\`
-   and \`interest\` would delete notifications replay needs).
+   and \`max_topics\` are > 0 and \`max_total_size\` parses and is at least
+   4 × \`application.max_body_bytes\` + 8 KiB (1,056,768 bytes with the default body limit), so any
+   notification notify accepts fits; with \`jetstream\`, \`retention_policy\` is \`limits\`
+   (\`workqueue\` and \`interest\` would delete notifications replay needs).
 3. Every \`topic.base\` matches \`[A-Za-z0-9][A-Za-z0-9_-]*\` (\`Schema '<event_type>' has invalid
    topic base: topic base must match [A-Za-z0-9][A-Za-z0-9_-]*\`), then topic bases are unique
    ignoring ASCII case (\`Schemas '<a>' and '<b>' both define topic base '<base>'\`: \`<a>\` is

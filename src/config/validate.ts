@@ -1,3 +1,4 @@
+import { smallestTotalBytes } from '../backend/memory/stored-bytes.js';
 import { otlpTarget } from '../logging/otlp/otlp-target.js';
 import { MAX_POINT_CLOUD_POINTS } from '../schema/identifier-rule.js';
 import { corsOriginProblem, tlsSettingProblem } from './browser-access.js';
@@ -19,9 +20,10 @@ import { parseDuration, parseSize } from './units.js';
  * schema-and-validation.md §5.9. Checks run in the spec's order and the first failure wins;
  * each failure carries the §3.4.3 log event it must be logged with.
  *
- * Order: B1.1 kind, then the backend settings (D8 caps, D22), B1.2 bases, B1.3 key_order,
- * B1.4 storage_policy needs topic, then "every schema has a topic" (S13), B1.5 values,
- * B1.6 capability, then the per-schema structure rules (D19, §5.9, D8), B2 … B6, B7 (+ D8/D9).
+ * Order: B1.1 kind, then the backend settings (D8 caps, the in-memory byte budget, D22), B1.2
+ * bases, B1.3 key_order, B1.4 storage_policy needs topic, then "every schema has a topic" (S13),
+ * B1.5 values, B1.6 capability, then the per-schema structure rules (D19, §5.9, D8), B2 … B6, B7
+ * (+ D8/D9).
  */
 
 export const VALIDATION_EVENTS = {
@@ -202,6 +204,7 @@ function checkBackend(config: AppConfig): void {
       const value = backend.in_memory[field];
       if (value <= 0) configError(`notification_backend.in_memory.${field}: must be greater than 0, got ${value}`);
     }
+    checkMaxTotalSize(backend.in_memory.max_total_size, config.application.max_body_bytes);
   }
   if (backend.kind === 'jetstream') {
     const policy = backend.jetstream.retention_policy;
@@ -210,6 +213,18 @@ function checkBackend(config: AppConfig): void {
         `notification_backend.jetstream.retention_policy: '${policy}' is not supported (only 'limits'): it would delete notifications that watch and replay still need (D22)`,
       );
     }
+  }
+}
+
+/** A budget every notify fits in: below it, a notification within the body limit could be refused for its size. */
+function checkMaxTotalSize(text: string, maxBodyBytes: number): void {
+  const where = 'notification_backend.in_memory.max_total_size';
+  const bytes = parseOr(text, parseSize, (reason) => configError(`${where}: ${reason}`));
+  const smallest = smallestTotalBytes(maxBodyBytes);
+  if (bytes < smallest) {
+    configError(
+      `${where}: must be at least ${smallest} bytes (4 × application.max_body_bytes + 8 KiB, so that any notification notify accepts fits), got '${text}' (${bytes} bytes)`,
+    );
   }
 }
 

@@ -21,10 +21,12 @@ import type {
   ReplayRequest,
   SchemaStorage,
 } from '../backend/backend.js';
+import { noopMemoryHistoryTelemetry, type MemoryHistoryTelemetry } from '../backend/memory/history-telemetry.js';
 import type { TopicPattern } from '../topic/topic-pattern.js';
 import type { AuthModeLabel, AuthOutcome, AvisoMetrics, ConfigReloadResult, NotificationStatus, SseRoute } from './aviso-metrics.js';
 import { UNKNOWN_EVENT_TYPE, methodLabel } from './labels.js';
 import { registerLiveGapMetrics, type LiveGapMetrics } from './live-gap-metrics.js';
+import { registerMemoryHistoryMetrics } from './memory-history-metrics.js';
 import { registerOtlpMetrics } from './otlp-metrics.js';
 import { defineStreamBufferMetrics, type StreamBufferMetrics } from './stream-buffer-metrics.js';
 import type { SlowConsumerTrigger } from '../streaming/stream-request.js';
@@ -67,7 +69,12 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions): Avis
   registerOtlpMetrics(register, options.otlpStats);
   const streamBuffers = defineStreamBufferMetrics(register, options.backendKind);
   const liveGaps = registerLiveGapMetrics(register);
-  return new PrometheusMetrics(register, core, createEcpdsTelemetry(ecpds), options.backendKind, { streamBuffers, liveGaps });
+  const memoryHistory =
+    options.backendKind === 'in_memory' ? registerMemoryHistoryMetrics(register) : noopMemoryHistoryTelemetry;
+  return new PrometheusMetrics(register, core, createEcpdsTelemetry(ecpds), memoryHistory, options.backendKind, {
+    streamBuffers,
+    liveGaps,
+  });
 }
 
 /** Metrics disabled: nothing is collected, nothing is registered, backends are not wrapped. */
@@ -89,6 +96,7 @@ export function createDisabledMetrics(): AvisoMetrics {
     configReload: () => undefined,
     instrumentBackend: (backend) => backend,
     ecpds: noopEcpdsTelemetry,
+    memoryHistory: noopMemoryHistoryTelemetry,
     render: async () => ({ contentType: prometheusContentType, body: '' }),
   };
 }
@@ -340,6 +348,7 @@ class PrometheusMetrics implements AvisoMetrics {
     private readonly register: Registry,
     private readonly core: CoreMetrics,
     readonly ecpds: EcpdsTelemetry,
+    readonly memoryHistory: MemoryHistoryTelemetry,
     private readonly backendKind: BackendKind,
     private readonly families: { readonly streamBuffers: StreamBufferMetrics; readonly liveGaps: LiveGapMetrics },
   ) {}

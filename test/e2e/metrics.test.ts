@@ -370,6 +370,9 @@ describe('metrics after scripted anonymous traffic (strict schemas)', () => {
         aviso_ecpds_fetch_total: 'counter',
         aviso_otlp_export_failures_total: 'counter',
         aviso_otlp_suppressed_log_records_total: 'counter',
+        // In-memory backend only (memory-budget.test.ts has their values).
+        aviso_memory_history_evictions_total: 'counter',
+        aviso_memory_history_bytes: 'gauge',
       };
       const declared = Object.fromEntries([...atStartup.types].filter(([name]) => name.startsWith('aviso_')));
       expect(declared).toEqual(expected);

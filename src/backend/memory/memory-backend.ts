@@ -13,19 +13,17 @@ import type {
   WipeOutcome,
   SchemaStorage,
 } from '../backend.js';
-import { pagingCursor } from '../backend.js';
+import { NotificationTooLargeError, pagingCursor } from '../backend.js';
 import { LiveDispatch } from '../live-dispatch.js';
 import type { Clock } from '../../clock.js';
 import { streamNameOf, streamNameOfTopic } from '../../topic/stream-name.js';
 import type { TopicPattern } from '../../topic/topic-pattern.js';
 import { SequenceLog } from './sequence-log.js';
+import { ownMetadata, ownText, storedBytes } from './stored-bytes.js';
+import { TopicHistories, type HistoryLimits } from './topic-histories.js';
 
-export interface MemoryBackendOptions {
-  readonly maxHistoryPerTopic: number;
-  readonly maxTopics: number;
+export interface MemoryBackendOptions extends HistoryLimits {
   readonly clock: Clock;
-  /** Called when a whole topic is evicted to make room (backends.md §6.3 step 2). */
-  readonly onTopicEvicted?: (topic: string, droppedMessages: number) => void;
 }
 
 /**
@@ -39,21 +37,14 @@ interface BaseStream {
   readonly log: SequenceLog;
 }
 
-interface TopicHistory {
-  readonly stream: BaseStream;
-  /** Oldest first. */
-  readonly messages: StoredNotification[];
-  received: number;
-}
-
 /** What a base that never stored anything reads as. */
 const EMPTY_LOG = new SequenceLog();
 
 /**
  * Node-local backend (backends.md §6). Every mutation, and every subscription together with its H,
  * happens inside one synchronous block, which is what makes the replay/live boundary exact.
- * `max_topics` bounds the topics of all bases together; eviction removes a topic from its own
- * base's history and never touches any base's numbering.
+ * `max_topics` and `max_total_size` bound all bases together (`TopicHistories`); eviction removes
+ * notifications from their own base's history and never touches any base's numbering.
  */
 export class MemoryBackend implements NotificationBackend {
   readonly kind = 'in_memory' as const;
@@ -61,13 +52,14 @@ export class MemoryBackend implements NotificationBackend {
   private lastTimestampMs = 0;
   /** By stream name (`streamNameOf`), so bases differing in case share one, as on JetStream. */
   private readonly streams = new Map<string, BaseStream>();
-  /** Map order is publish recency: the first key is the topic whose newest message is oldest. */
-  private readonly topics = new Map<string, TopicHistory>();
+  private readonly histories: TopicHistories;
   /** Live watchers of every base, indexed by pattern. */
   private readonly live = new LiveDispatch();
   private shutDown = false;
 
-  constructor(private readonly options: MemoryBackendOptions) {}
+  constructor(private readonly options: MemoryBackendOptions) {
+    this.histories = new TopicHistories(options);
+  }
 
   async publish(notification: NotificationToStore): Promise<{ sequence: number }> {
     const stored = this.store(notification);
@@ -76,6 +68,18 @@ export class MemoryBackend implements NotificationBackend {
   }
 
   private store(notification: NotificationToStore): StoredNotification {
+    const metadata = notification.metadata && Object.keys(notification.metadata).length > 0 ? notification.metadata : undefined;
+    const bytes = storedBytes({ topic: notification.topic, payload: notification.payload, ...(metadata ? { metadata } : {}) });
+    // Before a sequence is assigned or anything evicted. The floor startup puts under the budget
+    // keeps every notify that passed the body limit from getting here.
+    const limit = this.histories.maxTotalBytes;
+    if (bytes > limit) {
+      throw new NotificationTooLargeError(
+        bytes,
+        limit,
+        `Notification too large: it would count ${bytes} bytes in memory, the in-memory history holds at most ${limit} (max_total_size)`,
+      );
+    }
     const streamName = streamNameOfTopic(notification.topic);
     let stream = this.streams.get(streamName);
     if (!stream) {
@@ -87,42 +91,13 @@ export class MemoryBackend implements NotificationBackend {
     this.lastTimestampMs = Math.max(this.lastTimestampMs, this.options.clock.now());
     const stored: StoredNotification = {
       sequence,
-      topic: notification.topic,
-      payload: notification.payload,
+      topic: ownText(notification.topic),
+      payload: ownText(notification.payload),
       timestampNs: BigInt(this.lastTimestampMs) * 1_000_000n,
-      ...(notification.metadata && Object.keys(notification.metadata).length > 0
-        ? { metadata: { ...notification.metadata } }
-        : {}),
+      ...(metadata ? { metadata: ownMetadata(metadata) } : {}),
     };
-    let history = this.topics.get(stored.topic);
-    if (history) {
-      this.topics.delete(stored.topic);
-    } else {
-      if (this.topics.size >= this.options.maxTopics) this.evictStalestTopic();
-      history = { stream, messages: [], received: 0 };
-    }
-    this.topics.set(stored.topic, history);
-    if (history.messages.length >= this.options.maxHistoryPerTopic) {
-      const dropped = history.messages.splice(0, history.messages.length - this.options.maxHistoryPerTopic + 1);
-      for (const message of dropped) stream.log.remove(message.sequence);
-    }
-    history.messages.push(stored);
-    history.received++;
-    stream.log.append(stored);
+    this.histories.add(stored, bytes, stream.log);
     return stored;
-  }
-
-  private evictStalestTopic(): void {
-    const stalest = this.topics.keys().next();
-    if (stalest.done) return;
-    const history = this.topics.get(stalest.value) as TopicHistory;
-    this.removeTopic(stalest.value, history);
-    this.options.onTopicEvicted?.(stalest.value, history.messages.length);
-  }
-
-  private removeTopic(topic: string, history: TopicHistory): void {
-    for (const message of history.messages) history.stream.log.remove(message.sequence);
-    this.topics.delete(topic);
   }
 
   async subscribe(pattern: TopicPattern, sink: LiveSink): Promise<LiveSubscription> {
@@ -180,18 +155,7 @@ export class MemoryBackend implements NotificationBackend {
     const stream = this.streamOf(streamKey);
     const message = stream?.log.get(sequence);
     if (!stream || !message) return 'not_found';
-    const history = this.topics.get(message.topic);
-    if (!history) return 'not_found';
-    const index = history.messages.findIndex((m) => m.sequence === sequence);
-    if (index < 0) return 'not_found';
-    history.messages.splice(index, 1);
-    stream.log.remove(sequence);
-    if (history.messages.length === 0) {
-      // An empty topic counts as "now" for eviction (backends.md §6.3).
-      this.topics.delete(message.topic);
-      this.topics.set(message.topic, history);
-    }
-    return 'deleted';
+    return this.histories.remove(message) ? 'deleted' : 'not_found';
   }
 
   /**
@@ -202,9 +166,7 @@ export class MemoryBackend implements NotificationBackend {
   async wipeStream(streamName: string): Promise<WipeOutcome> {
     const stream = this.streamOf(streamName);
     if (!stream) return 'not_found';
-    for (const [topic, history] of [...this.topics]) {
-      if (history.stream === stream) this.removeTopic(topic, history);
-    }
+    this.histories.removeBase(stream.log);
     return 'wiped';
   }
 
@@ -212,23 +174,20 @@ export class MemoryBackend implements NotificationBackend {
   async applySchemas(_schemas: readonly SchemaStorage[]): Promise<void> {}
 
   async wipeAll(): Promise<void> {
-    this.topics.clear();
+    this.histories.clear();
     for (const stream of this.streams.values()) stream.log.clear();
   }
 
   async stats(): Promise<BackendStats> {
-    let totalMessages = 0;
-    let totalReceived = 0;
-    for (const history of this.topics.values()) {
-      totalMessages += history.messages.length;
-      totalReceived += history.received;
-    }
+    const held = this.histories.stats();
     return {
-      total_topics: this.topics.size,
-      total_messages: totalMessages,
-      total_messages_received: totalReceived,
+      total_topics: held.topics,
+      total_messages: held.messages,
+      total_messages_received: held.received,
       max_history_per_topic: this.options.maxHistoryPerTopic,
       max_topics: this.options.maxTopics,
+      held_bytes: held.heldBytes,
+      max_total_bytes: this.histories.maxTotalBytes,
       live_subscriptions: this.live.size,
     };
   }

@@ -83,6 +83,31 @@ describe('backend settings (D8, D22)', () => {
 
   it('ignores in_memory settings when the backend is jetstream', () => {
     expect(() => validate({ notification_backend: { kind: 'jetstream', in_memory: { max_topics: 0 } } })).not.toThrow();
+    expect(() => validate({ notification_backend: { kind: 'jetstream', in_memory: { max_total_size: '1K' } } })).not.toThrow();
+  });
+
+  it('rejects an in_memory.max_total_size that is not a size literal', () => {
+    expectFailure(
+      { notification_backend: { in_memory: { max_total_size: '256MB' } } },
+      CONFIGURATION,
+      "notification_backend.in_memory.max_total_size: size '256MB' has an unknown unit 'MB' (expected K, M, G, T, Ki, Mi, Gi or Ti, case-sensitive)",
+    );
+  });
+
+  it('rejects an in_memory.max_total_size below 4 × max_body_bytes + 8 KiB, where a notify could not fit', () => {
+    expectFailure(
+      { notification_backend: { in_memory: { max_total_size: '1Mi' } } },
+      CONFIGURATION,
+      "notification_backend.in_memory.max_total_size: must be at least 1056768 bytes (4 × application.max_body_bytes + 8 KiB, so that any notification notify accepts fits), got '1Mi' (1048576 bytes)",
+    );
+  });
+
+  it('accepts an in_memory.max_total_size of exactly 4 × max_body_bytes + 8 KiB', () => {
+    // 4 × 1024 + 8192 = 12288 bytes = 12Ki.
+    expect(() => validate({ application: { max_body_bytes: 1024 }, notification_backend: { in_memory: { max_total_size: '12Ki' } } })).not.toThrow();
+    expect(failure({ application: { max_body_bytes: 1025 }, notification_backend: { in_memory: { max_total_size: '12Ki' } } }).message).toMatch(
+      /^notification_backend\.in_memory\.max_total_size: must be at least 12292 bytes/,
+    );
   });
 
   it.each(['workqueue', 'interest'])('rejects jetstream.retention_policy: %s', (policy) => {

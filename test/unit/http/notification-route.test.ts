@@ -189,3 +189,22 @@ describe('notify when the broker cannot carry the notification (D33)', () => {
     });
   });
 });
+
+describe('notify when the notification alone is larger than the in-memory max_total_size', () => {
+  it('answers 413 PAYLOAD_TOO_LARGE with the counted size, and stores nothing', async () => {
+    // Below the floor startup enforces, as only a backend built without the configuration can be.
+    const memory = new MemoryBackend({ maxHistoryPerTopic: 1, maxTopics: 10, maxTotalBytes: 2048, clock: new ManualClock() });
+    testApp = await buildTestApp({ backend: memory });
+    const response = await testApp.app.inject({
+      method: 'POST',
+      url: '/api/v1/notification',
+      payload: JSON.stringify({ event_type: 'dissemination', identifier: { destination: 'FOO', class: 'od' }, payload: 'x'.repeat(2000) }),
+    });
+    expect(response.statusCode).toBe(413);
+    expect(response.json()).toMatchObject({ code: 'PAYLOAD_TOO_LARGE', error: 'payload_too_large', request_id: response.headers['x-request-id'] });
+    expect(response.json().message).toMatch(
+      /^Notification too large: it would count \d+ bytes in memory, the in-memory history holds at most 2048 \(max_total_size\)$/,
+    );
+    expect(await storedUnder(memory, 'diss', 2)).toEqual([]);
+  });
+});

@@ -107,6 +107,8 @@ function exerciseAll(m: AvisoMetrics): void {
   m.deliveryLag(BigInt(Date.now()) * 1_000_000n);
   m.authRequest('direct', 'success');
   m.configReload('success');
+  m.memoryHistory.evicted('bytes', 1);
+  m.memoryHistory.heldBytes(1034);
 }
 
 describe('aviso_config_reloads_total (browser.md §5)', () => {
@@ -177,6 +179,49 @@ describe('aviso_jetstream_live_gap_sequences_total (D39)', () => {
   });
 });
 
+describe('aviso_memory_history_* (in-memory backend)', () => {
+  it('start at 0 for every cause and for the bytes held', async () => {
+    const exposition = await Exposition.of(metrics());
+    expect(exposition.series('aviso_memory_history_evictions_total').map((s) => [s.labels.cause, s.value])).toEqual([
+      ['bytes', 0],
+      ['topics', 0],
+      ['per_topic', 0],
+    ]);
+    expect(exposition.value('aviso_memory_history_bytes')).toBe(0);
+  });
+
+  it("follow the backend's evictions by cause and the bytes it holds", async () => {
+    const m = metrics();
+    const memory = new MemoryBackend({
+      maxHistoryPerTopic: 2,
+      maxTopics: 3,
+      maxTotalBytes: 5 * 1034,
+      clock: new ManualClock(),
+      telemetry: m.memoryHistory,
+    });
+    // 1034 bytes each (1 KiB overhead, six-character topic, payload `null`).
+    for (const topic of ['mars.a', 'mars.a', 'mars.a']) await memory.publish({ topic, payload: 'null' }); // 3rd: mars@1 per_topic
+    for (const topic of ['mars.b', 'mars.c', 'mars.d']) await memory.publish({ topic, payload: 'null' }); // mars.d: topic mars.a (2) goes
+    for (const topic of ['mars.b', 'mars.c', 'mars.d']) await memory.publish({ topic, payload: 'null' }); // the 5th held, then mars@4 for bytes
+    let exposition = await Exposition.of(m);
+    const stats = await memory.stats();
+    expect(exposition.value('aviso_memory_history_evictions_total', { cause: 'per_topic' })).toBe(1);
+    expect(exposition.value('aviso_memory_history_evictions_total', { cause: 'topics' })).toBe(2);
+    expect(exposition.value('aviso_memory_history_evictions_total', { cause: 'bytes' })).toBe(1);
+    expect(stats.total_messages).toBe(5);
+    expect(exposition.value('aviso_memory_history_bytes')).toBe(stats.held_bytes);
+    await memory.wipeAll();
+    exposition = await Exposition.of(m);
+    expect(exposition.value('aviso_memory_history_bytes')).toBe(0);
+  });
+
+  it('are not registered with the JetStream backend', async () => {
+    const exposition = await Exposition.of(metrics({ backendKind: 'jetstream' }));
+    expect(exposition.type('aviso_memory_history_evictions_total')).toBeUndefined();
+    expect(exposition.type('aviso_memory_history_bytes')).toBeUndefined();
+  });
+});
+
 describe('createPrometheusMetrics: inventory', () => {
   it('declares every metric with its type', async () => {
     const m = metrics();
@@ -210,6 +255,8 @@ describe('createPrometheusMetrics: inventory', () => {
       aviso_otlp_export_failures_total: 'counter',
       aviso_otlp_suppressed_log_records_total: 'counter',
       aviso_jetstream_live_gap_sequences_total: 'counter',
+      aviso_memory_history_evictions_total: 'counter',
+      aviso_memory_history_bytes: 'gauge',
     };
     for (const [name, type] of Object.entries(expected)) expect({ name, type: exposition.type(name) }).toEqual({ name, type });
     const declared = [...exposition.body.matchAll(/^# TYPE (aviso_\w+) /gm)].map((match) => match[1]);
@@ -248,6 +295,8 @@ describe('createPrometheusMetrics: inventory', () => {
       aviso_otlp_export_failures_total: [],
       aviso_otlp_suppressed_log_records_total: [],
       aviso_jetstream_live_gap_sequences_total: ['outcome'],
+      aviso_memory_history_evictions_total: ['cause'],
+      aviso_memory_history_bytes: [],
     };
     for (const [name, labels] of Object.entries(expected)) {
       const sets = exposition.labelNames(name);
