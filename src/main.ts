@@ -114,6 +114,10 @@ async function main(): Promise<void> {
         version: SERVER_VERSION,
         backendKind: config.notification_backend.kind as 'in_memory' | 'jetstream',
         eventTypes: registry.eventTypes,
+        limits: {
+          maxConnections: config.application.max_connections,
+          maxTotalBufferedBytes: config.watch_endpoint.max_total_buffered_bytes,
+        },
         ...(otlp ? { otlpStats: () => otlp.sink.stats() } : {}),
       })
     : createDisabledMetrics();

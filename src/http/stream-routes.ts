@@ -140,6 +140,7 @@ function streamTelemetry(metrics: AvisoMetrics, endpoint: StreamEndpoint, eventT
     },
     slowConsumerClosed: (trigger) => metrics.slowConsumerClosed(route, trigger),
     streamReset: () => metrics.streamReset(route),
+    tokenExpiryClosed: () => metrics.tokenExpiryClosed(route),
     released() {
       if (released) return;
       released = true;

@@ -44,6 +44,8 @@ export interface AvisoMetrics {
   slowConsumerClosed(route: SseRoute, trigger: SlowConsumerTrigger): void;
   /** A closed stream whose client did not read its end in time was reset (D37). */
   streamReset(route: SseRoute): void;
+  /** A stream was closed because its credentials expired (browser.md §6). */
+  tokenExpiryClosed(route: SseRoute): void;
   /** Reads the bytes all streams hold for their clients, at every scrape. */
   observeStreamBuffers(read: () => number): void;
   /** Records one live delivery's lag: from its acceptance (storage time, ns since the epoch) to now. */

@@ -24,6 +24,7 @@ import type {
 import { noopMemoryHistoryTelemetry, type MemoryHistoryTelemetry } from '../backend/memory/history-telemetry.js';
 import type { TopicPattern } from '../topic/topic-pattern.js';
 import type { AuthModeLabel, AuthOutcome, AvisoMetrics, ConfigReloadResult, NotificationStatus, SseRoute } from './aviso-metrics.js';
+import { registerCapacityMetrics, type CapacityLimits, type CapacityMetrics } from './capacity-metrics.js';
 import { UNKNOWN_EVENT_TYPE, methodLabel } from './labels.js';
 import { registerLiveGapMetrics, type LiveGapMetrics } from './live-gap-metrics.js';
 import { registerMemoryHistoryMetrics } from './memory-history-metrics.js';
@@ -57,6 +58,8 @@ export interface PrometheusMetricsOptions {
   readonly eventTypes: readonly string[];
   /** The OTLP log export's totals (`aviso_otlp_*`); absent when export is disabled. */
   readonly otlpStats?: () => OtlpExportStats;
+  /** The configured connection and buffer limits (`aviso_http_max_connections`, `aviso_sse_max_total_buffered_bytes`). */
+  readonly limits?: CapacityLimits;
 }
 
 /** All metrics in one dedicated registry, so nothing depends on prom-client's global one. */
@@ -69,11 +72,13 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions): Avis
   registerOtlpMetrics(register, options.otlpStats);
   const streamBuffers = defineStreamBufferMetrics(register, options.backendKind);
   const liveGaps = registerLiveGapMetrics(register);
+  const capacity = registerCapacityMetrics(register, options.backendKind, options.limits);
   const memoryHistory =
     options.backendKind === 'in_memory' ? registerMemoryHistoryMetrics(register) : noopMemoryHistoryTelemetry;
   return new PrometheusMetrics(register, core, createEcpdsTelemetry(ecpds), memoryHistory, options.backendKind, {
     streamBuffers,
     liveGaps,
+    capacity,
   });
 }
 
@@ -90,6 +95,7 @@ export function createDisabledMetrics(): AvisoMetrics {
     streamErrorSent: () => undefined,
     slowConsumerClosed: () => undefined,
     streamReset: () => undefined,
+    tokenExpiryClosed: () => undefined,
     observeStreamBuffers: () => undefined,
     deliveryLag: () => undefined,
     authRequest: () => undefined,
@@ -350,7 +356,11 @@ class PrometheusMetrics implements AvisoMetrics {
     readonly ecpds: EcpdsTelemetry,
     readonly memoryHistory: MemoryHistoryTelemetry,
     private readonly backendKind: BackendKind,
-    private readonly families: { readonly streamBuffers: StreamBufferMetrics; readonly liveGaps: LiveGapMetrics },
+    private readonly families: {
+      readonly streamBuffers: StreamBufferMetrics;
+      readonly liveGaps: LiveGapMetrics;
+      readonly capacity: CapacityMetrics;
+    },
   ) {}
 
   private get streamBuffers(): StreamBufferMetrics {
@@ -415,6 +425,10 @@ class PrometheusMetrics implements AvisoMetrics {
     this.streamBuffers.streamReset(route);
   }
 
+  tokenExpiryClosed(route: SseRoute): void {
+    this.families.capacity.tokenExpiryClosed(route);
+  }
+
   observeStreamBuffers(read: () => number): void {
     this.streamBuffers.observeStreamBuffers(read);
   }
@@ -433,6 +447,7 @@ class PrometheusMetrics implements AvisoMetrics {
 
   instrumentBackend(backend: NotificationBackend): NotificationBackend {
     this.families.liveGaps.follow(() => backend.stats());
+    this.families.capacity.followBackend(() => backend.isConnected());
     const { backendOperations, backendDuration } = this.core;
     const kind = this.backendKind;
     return new InstrumentedBackend(backend, (operation, outcome, elapsed) => {

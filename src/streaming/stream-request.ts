@@ -26,6 +26,8 @@ export interface StreamTelemetry {
   slowConsumerClosed(trigger: SlowConsumerTrigger): void;
   /** Its client did not read the end of the stream within the bound: the stream was reset (D37). */
   streamReset(): void;
+  /** The credentials it was opened with expired: closed with cause `token_expired` (browser.md §6). */
+  tokenExpiryClosed(): void;
   /** Called once, when the stream is over. */
   released(): void;
 }

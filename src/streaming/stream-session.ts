@@ -281,6 +281,7 @@ export class StreamSession {
       },
       'Stream closed: its credentials expired',
     );
+    this.request.telemetry.tokenExpiryClosed();
     this.end({ reason: 'end_of_stream', cause: 'token_expired' });
   }
 

@@ -328,6 +328,13 @@ describe('metrics after scripted anonymous traffic (strict schemas)', () => {
       });
     });
 
+    it('says the backend is connected and exposes the configured limits (defaults here)', () => {
+      expect(valueOf(atStartup, 'aviso_backend_connected', { backend: 'in_memory' })).toBe(1);
+      expect(valueOf(atStartup, 'aviso_http_max_connections')).toBe(10_000);
+      expect(valueOf(atStartup, 'aviso_sse_max_total_buffered_bytes')).toBe(268_435_456);
+      expect(table(atStartup, 'aviso_sse_token_expiry_closes_total', ['route'])).toEqual({ '/api/v1/watch': 0, '/api/v1/replay': 0 });
+    });
+
     it('has no HTTP or SSE series before the first request (created on first use)', () => {
       const names = new Set(atStartup.samples.map((s) => s.name));
       for (const name of [
@@ -373,6 +380,10 @@ describe('metrics after scripted anonymous traffic (strict schemas)', () => {
         // In-memory backend only (memory-budget.test.ts has their values).
         aviso_memory_history_evictions_total: 'counter',
         aviso_memory_history_bytes: 'gauge',
+        aviso_sse_token_expiry_closes_total: 'counter',
+        aviso_backend_connected: 'gauge',
+        aviso_http_max_connections: 'gauge',
+        aviso_sse_max_total_buffered_bytes: 'gauge',
       };
       const declared = Object.fromEntries([...atStartup.types].filter(([name]) => name.startsWith('aviso_')));
       expect(declared).toEqual(expected);

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import type { NotificationBackend } from '../../src/backend/backend.js';
 import { MemoryBackend } from '../../src/backend/memory/memory-backend.js';
+import type { AvisoMetrics } from '../../src/metrics/aviso-metrics.js';
 import type { EventSchemaSource } from '../../src/schema/event-schema.js';
 import { SchemaRegistry } from '../../src/schema/schema-registry.js';
 import { WATCH_ENDPOINT_DEFAULTS, type AuthConfig, type WatchEndpointConfig } from '../../src/config/model.js';
@@ -29,6 +30,7 @@ export async function buildTestApp(
     clock?: ManualClock;
     baseUrl?: string;
     auth?: AuthConfig;
+    metrics?: AvisoMetrics;
   } = {},
 ): Promise<TestApp> {
   const clock = options.clock ?? new ManualClock();
@@ -45,6 +47,7 @@ export async function buildTestApp(
     baseUrl: options.baseUrl ?? 'http://localhost:8000',
     watchEndpoint: { ...DEFAULT_WATCH_ENDPOINT, ...options.watchEndpoint },
     ...(options.auth ? { auth: options.auth } : {}),
+    ...(options.metrics ? { metrics: options.metrics } : {}),
   });
   return { app, backend, clock, registry };
 }

@@ -86,7 +86,13 @@ const WATCH = '/api/v1/watch';
 const REPLAY = '/api/v1/replay';
 
 function metrics(overrides: Partial<Parameters<typeof createPrometheusMetrics>[0]> = {}): AvisoMetrics {
-  return createPrometheusMetrics({ version: '1.2.3', backendKind: 'in_memory', eventTypes: ['mars', 'diss'], ...overrides });
+  return createPrometheusMetrics({
+    version: '1.2.3',
+    backendKind: 'in_memory',
+    eventTypes: ['mars', 'diss'],
+    limits: { maxConnections: 500, maxTotalBufferedBytes: 1_048_576 },
+    ...overrides,
+  });
 }
 
 function memoryBackend(): MemoryBackend {
@@ -104,6 +110,7 @@ function exerciseAll(m: AvisoMetrics): void {
   m.streamClosed(WATCH, 'mars', 'alice', 2);
   m.slowConsumerClosed(WATCH, 'stalled');
   m.streamReset(WATCH);
+  m.tokenExpiryClosed(WATCH);
   m.deliveryLag(BigInt(Date.now()) * 1_000_000n);
   m.authRequest('direct', 'success');
   m.configReload('success');
@@ -257,6 +264,10 @@ describe('createPrometheusMetrics: inventory', () => {
       aviso_jetstream_live_gap_sequences_total: 'counter',
       aviso_memory_history_evictions_total: 'counter',
       aviso_memory_history_bytes: 'gauge',
+      aviso_sse_token_expiry_closes_total: 'counter',
+      aviso_backend_connected: 'gauge',
+      aviso_http_max_connections: 'gauge',
+      aviso_sse_max_total_buffered_bytes: 'gauge',
     };
     for (const [name, type] of Object.entries(expected)) expect({ name, type: exposition.type(name) }).toEqual({ name, type });
     const declared = [...exposition.body.matchAll(/^# TYPE (aviso_\w+) /gm)].map((match) => match[1]);
@@ -297,6 +308,10 @@ describe('createPrometheusMetrics: inventory', () => {
       aviso_jetstream_live_gap_sequences_total: ['outcome'],
       aviso_memory_history_evictions_total: ['cause'],
       aviso_memory_history_bytes: [],
+      aviso_sse_token_expiry_closes_total: ['route'],
+      aviso_backend_connected: ['backend'],
+      aviso_http_max_connections: [],
+      aviso_sse_max_total_buffered_bytes: [],
     };
     for (const [name, labels] of Object.entries(expected)) {
       const sets = exposition.labelNames(name);
@@ -798,6 +813,44 @@ describe('instrumentBackend', () => {
     const exposition = await Exposition.of(m);
     expect(exposition.series('aviso_backend_operations_total').every((sample) => sample.value === 0)).toBe(true);
     expect(exposition.series('aviso_backend_operations_total')).toHaveLength(10);
+  });
+});
+
+describe('createPrometheusMetrics: capacity (the dashboard and alert rules of deploy/)', () => {
+  it('has both routes of aviso_sse_token_expiry_closes_total at 0 from startup and counts each close', async () => {
+    const m = metrics();
+    let exposition = await Exposition.of(m);
+    expect(exposition.series('aviso_sse_token_expiry_closes_total')).toHaveLength(2);
+    expect(exposition.value('aviso_sse_token_expiry_closes_total', { route: REPLAY })).toBe(0);
+    m.tokenExpiryClosed(WATCH);
+    m.tokenExpiryClosed(WATCH);
+    exposition = await Exposition.of(m);
+    expect(exposition.value('aviso_sse_token_expiry_closes_total', { route: WATCH })).toBe(2);
+    expect(exposition.value('aviso_sse_token_expiry_closes_total', { route: REPLAY })).toBe(0);
+  });
+
+  it('reads the instrumented backend\'s connection state at every scrape', async () => {
+    const m = metrics({ backendKind: 'jetstream' });
+    let connected = true;
+    m.instrumentBackend({ ...failingBackend(new Error('unused')), isConnected: () => connected });
+    expect((await Exposition.of(m)).value('aviso_backend_connected', { backend: 'jetstream' })).toBe(1);
+    connected = false;
+    expect((await Exposition.of(m)).value('aviso_backend_connected', { backend: 'jetstream' })).toBe(0);
+    connected = true;
+    expect((await Exposition.of(m)).value('aviso_backend_connected', { backend: 'jetstream' })).toBe(1);
+  });
+
+  it('says 0 (not connected) before any backend is instrumented', async () => {
+    expect((await Exposition.of(metrics())).value('aviso_backend_connected', { backend: 'in_memory' })).toBe(0);
+  });
+
+  it('exposes the configured limits, and no limit series when none were given', async () => {
+    const exposition = await Exposition.of(metrics({ limits: { maxConnections: 10_000, maxTotalBufferedBytes: 268_435_456 } }));
+    expect(exposition.value('aviso_http_max_connections')).toBe(10_000);
+    expect(exposition.value('aviso_sse_max_total_buffered_bytes')).toBe(268_435_456);
+    const without = await Exposition.of(createPrometheusMetrics({ version: '1', backendKind: 'in_memory', eventTypes: [] }));
+    expect(without.series('aviso_http_max_connections')).toEqual([]);
+    expect(without.series('aviso_sse_max_total_buffered_bytes')).toEqual([]);
   });
 });
 

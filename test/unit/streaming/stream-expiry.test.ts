@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AuthConfig, WatchEndpointConfig } from '../../../src/config/model.js';
+import { createPrometheusMetrics } from '../../../src/metrics/prometheus-metrics.js';
 import { eventually } from '../../support/eventually.js';
 import { LOCAL_REALM, signToken, trustedProxyAuth } from '../../support/fake-auth-o-tron.js';
 import { ManualClock } from '../../support/manual-clock.js';
@@ -38,10 +39,16 @@ afterEach(async () => {
 
 async function start(watchEndpoint: Partial<WatchEndpointConfig> = {}) {
   const clock = new ManualClock();
-  testApp = await buildTestApp({ clock, auth: AUTH, watchEndpoint: { sse_heartbeat_interval_sec: 3600, ...watchEndpoint } });
+  const metrics = createPrometheusMetrics({ version: 'test', backendKind: 'in_memory', eventTypes: [] });
+  testApp = await buildTestApp({ clock, auth: AUTH, metrics, watchEndpoint: { sse_heartbeat_interval_sec: 3600, ...watchEndpoint } });
   const url = await listen(testApp.app);
   const token = await signToken({ username: 'reader-user', realm: LOCAL_REALM, roles: ['reader'], exp: clock.now() / 1000 + EXP_IN_S });
-  return { url, clock, app: testApp.app, authorization: `Bearer ${token}` };
+  /** `aviso_sse_token_expiry_closes_total` of a route, as scraped. */
+  const expiryCloses = async (route: string): Promise<number> => {
+    const line = (await metrics.render()).body.split('\n').find((l) => l.startsWith(`aviso_sse_token_expiry_closes_total{route="${route}"} `));
+    return Number(line?.split(' ')[1]);
+  };
+  return { url, clock, app: testApp.app, authorization: `Bearer ${token}`, expiryCloses };
 }
 
 async function open(url: string, path: string, body: unknown, authorization?: string) {
@@ -60,7 +67,7 @@ const RELEASE_WAIT = { timeoutMs: 5_000, intervalMs: 10 };
 
 describe('streams end when their credentials do (browser.md §6)', () => {
   it('a watch gets end_of_stream / token_expired / Credentials expired when its JWT is refused, not before', async () => {
-    const { url, clock, app, authorization } = await start();
+    const { url, clock, app, authorization, expiryCloses } = await start();
     const client = await open(url, '/api/v1/watch', TRANSCRIPT_REQUEST, authorization);
     expect(client.status).toBe(200);
     const requestId = client.headers.get('x-request-id');
@@ -79,6 +86,8 @@ describe('streams end when their credentials do (browser.md §6)', () => {
     expect(client.hasEnded).toBe(true);
     await eventually('release', () => app.streams.openStreams === 0, RELEASE_WAIT);
     expect(clock.pendingTimers).toBe(0);
+    expect(await expiryCloses('/api/v1/watch')).toBe(1);
+    expect(await expiryCloses('/api/v1/replay')).toBe(0);
   });
 
   it('a reconnect with the same JWT at that instant gets its 401', async () => {
@@ -90,7 +99,7 @@ describe('streams end when their credentials do (browser.md §6)', () => {
   });
 
   it('a replay that finishes before expiry ends normally, and leaves no timer behind', async () => {
-    const { url, clock, app, authorization } = await start();
+    const { url, clock, app, authorization, expiryCloses } = await start();
     await publish(url, 'a');
     await publish(url, 'b');
     const client = await open(url, '/api/v1/replay', { ...TRANSCRIPT_REQUEST, from_id: '1' }, authorization);
@@ -100,10 +109,11 @@ describe('streams end when their credentials do (browser.md §6)', () => {
     expectClose(events.at(-1), 'end_of_stream', requestId);
     await eventually('release', () => app.streams.openStreams === 0, RELEASE_WAIT);
     expect(clock.pendingTimers).toBe(0);
+    expect(await expiryCloses('/api/v1/replay')).toBe(0);
   });
 
   it('a replay still running when its JWT is refused ends with the token_expired close', async () => {
-    const { url, clock, authorization } = await start({ replay_batch_size: 1, replay_batch_delay_ms: 3_600_000 });
+    const { url, clock, authorization, expiryCloses } = await start({ replay_batch_size: 1, replay_batch_delay_ms: 3_600_000 });
     await publish(url, 'a');
     await publish(url, 'b');
     const client = await open(url, '/api/v1/replay', { ...TRANSCRIPT_REQUEST, from_id: '1' }, authorization);
@@ -113,6 +123,7 @@ describe('streams end when their credentials do (browser.md §6)', () => {
     const events = withoutHeartbeats(await client.rest());
     expect(events.map(frameLabel)).toEqual(['end_of_stream']);
     expect(events[0]?.json).toMatchObject(TOKEN_EXPIRED_CLOSE);
+    expect(await expiryCloses('/api/v1/replay')).toBe(1);
   });
 
   it('a client that goes away first leaves no timer behind', async () => {
