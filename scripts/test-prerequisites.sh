@@ -16,6 +16,15 @@ command -v nats-server >/dev/null 2>&1 || [ -x /usr/sbin/nats-server ] || missin
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 # docker-compose.yml is validated with `docker-compose config` (no Docker engine needed).
 command -v docker-compose >/dev/null 2>&1 || docker compose version >/dev/null 2>&1 || missing+=(docker-compose)
+# deploy/kubernetes is rendered with Debian's kubectl (1.20: its built-in kustomize is the v2 line
+# the manifests keep to); another kubectl (a cloud SDK's) does not prove that.
+if command -v dpkg-query >/dev/null 2>&1; then
+  dpkg-query -W -f='${Status}' kubernetes-client 2>/dev/null | grep -q 'install ok installed' || missing+=(kubernetes-client)
+else
+  command -v kubectl >/dev/null 2>&1 || missing+=(kubernetes-client)
+fi
+# The alert rules are checked with promtool, and a real Prometheus scrapes a real server.
+{ command -v promtool >/dev/null 2>&1 && command -v prometheus >/dev/null 2>&1; } || missing+=(prometheus)
 
 if [ "${#missing[@]}" -eq 0 ]; then exit 0; fi
 
@@ -23,7 +32,17 @@ if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
   echo "test prerequisites: installing Debian packages ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
+  # A kubectl from another package (a cloud SDK's) owns /usr/bin/kubectl: keep it beside
+  # Debian's, renamed, instead of letting dpkg refuse the file.
+  if [[ " ${missing[*]} " == *" kubernetes-client "* ]] && owner=$(dpkg-query -S /usr/bin/kubectl 2>/dev/null | grep -v "^diversion" | head -1 | cut -d: -f1) \
+    && [ -n "$owner" ] && [ "$owner" != kubernetes-client ]; then
+    dpkg-divert --package kubernetes-client --rename --divert "/usr/bin/kubectl.$owner" --add /usr/bin/kubectl >/dev/null
+  fi
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # Debian starts the packaged Prometheus as a service where systemd runs; the tests start their own.
+  if [[ " ${missing[*]} " == *" prometheus "* ]] && [ -d /run/systemd/system ]; then
+    systemctl disable --now prometheus >/dev/null 2>&1 || true
+  fi
   exit 0
 fi
 
