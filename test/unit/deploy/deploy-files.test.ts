@@ -41,9 +41,9 @@ function composeCommand(): readonly string[] {
   );
 }
 
-function composeConfig(file: string): { status: number | null; stdout: string; stderr: string } {
+function composeConfig(file: string, profiles: readonly string[] = []): { status: number | null; stdout: string; stderr: string } {
   const [binary = '', ...args] = composeCommand();
-  const result = spawnSync(binary, [...args, '-f', file, 'config'], {
+  const result = spawnSync(binary, [...args, '-f', file, ...profiles.flatMap((profile) => ['--profile', profile]), 'config'], {
     cwd: ROOT,
     encoding: 'utf8',
     timeout: 60_000,
@@ -65,6 +65,7 @@ interface ComposeService {
   readonly healthcheck?: { test?: string | readonly string[]; disable?: boolean };
   readonly depends_on?: readonly string[] | Record<string, { condition?: string }>;
   readonly stop_grace_period?: string;
+  readonly profiles?: readonly string[];
 }
 
 interface ComposeFile {
@@ -193,6 +194,52 @@ describe('docker-compose.yml (operations.md §5.4)', () => {
     expect(config.notification_backend.kind).toBe('jetstream');
     expect(new URL(config.notification_backend.jetstream.nats_url).hostname).toBe('nats');
     expect(new URL(config.notification_backend.jetstream.nats_url).port).toBe('4222');
+  });
+});
+
+describe('docker-compose.yml, profile monitoring (docs/deployment.md#monitoring)', () => {
+  it('validates with the profile, and adds prometheus and grafana only under it', () => {
+    const result = composeConfig(join(ROOT, 'docker-compose.yml'), ['monitoring']);
+    expect(result.status, result.stderr).toBe(0);
+    const normalised = parse(result.stdout) as ComposeFile;
+    expect(Object.keys(normalised.services).sort()).toEqual(['aviso', 'grafana', 'nats', 'prometheus']);
+    for (const name of ['prometheus', 'grafana']) expect(service(name).profiles, name).toEqual(['monitoring']);
+    for (const name of ['aviso', 'nats']) expect(service(name).profiles, name).toBeUndefined();
+  });
+
+  it('names its images with a pinned version', () => {
+    expect(service('prometheus').image).toMatch(/^prom\/prometheus:v\d+\.\d+\.\d+$/);
+    expect(service('grafana').image).toMatch(/^grafana\/grafana:\d+\.\d+\.\d+$/);
+  });
+
+  it('prometheus scrapes aviso\'s metrics port and loads the rules directory it mounts', () => {
+    const prometheus = service('prometheus');
+    const mounts = volumeMounts(prometheus);
+    const configMount = mounts.find((mount) => mount.target === '/etc/prometheus/prometheus.yml');
+    expect(configMount?.readOnly).toBe(true);
+    const config = parse(readFileSync(resolve(ROOT, configMount?.source ?? ''), 'utf8')) as {
+      rule_files: string[];
+      scrape_configs: { job_name: string; static_configs: { targets: string[] }[] }[];
+    };
+    const rulesMount = mounts.find((mount) => config.rule_files.some((glob) => posix.dirname(glob) === mount.target));
+    expect(rulesMount?.source).toBe('./deploy/prometheus/rules');
+    const targets = config.scrape_configs.flatMap((job) => job.static_configs.flatMap((c) => c.targets));
+    const metricsPort = loadConfig({ env: { AVISOSERVER_CONFIG_FILE: join(ROOT, 'deploy/config.yaml') } }).metrics.port;
+    expect(targets).toEqual([`aviso:${metricsPort}`]);
+    // aviso publishes 9090 on the host: Prometheus must not claim it too.
+    expect(portMappings(prometheus).map((mapping) => mapping.split(':')[0])).not.toContain('9090');
+  });
+
+  it('grafana is provisioned with that Prometheus and the dashboard of deploy/grafana', () => {
+    const grafana = service('grafana');
+    const mounts = volumeMounts(grafana);
+    const provisioning = mounts.find((mount) => mount.target === '/etc/grafana/provisioning');
+    expect(provisioning?.source).toBe('./deploy/grafana/provisioning');
+    const datasources = parse(readFileSync(join(ROOT, 'deploy/grafana/provisioning/datasources/prometheus.yml'), 'utf8')) as { datasources: { type: string; url: string }[] };
+    expect(datasources.datasources).toEqual([expect.objectContaining({ type: 'prometheus', url: 'http://prometheus:9090' })]);
+    const providers = parse(readFileSync(join(ROOT, 'deploy/grafana/provisioning/dashboards/aviso-ts.yml'), 'utf8')) as { providers: { options: { path: string } }[] };
+    const dashboardMount = mounts.find((mount) => mount.source === './deploy/grafana/aviso-ts.json');
+    expect(posix.dirname(dashboardMount?.target ?? '')).toBe(providers.providers[0]?.options.path);
   });
 });
 
