@@ -367,6 +367,7 @@ describe('metrics after scripted anonymous traffic (strict schemas)', () => {
         aviso_sse_stream_resets_total: 'counter',
         aviso_sse_buffered_bytes: 'gauge',
         aviso_delivery_lag_seconds: 'histogram',
+        aviso_jetstream_live_gap_sequences_total: 'counter',
         aviso_sse_connection_duration_seconds: 'histogram',
         aviso_auth_requests_total: 'counter',
         aviso_config_reloads_total: 'counter',
