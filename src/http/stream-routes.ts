@@ -10,11 +10,11 @@ import type { SchemaRegistry } from '../schema/schema-registry.js';
 import { checkSpatialShape, prepareWatch, type StreamEndpoint } from '../schema/watch-identifier.js';
 import { LATEST, endPointNotSupported, hasEndPoint, resolveEndPoint, type ReplayEndRequest } from '../streaming/end-point.js';
 import { StartCursorError, resolveStartCursor, type StartCursorRequest } from '../streaming/start-cursor.js';
-import type { StreamTelemetry } from '../streaming/stream-request.js';
 import type { OpenOutcome, StreamSupervisor } from '../streaming/stream-supervisor.js';
 import { addLogContext } from '../logging/logger.js';
-import type { AvisoMetrics, SseRoute } from '../metrics/aviso-metrics.js';
+import type { AvisoMetrics } from '../metrics/aviso-metrics.js';
 import { recordResponseHead } from './request-telemetry.js';
+import { RouteStreamTelemetry } from './stream-telemetry.js';
 import { authError, streamInitializationFailedError, unknownEventTypeError, validationError } from './error-bodies.js';
 import { parseNotificationRequest, type NotificationRequest } from './request-body.js';
 import { parseLastEventId, parseStreamQuery } from './stream-query.js';
@@ -92,7 +92,7 @@ async function serveStream(
     // Only the start changes: the selection, and so what the plugins judged, stays the same.
     ({ cursor, end } = asValidationErrors(endpoint, () => resolveRange(endpoint, resumedRequest(body, resumeAfter))));
   }
-  const telemetry = streamTelemetry(deps.metrics, endpoint, eventType, request.authUser?.username);
+  const telemetry = new RouteStreamTelemetry(deps.metrics, endpoint, eventType, request.authUser?.username);
   let outcome: OpenOutcome;
   try {
     outcome = await deps.streams.open(reply, {
@@ -122,31 +122,6 @@ async function serveStream(
 function resumedRequest(body: NotificationRequest, lastDelivered: bigint): NotificationRequest {
   const { from_date: _fromDate, ...rest } = body;
   return { ...rest, from_id: String(lastDelivered + 1n) };
-}
-
-/**
- * Counted once everything before backend setup succeeded (operations.md §3.3.4): active +1 and
- * total +1 now, active −1 and the duration observed when the stream is released (or setup fails).
- */
-function streamTelemetry(metrics: AvisoMetrics, endpoint: StreamEndpoint, eventType: string, username: string | undefined): StreamTelemetry {
-  const route: SseRoute = endpoint === 'watch' ? '/api/v1/watch' : '/api/v1/replay';
-  const openedAt = process.hrtime.bigint();
-  metrics.streamOpened(route, eventType, username);
-  let released = false;
-  return {
-    frameSent(kind) {
-      if (kind === 'notification') metrics.notificationSent(route, eventType);
-      else if (kind === 'error') metrics.streamErrorSent(route, eventType);
-    },
-    slowConsumerClosed: (trigger) => metrics.slowConsumerClosed(route, trigger),
-    streamReset: () => metrics.streamReset(route),
-    tokenExpiryClosed: () => metrics.tokenExpiryClosed(route),
-    released() {
-      if (released) return;
-      released = true;
-      metrics.streamClosed(route, eventType, username, Number(process.hrtime.bigint() - openedAt) / 1e9);
-    },
-  };
 }
 
 /** Step 6 of operations.md §2.7: plugins listed by the schema, once the request is valid. */

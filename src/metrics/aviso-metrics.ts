@@ -38,6 +38,8 @@ export interface AvisoMetrics {
   streamClosed(route: SseRoute, eventType: string, username: string | undefined, durationSeconds: number): void;
   /** A notification frame (live or replayed) was sent. */
   notificationSent(route: SseRoute, eventType: string): void;
+  /** `notificationSent` for one route and event type, its labels looked up once: a stream calls it per frame. */
+  notificationCounter(route: SseRoute, eventType: string): () => void;
   /** An `error` frame was sent after the 200. */
   streamErrorSent(route: SseRoute, eventType: string): void;
   /** A stream was closed as a slow consumer; `trigger` is the bound it passed or `stalled` (D37). */

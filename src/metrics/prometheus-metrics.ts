@@ -92,6 +92,7 @@ export function createDisabledMetrics(): AvisoMetrics {
     streamOpened: () => undefined,
     streamClosed: () => undefined,
     notificationSent: () => undefined,
+    notificationCounter: () => () => undefined,
     streamErrorSent: () => undefined,
     slowConsumerClosed: () => undefined,
     streamReset: () => undefined,
@@ -411,6 +412,11 @@ class PrometheusMetrics implements AvisoMetrics {
 
   notificationSent(route: SseRoute, eventType: string): void {
     this.core.sseEventsSent.inc({ route, event_type: eventType });
+  }
+
+  notificationCounter(route: SseRoute, eventType: string): () => void {
+    const counter = this.core.sseEventsSent.labels({ route, event_type: eventType });
+    return () => counter.inc();
   }
 
   streamErrorSent(route: SseRoute, eventType: string): void {

@@ -96,7 +96,8 @@ export class SseConnection implements WatchedConnection {
   private writer: FrameWriter | undefined;
   private finished = false;
   private readonly roomWaiters: (() => void)[] = [];
-  private readonly aborted = new AbortController();
+  /** Told once, when the stream is over (an AbortController per stream costs far more memory). */
+  private overListeners: (() => void)[] | undefined = [];
   private refusal: Refusal | undefined;
   /** What this stream counts in the process budget: bytes queued or held by Node when last looked at. */
   private reportedBytes = 0;
@@ -135,13 +136,25 @@ export class SseConnection implements WatchedConnection {
       // Taken off once the stream is over: the connection may serve many more requests.
       const leave = (): void => this.abort();
       socket.once('close', leave);
-      this.aborted.signal.addEventListener('abort', () => socket.removeListener('close', leave), { once: true });
+      this.onOver(() => socket.removeListener('close', leave));
     }
   }
 
-  /** Aborted when the stream is over for any reason: finished by us or abandoned by the client. */
-  get signal(): AbortSignal {
-    return this.aborted.signal;
+  /**
+   * Runs `listener` once the stream is over for any reason (finished by us or abandoned by the
+   * client), at once if it is; the returned function takes it back.
+   */
+  onOver(listener: () => void): () => void {
+    const listeners = this.overListeners;
+    if (!listeners) {
+      listener();
+      return () => undefined;
+    }
+    listeners.push(listener);
+    return () => {
+      const index = listeners.indexOf(listener);
+      if (index >= 0) listeners.splice(index, 1);
+    };
   }
 
   get isOpen(): boolean {
@@ -370,7 +383,9 @@ export class SseConnection implements WatchedConnection {
   }
 
   private release(): void {
-    this.aborted.abort();
+    const listeners = this.overListeners;
+    this.overListeners = undefined;
+    if (listeners) for (const listener of listeners) listener();
     this.wakeWaiters();
   }
 

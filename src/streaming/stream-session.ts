@@ -132,7 +132,7 @@ export class StreamSession {
       },
     );
     this.connection = connection;
-    connection.signal.addEventListener('abort', () => this.release(), { once: true });
+    connection.onOver(() => this.release());
     connection.open(sseHeaders(this.request.requestId, corsHeaders));
     if (this.request.browser) connection.send(retryBlock());
 
@@ -457,15 +457,15 @@ export class StreamSession {
 
   /** Waits between replay batches; ends early when the stream does. */
   private sleep(ms: number): Promise<void> {
-    const signal = (this.connection as SseConnection).signal;
+    const connection = this.connection as SseConnection;
     return new Promise((resolve) => {
       const wake = (): void => {
         timer.cancel();
-        signal.removeEventListener('abort', wake);
+        forget();
         resolve();
       };
       const timer = this.deps.clock.setTimeout(wake, ms);
-      signal.addEventListener('abort', wake);
+      const forget = connection.onOver(wake);
     });
   }
 }
