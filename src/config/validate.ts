@@ -12,6 +12,7 @@ import {
   type JetStreamConfig,
 } from './model.js';
 import { parseDuration, parseSize } from './units.js';
+import { resolveWorkerCount } from './worker-count.js';
 
 /**
  * Stage B of startup (operations.md §1.6): semantic checks across fields, run after loading and
@@ -19,7 +20,7 @@ import { parseDuration, parseSize } from './units.js';
  * schema-and-validation.md §5.9. Checks run in the spec's order and the first failure wins;
  * each failure carries the §3.4.3 log event it must be logged with.
  *
- * Order: B1.1 kind, then the backend settings (D8 caps, D22), B1.2 bases, B1.3 key_order,
+ * Order: B1.1 kind, then the backend settings (D8 caps, D22, D36 workers), B1.2 bases, B1.3 key_order,
  * B1.4 storage_policy needs topic, then "every schema has a topic" (S13), B1.5 values,
  * B1.6 capability, then the per-schema structure rules (D19, §5.9, D8), B2 … B6, B7 (+ D8/D9).
  */
@@ -203,6 +204,7 @@ function checkBackend(config: AppConfig): void {
       if (value <= 0) configError(`notification_backend.in_memory.${field}: must be greater than 0, got ${value}`);
     }
   }
+  if (backend.kind === 'in_memory') checkWorkersShareHistory(config.application.workers);
   if (backend.kind === 'jetstream') {
     const policy = backend.jetstream.retention_policy;
     if (policy !== 'limits') {
@@ -210,6 +212,20 @@ function checkBackend(config: AppConfig): void {
         `notification_backend.jetstream.retention_policy: '${policy}' is not supported (only 'limits'): it would delete notifications that watch and replay still need (D22)`,
       );
     }
+  }
+}
+
+/**
+ * D36: worker processes share nothing but the backend, and the in-memory backend's history lives
+ * in the process that stored it, so a watch on one worker would never see another's notifications.
+ */
+function checkWorkersShareHistory(setting: AppConfig['application']['workers']): void {
+  const count = resolveWorkerCount(setting);
+  if (count > 1) {
+    const asked = setting === 'auto' ? `auto means ${count} server processes here (one per usable CPU), which` : `${count} server processes`;
+    configError(
+      `application.workers: ${asked} need notification_backend.kind jetstream: the in_memory backend keeps its notifications inside one process (set application.workers to 1)`,
+    );
   }
 }
 
