@@ -1,12 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import {
-  Counter,
-  Gauge,
-  Histogram,
-  Registry,
-  collectDefaultMetrics,
-  prometheusContentType,
-} from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, prometheusContentType } from 'prom-client';
 import {
   DECISION_OUTCOMES,
   FETCH_OUTCOMES,

@@ -56,7 +56,6 @@ export async function runWorker(): Promise<void> {
     },
     snapshot: serving.snapshot,
     shutdown,
-    logger,
   });
   channel.send({ type: 'aviso:listening', port: serving.port });
 }
@@ -65,7 +64,6 @@ interface WorkerDuties {
   reload(config: AppConfig, source: ReloadSource, requestLogger: Logger | undefined): Promise<ReloadOutcome>;
   readonly snapshot: Serving['snapshot'];
   readonly shutdown: ShutdownControl;
-  readonly logger: Logger;
 }
 
 /**
