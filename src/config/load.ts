@@ -258,6 +258,8 @@ function conform(node: SchemaNode, value: unknown, where: string, mode: Mode): u
     if (literals.every((literal) => typeof literal === 'string')) return conformEnum(literals, value, where, mode);
     const tagged = taggedMembers(node.anyOf);
     if (tagged !== undefined) return conformTagged(tagged, value, where, mode);
+    const counted = countOrKeywords(node.anyOf);
+    if (counted !== undefined) return conformCountOrKeyword(counted.integer, counted.keywords, value, where, mode);
     throw new Error(`config model: unsupported union at ${where}`);
   }
   if (node.enum !== undefined) return conformEnum(node.enum, value, where, mode);
@@ -393,6 +395,26 @@ function conformInteger(node: SchemaNode, value: unknown, where: string, mode: M
     fail(where, `must be ${rule}, got ${show(value)}`);
   }
   return number === 0 ? 0 : number; // "-0" reads as -0
+}
+
+/** A union of one integer and string literals (`application.workers`: a count or `auto`). */
+function countOrKeywords(members: readonly SchemaNode[]): { integer: SchemaNode; keywords: string[] } | undefined {
+  const integers = members.filter((member) => member.type === 'integer');
+  const keywords = members.flatMap((member) => (typeof member.const === 'string' ? [member.const] : []));
+  const [integer] = integers;
+  if (integer === undefined || integers.length !== 1 || keywords.length !== members.length - 1) return undefined;
+  return { integer, keywords };
+}
+
+function conformCountOrKeyword(integer: SchemaNode, keywords: readonly string[], value: unknown, where: string, mode: Mode): number | string {
+  const { raw } = scalar(value, mode);
+  if (typeof raw === 'string' && keywords.includes(raw)) return raw;
+  try {
+    return conformInteger(integer, value, where, mode);
+  } catch (error) {
+    if (!(error instanceof ConfigLoadError)) throw error;
+    fail(where, `must be ${describeInteger(integer)} or ${keywords.map(quote).join(' or ')}, got ${show(value)}`);
+  }
 }
 
 function conformNumber(node: SchemaNode, value: unknown, where: string, mode: Mode): number {

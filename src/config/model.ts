@@ -141,6 +141,11 @@ export const ApplicationSchema = Type.Object(
     homepage: HomepageSchema,
     cors: CorsSchema,
     tls: Type.Optional(TlsSchema),
+    workers: Type.Union([Type.Integer({ minimum: 1 }), Type.Literal('auto')], {
+      default: 1,
+      description:
+        'Server processes sharing `port` (D36): `1` is one process as always; `N` runs a primary process that serves the metrics port and N worker processes that each serve the public port; `auto` is the number of CPUs this process may use (its CPU affinity, `os.availableParallelism()`). Above 1 needs `notification_backend.kind: jetstream` (checked at startup). See the deployment docs for sizing.',
+    }),
   },
   { description: 'The public HTTP server.' },
 );

@@ -422,6 +422,43 @@ connection limits, static files, homepage links), \`logging.*\`, \`auth.enabled\
 \`watch_endpoint.*\`. A reload that changes any of them logs \`configuration.reload.ignored\` (\`warn\`)
 with their dotted names, lists them in the admin answer's \`restart_required\`, and applies the rest.
 
+## Several workers
+
+\`application.workers\` above 1 (or \`auto\`: one per CPU the process may use) starts a primary
+process and that many workers (D36). Each worker is a complete server on the same
+\`host\`:\`port\`, with its own NATS connection and live feeds; the primary serves no request: it
+serves the metrics port with every worker's metrics added up ([metrics](metrics.md#several-workers)),
+handles the signals and replaces a worker that dies. How to size it:
+[deployment](deployment.md#several-worker-processes-applicationworkers).
+
+- It needs \`notification_backend.kind: jetstream\`, where every process sees every notification.
+  With \`in_memory\`, whose history lives in one process, a value above 1 (or \`auto\` resolving
+  above 1) is a startup error:
+  \`application.workers: 2 server processes need notification_backend.kind jetstream: …\`.
+- The primary loads and checks the configuration before any worker starts, exactly as a single
+  process does (a configuration error is its one line on stderr); the workers serve the
+  configuration the primary sends them and read no file themselves.
+- \`1\`, the default, is one process serving everything, with no primary.
+
+Reloading: \`SIGHUP\` to the primary (or to a worker), and \`POST /api/v1/admin/reload\` on
+whichever worker gets the request, reload every worker. The primary reads the cascade once and
+sends the result to every worker; each checks it as above and applies it or refuses. They all
+check the same configuration with the same rules, so one refuses only when all do, and the
+answer (the admin request's, and \`aviso_config_reloads_total\`, counted once) is a success when
+every worker applied it, with \`event_types_*\` as the answering worker saw them and
+\`restart_required\` naming what any worker needs a restart for; else the first refusal's \`400\`.
+Each worker logs its own \`configuration.reload.*\` lines (the answering worker's carry the request
+id); the primary logs \`cluster.reload.applied\`, or \`cluster.reload.refused\` with \`refused_by\`
+and \`applied_by\` (a worker that has not answered within 30 s counts as refusing). A worker
+started later (a replacement) runs the startup settings with the schemas, strict mode and admin
+roles of the last reload every worker applied, so it serves what its siblings serve; one that
+started while a reload was being applied applies it as soon as it listens
+(\`cluster.reload.caught_up\`). Changing \`application.workers\` itself needs a restart.
+
+The limits of one process apply to each worker: \`application.max_connections\`,
+\`watch_endpoint.max_total_buffered_bytes\` and the ECPDS destination cache are per worker, so a
+server of N workers holds up to N times as many connections and buffered bytes.
+
 ## Minimal configuration
 
 \`\`\`yaml

@@ -62,6 +62,32 @@ export function restartOnlySettings(running: AppConfig, next: AppConfig): string
   return names.sort(compareCodePoints);
 }
 
+/**
+ * `running` with the settings a reload applies taken from `reloaded`: what processes started
+ * long ago and since reloaded run, for a worker that starts now beside them (D36). A live setting
+ * inside a section that `running` or `reloaded` lacks (`application.tls` turned on or off) stays
+ * as it runs, as on a reload.
+ */
+export function withLiveSettings(running: AppConfig, reloaded: AppConfig): AppConfig {
+  const result = structuredClone(running) as unknown as Record<string, unknown>;
+  for (const name of LIVE_SETTINGS) {
+    const path = name.split('.');
+    const key = path.pop() as string;
+    const target = sectionAt(result, path);
+    const source = sectionAt(reloaded as unknown as Record<string, unknown>, path);
+    if (!target || !source) continue;
+    if (Object.hasOwn(source, key)) target[key] = structuredClone(source[key]);
+    else delete target[key];
+  }
+  return result as unknown as AppConfig;
+}
+
+function sectionAt(root: Record<string, unknown>, path: readonly string[]): Record<string, unknown> | undefined {
+  let node: unknown = root;
+  for (const key of path) node = isPlainObject(node) ? node[key] : undefined;
+  return isPlainObject(node) ? node : undefined;
+}
+
 function isLive(name: string): boolean {
   return LIVE_SETTINGS.some((live) => name === live || name.startsWith(`${live}.`));
 }

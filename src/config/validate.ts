@@ -13,6 +13,7 @@ import {
   type JetStreamConfig,
 } from './model.js';
 import { parseDuration, parseSize } from './units.js';
+import { resolveWorkerCount } from './worker-count.js';
 
 /**
  * Stage B of startup (operations.md §1.6): semantic checks across fields, run after loading and
@@ -20,10 +21,10 @@ import { parseDuration, parseSize } from './units.js';
  * schema-and-validation.md §5.9. Checks run in the spec's order and the first failure wins;
  * each failure carries the §3.4.3 log event it must be logged with.
  *
- * Order: B1.1 kind, then the backend settings (D8 caps, the in-memory byte budget, D22), B1.2
- * bases, B1.3 key_order, B1.4 storage_policy needs topic, then "every schema has a topic" (S13),
- * B1.5 values, B1.6 capability, then the per-schema structure rules (D19, §5.9, D8), B2 … B6, B7
- * (+ D8/D9).
+ * Order: B1.1 kind, then the backend settings (D8 caps, the in-memory byte budget, D22, D36
+ * workers), B1.2 bases, B1.3 key_order, B1.4 storage_policy needs topic, then "every schema has a
+ * topic" (S13), B1.5 values, B1.6 capability, then the per-schema structure rules (D19, §5.9, D8),
+ * B2 … B6, B7 (+ D8/D9).
  */
 
 export const VALIDATION_EVENTS = {
@@ -206,6 +207,7 @@ function checkBackend(config: AppConfig): void {
     }
     checkMaxTotalSize(backend.in_memory.max_total_size, config.application.max_body_bytes);
   }
+  if (backend.kind === 'in_memory') checkWorkersShareHistory(config.application.workers);
   if (backend.kind === 'jetstream') {
     const policy = backend.jetstream.retention_policy;
     if (policy !== 'limits') {
@@ -224,6 +226,20 @@ function checkMaxTotalSize(text: string, maxBodyBytes: number): void {
   if (bytes < smallest) {
     configError(
       `${where}: must be at least ${smallest} bytes (4 × application.max_body_bytes + 8 KiB, so that any notification notify accepts fits), got '${text}' (${bytes} bytes)`,
+    );
+  }
+}
+
+/**
+ * D36: worker processes share nothing but the backend, and the in-memory backend's history lives
+ * in the process that stored it, so a watch on one worker would never see another's notifications.
+ */
+function checkWorkersShareHistory(setting: AppConfig['application']['workers']): void {
+  const count = resolveWorkerCount(setting);
+  if (count > 1) {
+    const asked = setting === 'auto' ? `auto means ${count} server processes here (one per usable CPU), which` : `${count} server processes`;
+    configError(
+      `application.workers: ${asked} need notification_backend.kind jetstream: the in_memory backend keeps its notifications inside one process (set application.workers to 1)`,
     );
   }
 }

@@ -27,6 +27,11 @@ export interface LoggerOptions {
    * `destination`) is written first and exactly as without it.
    */
   readonly tee?: DestinationStream;
+  /**
+   * Attributes every line carries, under `attributes` like any event field: `worker_id` in a
+   * server of several processes (D36, docs/logging.md).
+   */
+  readonly attributes?: Readonly<Record<string, unknown>>;
 }
 
 /** The identity block of every line (§3.4.1), also the OTLP resource. */
@@ -50,6 +55,7 @@ const STDOUT_WRITERS = new WeakMap<Logger, ReturnType<typeof pino.destination>>(
 
 export function createLogger(options: LoggerOptions): Logger {
   const resource = logResource(options.serviceVersion, options.env ?? process.env);
+  const processAttributes = { ...options.attributes };
 
   // Asynchronous writes (the libuv thread pool), as pino does by default, kept so `endLogger` can wait for them.
   const stdout = options.destination ? undefined : pino.destination({ dest: 1, sync: false });
@@ -73,7 +79,7 @@ export function createLogger(options: LoggerOptions): Logger {
         log: (object) => ({ attributes: renameAttributes(object) }),
       },
       // A copy: pino merges each event's fields into the object mixin returns.
-      mixin: (_object, _level, logger) => ({ ...CONTEXTS.get(logger) }),
+      mixin: (_object, _level, logger) => ({ ...processAttributes, ...CONTEXTS.get(logger) }),
       hooks: {
         // The message is free text too: it may quote a URL or a header (§3.4.1 redaction).
         // `args` is pino's own array for this call, so it is redacted in place.
@@ -90,6 +96,20 @@ export function createLogger(options: LoggerOptions): Logger {
   );
   if (stdout) STDOUT_WRITERS.set(logger, stdout);
   return logger;
+}
+
+/** Where a process writes lines that other processes logged; `write` answers false when it is behind. */
+export interface ForwardedLines {
+  write(text: string): boolean;
+  once(event: 'drain', listener: () => void): unknown;
+}
+
+/**
+ * The stdout writer of this logger, for the lines of the workers of a primary (D36): writing them
+ * through it keeps each write whole, as its own lines are (each text must be whole lines).
+ */
+export function forwardedLines(logger: Logger): ForwardedLines {
+  return STDOUT_WRITERS.get(logger) ?? process.stdout;
 }
 
 /**

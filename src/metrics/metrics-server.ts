@@ -8,7 +8,8 @@ export interface MetricsServerOptions {
   readonly host: string;
   /** 0 picks an ephemeral port (tests); the bound port is returned. */
   readonly port: number;
-  readonly metrics: AvisoMetrics;
+  /** What `GET /metrics` answers: one process's registry, or the primary's aggregate of its workers (D36). */
+  readonly metrics: Pick<AvisoMetrics, 'render'>;
   readonly logger: Logger;
 }
 

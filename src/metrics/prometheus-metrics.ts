@@ -60,12 +60,28 @@ export interface PrometheusMetricsOptions {
   readonly otlpStats?: () => OtlpExportStats;
   /** The configured connection and buffer limits (`aviso_http_max_connections`, `aviso_sse_max_total_buffered_bytes`). */
   readonly limits?: CapacityLimits;
+  /** Labels on prom-client's process metrics: `worker` in a worker of several processes (D36). */
+  readonly processLabels?: Readonly<Record<string, string>>;
+}
+
+/** A registry's metrics as plain data (`Registry.getMetricsAsJSON`), what prom-client aggregates. */
+export type MetricsJson = Awaited<ReturnType<Registry['getMetricsAsJSON']>>;
+
+/** One process's metrics as its primary aggregates them (D36, src/runtime/cluster-metrics.ts). */
+export interface MetricsSnapshot {
+  readonly metrics: MetricsJson;
+  /** Per SSE route, the authenticated usernames with an open stream, so users are counted once across processes. */
+  readonly streamUsers: Readonly<Partial<Record<SseRoute, readonly string[]>>>;
+}
+
+export interface PrometheusAvisoMetrics extends AvisoMetrics {
+  snapshot(): Promise<MetricsSnapshot>;
 }
 
 /** All metrics in one dedicated registry, so nothing depends on prom-client's global one. */
-export function createPrometheusMetrics(options: PrometheusMetricsOptions): AvisoMetrics {
+export function createPrometheusMetrics(options: PrometheusMetricsOptions): PrometheusAvisoMetrics {
   const register = new Registry();
-  collectDefaultMetrics({ register });
+  collectDefaultMetrics({ register, ...(options.processLabels ? { labels: { ...options.processLabels } } : {}) });
   const core = defineCoreMetrics(register);
   const ecpds = defineEcpdsMetrics(register);
   precreateSeries(options, core, ecpds);
@@ -341,9 +357,13 @@ class OpenCounts {
   get size(): number {
     return this.counts.size;
   }
+
+  keys(): string[] {
+    return [...this.counts.keys()];
+  }
 }
 
-class PrometheusMetrics implements AvisoMetrics {
+class PrometheusMetrics implements PrometheusAvisoMetrics {
   readonly enabled = true;
 
   /** Open streams per route and event type (a JSON pair, so no separator can collide). */
@@ -465,6 +485,12 @@ class PrometheusMetrics implements AvisoMetrics {
 
   async render(): Promise<{ contentType: string; body: string }> {
     return { contentType: this.register.contentType, body: await this.register.metrics() };
+  }
+
+  async snapshot(): Promise<MetricsSnapshot> {
+    const streamUsers: Partial<Record<SseRoute, string[]>> = {};
+    for (const [route, users] of this.usersByRoute) streamUsers[route] = users.keys();
+    return { metrics: await this.register.getMetricsAsJSON(), streamUsers };
   }
 
   private users(route: SseRoute): OpenCounts {

@@ -43,6 +43,8 @@ export interface ServerOptions {
   readonly env?: Record<string, string>;
   /** Listen on this port (`application.port` of an object config); a restart reuses its old one. */
   readonly port?: number;
+  /** How long to wait for `startup.server.started` (or, running to exit, for the exit); 15 s unless given. */
+  readonly startTimeoutMs?: number;
 }
 
 /** A `waitForLog` call still waiting: told of each line logged from then on. */
@@ -98,7 +100,11 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const exited = new Promise<number | null>((resolveExit) => child.on('exit', (code) => resolveExit(code)));
 
   const port = await new Promise<number>((resolvePort, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start within 15 s; stderr: ${stderr}`)), 15_000);
+    const startTimeoutMs = options.startTimeoutMs ?? 15_000;
+    const timer = setTimeout(
+      () => reject(new Error(`server did not start within ${startTimeoutMs / 1000} s; stderr: ${stderr}`)),
+      startTimeoutMs,
+    );
     child.stdout?.on('data', (chunk: Buffer) => {
       pending += chunk.toString('utf8');
       let newline = pending.indexOf('\n');
@@ -182,7 +188,7 @@ export async function runServerToExit(options: ServerOptions): Promise<ExitResul
   let stderr = '';
   child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-  const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+  const timer = setTimeout(() => child.kill('SIGKILL'), options.startTimeoutMs ?? 15_000);
   const code = await new Promise<number | null>((resolveExit) => child.on('exit', (c) => resolveExit(c)));
   clearTimeout(timer);
   rmSync(dir, { recursive: true, force: true });

@@ -170,16 +170,8 @@ export function sequenceOf(frame: RawFrame): number {
   return Number(match[1]);
 }
 
-/** Sums the samples of one metric (all label sets matching `labels`) in a Prometheus exposition. */
-export function metricSum(exposition: string, name: string, labels: Record<string, string> = {}): number {
-  let sum = 0;
-  for (const line of exposition.split('\n')) {
-    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
-    if (!Object.entries(labels).every(([key, value]) => line.includes(`${key}="${value}"`))) continue;
-    sum += Number(line.slice(line.lastIndexOf(' ') + 1));
-  }
-  return sum;
-}
+// Re-exported for the suites that import it from here; it lives with the other test helpers.
+export { metricSum } from '../../support/metric-sum.js';
 
 /** Resident set size of a process in bytes (`VmRSS` of /proc/<pid>/status). */
 export async function rssBytes(pid: number): Promise<number> {

@@ -40,6 +40,7 @@ describe('defaults', () => {
           server_repository_url: 'https://github.com/aviso-ts/aviso-ts',
         },
         cors: { allowed_origins: [] },
+        workers: 1,
       },
       logging: { level: 'info', access_log: 'debug', otlp: { enabled: false, protocol: 'grpc' } },
       auth: { enabled: false, mode: 'direct', auth_o_tron_url: '', jwt_secret: '', admin_roles: {}, timeout_ms: 5000 },
@@ -356,6 +357,27 @@ describe('A4: types and ranges', () => {
 
   it('rejects an event schema that is not a mapping', () => {
     expect(loadError(() => loadDoc({ notification_schema: { mars: null } }))).toBe('notification_schema.mars: must be a mapping, got null');
+  });
+});
+
+describe('application.workers: a count or auto (D36)', () => {
+  it.each([
+    ['a count in YAML', { application: { workers: 4 } }, {}, 4],
+    ['a quoted count in YAML', { application: { workers: '3' } }, {}, 3],
+    ['auto', { application: { workers: 'auto' } }, {}, 'auto'],
+    ['a count from the environment', {}, { AVISOSERVER_APPLICATION__WORKERS: '2' }, 2],
+    ['auto from the environment', {}, { AVISOSERVER_APPLICATION__WORKERS: 'auto' }, 'auto'],
+  ])('accepts %s', (_what, patch, env, expected) => {
+    expect(loadDoc(patch, env).application.workers).toBe(expected);
+  });
+
+  it.each([
+    ['0', { application: { workers: 0 } }, {}, '0'],
+    ['a fraction', { application: { workers: 1.5 } }, {}, '1.5'],
+    ['another word', { application: { workers: 'all' } }, {}, '"all"'],
+    ['Auto in another case', {}, { AVISOSERVER_APPLICATION__WORKERS: 'AUTO' }, '"AUTO" (from AVISOSERVER_APPLICATION__WORKERS)'],
+  ])('rejects %s', (_what, patch, env, got) => {
+    expect(loadError(() => loadDoc(patch, env))).toBe(`application.workers: must be an integer >= 1 or "auto", got ${got}`);
   });
 });
 

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { restartOnlySettings, schemaChanges } from '../../../src/config/reload-changes.js';
+import { restartOnlySettings, schemaChanges, withLiveSettings } from '../../../src/config/reload-changes.js';
 import { loadDoc, removeSandboxes, schema } from './config-fixture.js';
 
 afterAll(removeSandboxes);
@@ -94,5 +94,48 @@ describe('restartOnlySettings (browser.md §5: settings that cannot change live)
     expect(restartOnlySettings(loadDoc(tls('old')), loadDoc(tls('new')))).toEqual([]);
     expect(restartOnlySettings(loadDoc(), loadDoc(tls('new')))).toEqual(['application.tls']);
     expect(restartOnlySettings(loadDoc(tls('old')), loadDoc())).toEqual(['application.tls']);
+  });
+});
+
+describe('withLiveSettings (a worker started beside reloaded ones, D36)', () => {
+  it('takes the schemas, strict mode and admin roles of the reload and keeps every restart-only setting', () => {
+    const running = loadDoc({
+      notification_schema: { mars: schema('mars') },
+      auth: { admin_roles: { ecmwf: ['admin'] } },
+      watch_endpoint: { sse_heartbeat_interval_sec: 30 },
+    });
+    const reloaded = loadDoc({
+      application: { port: 9001 },
+      notification_schema: { diss: schema('diss') },
+      notification_schema_strict: false,
+      auth: { admin_roles: { ecmwf: ['operator'] } },
+      watch_endpoint: { sse_heartbeat_interval_sec: 5 },
+    });
+    const merged = withLiveSettings(running, reloaded);
+    expect(merged.notification_schema).toEqual(reloaded.notification_schema);
+    expect(merged.notification_schema_strict).toBe(false);
+    expect(merged.auth.admin_roles).toEqual({ ecmwf: ['operator'] });
+    expect(restartOnlySettings(running, merged)).toEqual([]);
+    expect(schemaChanges(merged.notification_schema, reloaded.notification_schema)).toEqual({ added: [], removed: [], changed: [] });
+  });
+
+  it('drops a live setting the reload no longer has', () => {
+    const running = loadDoc({ notification_schema: { mars: schema('mars') }, notification_schema_strict: true });
+    const merged = withLiveSettings(running, loadDoc());
+    expect(merged.notification_schema).toBeUndefined();
+    expect(merged.notification_schema_strict).toBeUndefined();
+  });
+
+  it('takes new certificate file names but leaves TLS off when the reload turned it on', () => {
+    const tls = (name: string) => ({ application: { tls: { cert_file: `/etc/aviso/${name}.pem`, key_file: `/etc/aviso/${name}.key` } } });
+    expect(withLiveSettings(loadDoc(tls('old')), loadDoc(tls('new'))).application.tls).toEqual(loadDoc(tls('new')).application.tls);
+    expect(withLiveSettings(loadDoc(), loadDoc(tls('new'))).application.tls).toBeUndefined();
+  });
+
+  it('leaves the running configuration as it was', () => {
+    const running = loadDoc({ notification_schema: { mars: schema('mars') } });
+    const before = structuredClone(running);
+    withLiveSettings(running, loadDoc({ notification_schema: { diss: schema('diss') } }));
+    expect(running).toEqual(before);
   });
 });

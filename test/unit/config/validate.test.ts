@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   ConfigValidationError,
@@ -118,6 +119,37 @@ describe('backend settings (D8, D22)', () => {
 
   it('ignores the jetstream retention policy when the backend is in_memory', () => {
     expect(() => validate({ notification_backend: { jetstream: { retention_policy: 'workqueue' } } })).not.toThrow();
+  });
+});
+
+describe('application.workers needs a shared backend (D36)', () => {
+  it('rejects several workers on the in_memory backend, saying why and what to do', () => {
+    expectFailure(
+      { application: { workers: 2 } },
+      CONFIGURATION,
+      'application.workers: 2 server processes need notification_backend.kind jetstream: the in_memory backend keeps its notifications inside one process (set application.workers to 1)',
+    );
+  });
+
+  it('accepts one worker on the in_memory backend', () => {
+    expect(() => validate({ application: { workers: 1 } })).not.toThrow();
+  });
+
+  it('accepts several workers on the jetstream backend', () => {
+    expect(() => validate(merged(JETSTREAM, { application: { workers: 8 } }))).not.toThrow();
+  });
+
+  it('judges auto by the CPUs it resolves to here', () => {
+    const cpus = availableParallelism();
+    if (cpus === 1) {
+      expect(() => validate({ application: { workers: 'auto' } })).not.toThrow();
+      return;
+    }
+    expectFailure(
+      { application: { workers: 'auto' } },
+      CONFIGURATION,
+      `application.workers: auto means ${cpus} server processes here (one per usable CPU), which need notification_backend.kind jetstream: the in_memory backend keeps its notifications inside one process (set application.workers to 1)`,
+    );
   });
 });
 

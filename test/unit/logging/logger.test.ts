@@ -39,6 +39,18 @@ describe('createLogger', () => {
     expect(lines[0]?.attributes).toEqual({ request_id: 'r-1', topic: 'mars.*', 'event.name': 'x' });
   });
 
+  it('adds the process attributes (a worker id, D36) to every line, its children and their context included', async () => {
+    const { lines, destination } = capture();
+    const logger = createLogger({ level: 'info', serviceVersion: '1', env: {}, destination, attributes: { worker_id: 3 } });
+    logger.info({ event_name: 'a' }, 'one');
+    childLogger(logger, { request_id: 'r-1' }).info({ event_name: 'b' }, 'two');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(lines.map((line) => line.attributes)).toEqual([
+      { worker_id: 3, 'event.name': 'a' },
+      { worker_id: 3, request_id: 'r-1', 'event.name': 'b' },
+    ]);
+  });
+
   it('treats an unknown level as info', () => {
     expect(configuredLevel('LOUD')).toBe('info');
     expect(configuredLevel('Debug')).toBe('debug');
