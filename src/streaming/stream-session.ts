@@ -9,6 +9,7 @@ import type {
   StoredNotification,
 } from '../backend/backend.js';
 import { setTimeoutAt, type Clock, type TimerHandle } from '../clock.js';
+import type { DueQueue } from './due-queue.js';
 import { displayTopic } from '../topic/percent-codec.js';
 import { CloudEventRenderError, type CloudEventRenderer, type FrameStyle } from './cloudevent.js';
 import {
@@ -42,6 +43,8 @@ export interface StreamDependencies {
   readonly logger: Logger;
   /** The process's byte budget and stall watchdog, shared by every stream. */
   readonly guards: ConnectionGuards;
+  /** The process's heartbeat and maximum-duration queues (stream-supervisor.ts). */
+  readonly schedule: StreamSchedule;
   /** Records a live delivery's lag from its acceptance (storage time, ns) to now (`aviso_delivery_lag_seconds`). */
   readonly deliveryLag: (acceptedAtNs: bigint) => void;
   /** Called once when the stream is over, whatever ended it. */
@@ -49,6 +52,12 @@ export interface StreamDependencies {
 }
 
 type Phase = 'setup' | 'replay' | 'live' | 'closed';
+
+/** One queue for every stream's heartbeats, one for every watch's maximum duration. */
+export interface StreamSchedule {
+  readonly heartbeats: DueQueue<StreamSession>;
+  readonly lifetimes: DueQueue<StreamSession>;
+}
 
 /**
  * One watch or replay stream from setup to release: the lifecycle of streaming.md §7–§12 in one
@@ -152,20 +161,20 @@ export class StreamSession {
     }
     // The first heartbeat follows the opening frame at once (streaming.md §8.2, D2).
     this.send(heartbeat(this.identity, clock.now()));
-    this.timers.push(
-      clock.setInterval(() => this.send(heartbeat(this.identity, clock.now())), settings.heartbeatIntervalSec * 1000),
-    );
-    if (this.request.endpoint === 'watch') {
-      this.timers.push(
-        clock.setTimeout(() => this.close('max_duration_reached'), settings.connectionMaxDurationSec * 1000),
-      );
-    }
+    // Heartbeats and the maximum duration come from the process's queues (due-queue.ts), not a timer each.
+    this.timers.push({ cancel: this.deps.schedule.heartbeats.add(this) });
+    if (this.request.endpoint === 'watch') this.timers.push({ cancel: this.deps.schedule.lifetimes.add(this) });
     const expiresAt = this.request.credentialsExpireAt;
     if (expiresAt !== undefined) this.timers.push(setTimeoutAt(clock, expiresAt, () => this.closeTokenExpired()));
 
     if (this.endedBeforeBegin) this.onLiveEnded(this.endedBeforeBegin.error);
     else if (cursor.kind === 'live') this.enterLive();
     else void this.runReplay(cursor);
+  }
+
+  /** The heartbeat interval passed (streaming.md §8.2): called by the process's heartbeat queue. */
+  heartbeatDue(): void {
+    this.send(heartbeat(this.identity, this.deps.clock.now()));
   }
 
   /** Ends the stream deliberately with its final frame (§5.8). */

@@ -13,7 +13,8 @@ import type { CloseReason } from './frames.js';
 import type { StartCursorRequest } from './start-cursor.js';
 import type { StreamSettings, StreamTelemetry } from './stream-request.js';
 import type { ConnectionGuards } from './sse-connection.js';
-import { StreamSession } from './stream-session.js';
+import { DueQueue } from './due-queue.js';
+import { StreamSession, type StreamSchedule } from './stream-session.js';
 
 export interface StreamSupervisorDependencies {
   readonly backend: NotificationBackend;
@@ -59,7 +60,17 @@ export class StreamSupervisor {
   /** Streams with the same filter evaluate it once per notification (shared-filters.ts). */
   private readonly filters = new SharedFilters();
 
-  constructor(private readonly deps: StreamSupervisorDependencies) {}
+  private readonly schedule: StreamSchedule;
+
+  constructor(private readonly deps: StreamSupervisorDependencies) {
+    const { clock, settings } = deps;
+    this.schedule = {
+      heartbeats: new DueQueue(clock, settings.heartbeatIntervalSec * 1000, true, (session) => session.heartbeatDue()),
+      lifetimes: new DueQueue(clock, settings.connectionMaxDurationSec * 1000, false, (session) =>
+        session.close('max_duration_reached'),
+      ),
+    };
+  }
 
   get openStreams(): number {
     return this.sessions.size;
@@ -87,6 +98,7 @@ export class StreamSupervisor {
         settings: this.deps.settings,
         logger: reply.log as Logger,
         guards: this.deps.guards,
+        schedule: this.schedule,
         deliveryLag: this.deps.deliveryLag,
         onReleased: (released) => {
           this.sessions.delete(released);
