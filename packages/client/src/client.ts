@@ -36,6 +36,8 @@ export class AvisoClient {
   readonly transport: Transport;
   /** @internal */
   readonly clock: Clock;
+  /** `AvisoClientOptions.flushCursorOnExit`. */
+  readonly flushCursorOnExit: boolean;
   private readonly timeoutMs: number;
   private readonly shared: DefaultFetch | undefined;
 
@@ -44,7 +46,14 @@ export class AvisoClient {
     this.baseUrlInput = options.baseUrl;
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.clock = options.clock ?? systemClock;
-    this.shared = options.fetch === undefined ? defaultFetch(options.ca === undefined ? {} : { ca: options.ca }) : undefined;
+    this.flushCursorOnExit = options.flushCursorOnExit === true;
+    this.shared =
+      options.fetch === undefined
+        ? defaultFetch({
+            ...(options.ca === undefined ? {} : { ca: options.ca }),
+            ...(options.dangerAcceptInvalidCerts === undefined ? {} : { dangerAcceptInvalidCerts: options.dangerAcceptInvalidCerts }),
+          })
+        : undefined;
     this.transport = new Transport({
       baseUrl: this.baseUrl,
       auth: options.auth,

@@ -78,7 +78,8 @@ describe.each(BACKEND_KINDS)('aviso CLI on %s', (kind) => {
     expect(readLines(seen)).toEqual(['mars@4', 'mars@5', 'mars@6']);
   });
 
-  it('two CLI processes sharing one state file lose nothing', async () => {
+  // Four CLI processes and twenty notifications on two shared cores: a generous budget.
+  it('two CLI processes sharing one state file lose nothing', { timeout: 90_000 }, async () => {
     const dir = mkdtempSync(join(tmpdir(), 'aviso-cli-shared-'));
     const stateFile = join(dir, 'state.json');
     const start = (cls: string, from: string[]): ReturnType<typeof startCli> =>
