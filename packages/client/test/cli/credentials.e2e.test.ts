@@ -42,7 +42,7 @@ describe('the credentials file', () => {
   it('is read again after a 401, so a rotated token reaches a running listen', { timeout: 90_000 }, async () => {
     const home = mkdtempSync(join(tmpdir(), 'aviso-creds-'));
     const credentials = join(home, 'credentials.yaml');
-    writeFileSync(credentials, `bearer:\n  token: ${await expiringIn(8)}\n`);
+    writeFileSync(credentials, `bearer:\n  token: ${await expiringIn(15)}\n`);
     const env = cliEnv(home, { AVISO_BASE_URL: server.url, AVISO_CREDENTIALS_FILE: credentials });
     const dump = await runCli(['--json', 'config', 'dump'], env);
     expect(JSON.parse(dump.stdout)).toMatchObject({ auth: { kind: 'bearer', source: 'credentials file', path: credentials } });

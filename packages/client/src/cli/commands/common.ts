@@ -1,7 +1,5 @@
 import { readFileSync } from 'node:fs';
 import { AvisoClient, isSecureOrLoopback, type Identifier, type Notification } from '../../index.js';
-import { plaintextRefusal } from '../../http.js';
-import { parseBaseUrl } from '../../url.js';
 import { UsageError } from '../errors.js';
 import type { ListenerSpec } from '../listeners.js';
 import { isObject, loadListenerFiles } from '../listeners.js';
@@ -45,25 +43,24 @@ export function readCaBundle(path: string): string {
  */
 export function createClient(ctx: CommandContext): AvisoClient {
   const { settings } = ctx;
-  const baseUrl = requireBaseUrl(settings);
   const ca = settings.caBundles.value.map(readCaBundle);
   const credential = settings.credential;
-  const parsed = parseBaseUrl(baseUrl);
-  if (credential && !isSecureOrLoopback(parsed)) {
-    if (credential.provider.discovered) throw plaintextRefusal(credential.provider, parsed);
-    ctx.output.log.log('warn', 'sending the credential in the clear: the base URL is not https and not a loopback address', {
-      'event.name': 'client.auth.plaintext',
-      base_url: parsed.origin,
-    });
-  }
-  return new AvisoClient({
-    baseUrl,
+  const client = new AvisoClient({
+    baseUrl: requireBaseUrl(settings),
     ...(credential ? { auth: credential.provider } : {}),
     ...(settings.timeoutMs.value === undefined ? {} : { timeoutMs: settings.timeoutMs.value }),
     ...(ca.length > 0 ? { ca } : {}),
     ...(settings.dangerAcceptInvalidCerts.value ? { dangerAcceptInvalidCerts: true } : {}),
     userAgent: 'aviso-ts-cli',
   });
+  client.assertCredentialAllowed();
+  if (credential && !isSecureOrLoopback(client.baseUrl)) {
+    ctx.output.log.log('warn', 'sending the credential in the clear: the base URL is not https and not a loopback address', {
+      'event.name': 'client.auth.plaintext',
+      base_url: client.baseUrl.origin,
+    });
+  }
+  return client;
 }
 
 export interface InlineFlags {
