@@ -1,10 +1,10 @@
 import { systemClock, type Clock } from './clock.js';
 import { DecodeError, HttpError } from './errors.js';
-import { Transport } from './http.js';
+import { plaintextRefusal, Transport } from './http.js';
 import { defaultFetch, type DefaultFetch } from './transport/default-fetch.js';
 import { NotificationStream } from './stream/notification-stream.js';
 import type { AdminResult, AvisoClientOptions, NotifyRequest, NotifyResult, SchemaList, WatchRequest } from './types.js';
-import { parseBaseUrl } from './url.js';
+import { isSecureOrLoopback, parseBaseUrl } from './url.js';
 
 const DEFAULT_TIMEOUT_MS = 30_000;
 
@@ -36,6 +36,8 @@ export class AvisoClient {
   readonly transport: Transport;
   /** @internal */
   readonly clock: Clock;
+  /** `AvisoClientOptions.flushCursorOnExit`. */
+  readonly flushCursorOnExit: boolean;
   private readonly timeoutMs: number;
   private readonly shared: DefaultFetch | undefined;
 
@@ -44,7 +46,14 @@ export class AvisoClient {
     this.baseUrlInput = options.baseUrl;
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.clock = options.clock ?? systemClock;
-    this.shared = options.fetch === undefined ? defaultFetch(options.ca === undefined ? {} : { ca: options.ca }) : undefined;
+    this.flushCursorOnExit = options.flushCursorOnExit === true;
+    this.shared =
+      options.fetch === undefined
+        ? defaultFetch({
+            ...(options.ca === undefined ? {} : { ca: options.ca }),
+            ...(options.dangerAcceptInvalidCerts === undefined ? {} : { dangerAcceptInvalidCerts: options.dangerAcceptInvalidCerts }),
+          })
+        : undefined;
     this.transport = new Transport({
       baseUrl: this.baseUrl,
       auth: options.auth,
@@ -52,6 +61,16 @@ export class AvisoClient {
       fetch: options.fetch ?? this.shared!.fetch,
     });
     this.admin = new AvisoAdmin(this);
+  }
+
+  /**
+   * Throws the `AuthError` every request would raise when the client's credential was discovered
+   * (environment, a file) and the base URL is neither https nor loopback; a caller can stop before
+   * doing anything else.
+   */
+  assertCredentialAllowed(): void {
+    const auth = this.transport.options.auth;
+    if (auth?.discovered && !isSecureOrLoopback(this.baseUrl)) throw plaintextRefusal(auth, this.baseUrl);
   }
 
   /** Publishes one notification. Not retried once sent (it could be stored twice), except after a 401 refresh. */

@@ -129,3 +129,15 @@ function parseErrorBody(body: string): { message?: string; requestId?: string; c
     return {};
   }
 }
+
+/**
+ * A fetch failure in words a person can act on: undici reports every network failure as
+ * `fetch failed` and keeps the reason (`ECONNREFUSED`, a certificate error) in its cause.
+ */
+export function describeNetworkFailure(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const cause = error instanceof Error ? (error.cause as { code?: unknown; message?: unknown } | undefined) : undefined;
+  if (cause === undefined || cause === null || typeof cause !== 'object') return message;
+  const detail = [cause.code, cause.message].filter((p): p is string => typeof p === 'string' && p !== '' && p !== message);
+  return detail.length > 0 ? `${message} (${[...new Set(detail)].join(': ')})` : message;
+}

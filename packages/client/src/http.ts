@@ -1,12 +1,20 @@
 import type { AuthProvider } from './auth/provider.js';
-import { AuthError, HttpError, TransportError } from './errors.js';
-import { isSecureOrLoopback, joinUrl } from './url.js';
+import { AuthError, describeNetworkFailure, HttpError, TransportError } from './errors.js';
+import { isSecureOrLoopback, joinUrl, urlWithoutUserinfo } from './url.js';
 
 export interface TransportOptions {
   readonly baseUrl: URL;
   readonly auth: AuthProvider | undefined;
   readonly userAgent: string | undefined;
   readonly fetch: typeof globalThis.fetch;
+}
+
+/** The aviso client's refusal of a discovered credential for a remote `http://` address (it names where the credential came from). */
+export function plaintextRefusal(auth: AuthProvider, baseUrl: URL): AuthError {
+  return new AuthError(
+    `refusing to send the credential from the ${auth.source ?? auth.kind} to ${urlWithoutUserinfo(baseUrl)}, which is not https and not a loopback address. ` +
+      'Use an https address, or pass the credential explicitly if you intend to send it in the clear.',
+  );
 }
 
 /**
@@ -29,11 +37,7 @@ export class Transport {
     if (auth) {
       const value = await auth.authorization();
       if (value !== undefined) {
-        if (auth.discovered && !isSecureOrLoopback(this.options.baseUrl)) {
-          throw new AuthError(
-            `refusing to send a ${auth.kind} credential to ${this.options.baseUrl.origin}: use https, a loopback address, or pass the credential explicitly`,
-          );
-        }
+        if (auth.discovered && !isSecureOrLoopback(this.options.baseUrl)) throw plaintextRefusal(auth, this.options.baseUrl);
         headers.authorization = value;
       }
     }
@@ -88,7 +92,7 @@ export class Transport {
       });
     } catch (error) {
       if (signal?.aborted) throw signal.reason;
-      const why = timeout.aborted ? `timed out after ${timeoutMs} ms` : (error as Error).message;
+      const why = timeout.aborted ? `timed out after ${timeoutMs} ms` : describeNetworkFailure(error);
       throw new TransportError(`${method} ${this.url(path).href} failed: ${why}`, { cause: error });
     }
   }

@@ -34,11 +34,11 @@ export {
   type HistoryGap,
 } from './errors.js';
 export type { AuthProvider } from './auth/provider.js';
-export { BasicAuth, BearerAuth, ChainAuth, CredentialsFileAuth, EnvironmentAuth, parseCredentialsFile } from './auth/providers.js';
+export { BasicAuth, BearerAuth, ChainAuth, CredentialsFileAuth, DiscoveredAuth, EnvironmentAuth, parseCredentialsFile } from './auth/providers.js';
 export type { Checkpoint, StateStore } from './state/store.js';
 export { MemoryStore } from './state/memory-store.js';
 export { JsonFileStore, STATE_FILE_VERSION } from './state/json-file-store.js';
-export { KEY_FORMAT_VERSION, normaliseBaseUrl, resumeKey } from './state/resume-key.js';
+export { KEY_FORMAT_VERSION, KEY_FORMAT_VERSIONS, normaliseBaseUrl, resumeKey } from './state/resume-key.js';
 export { systemClock, type Clock, type TimerHandle } from './clock.js';
 export {
   backoffDelay,
@@ -50,4 +50,4 @@ export {
   SHORT_SESSION_MS,
 } from './stream/backoff.js';
 export { MAX_EVENT_BYTES, MAX_LINE_BYTES } from './stream/sse-reader.js';
-export { isSecureOrLoopback } from './url.js';
+export { isSecureOrLoopback, urlWithoutUserinfo } from './url.js';

@@ -18,8 +18,19 @@ export interface AvisoClientOptions {
    * platform fetch.
    */
   readonly fetch?: typeof globalThis.fetch;
-  /** Extra trusted CA certificates (PEM) for https in Node, e.g. a private gateway's. */
-  readonly ca?: string;
+  /**
+   * Extra trusted CA certificates (PEM, one string or several) for https in Node, e.g. a private
+   * gateway's; added to Node's default roots, not used instead of them.
+   */
+  readonly ca?: string | readonly string[];
+  /** Accept any server certificate in Node. Insecure: for development against a self-signed server only. */
+  readonly dangerAcceptInvalidCerts?: boolean;
+  /**
+   * Commit the last handed notification of a watch with a state store when the watch is closed
+   * (the aviso client's `flush_cursor_on_exit`). Off by default, as there: a consumer that stops
+   * halfway through a notification then gets it again on restart instead of losing it.
+   */
+  readonly flushCursorOnExit?: boolean;
 }
 
 /** An identifier value as sent: strings by default, typed JSON when the caller chose it. */
@@ -99,7 +110,9 @@ export type WatchStatus =
   | { readonly type: 'opened'; readonly opening: StreamOpening; readonly attempt: number }
   | { readonly type: 'control'; readonly frame: Readonly<Record<string, unknown>> }
   | { readonly type: 'reconnecting'; readonly delayMs: number; readonly attempt: number; readonly reason: string }
-  | { readonly type: 'ended'; readonly reason: string };
+  | { readonly type: 'ended'; readonly reason: string }
+  /** The commit of `flushCursorOnExit` failed: the next run may deliver that notification again. */
+  | { readonly type: 'flushFailed'; readonly error: unknown };
 
 export interface SchemaList {
   readonly [eventType: string]: unknown;

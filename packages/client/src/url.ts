@@ -26,9 +26,21 @@ export function joinUrl(base: URL, path: string): URL {
   return new URL(path.replace(/^\/+/, ''), base);
 }
 
-/** True for https, and for http to a loopback host (where a credential never leaves the machine). */
+/**
+ * True for https, and for http to a loopback host, where a credential never leaves the machine:
+ * `localhost` and `*.localhost`, 127.0.0.0/8 and `[::1]` (the aviso client's rule; an IPv4-mapped
+ * address such as `[::ffff:127.0.0.1]` is not loopback by it, and so not by this one).
+ */
 export function isSecureOrLoopback(url: URL): boolean {
   if (url.protocol === 'https:') return true;
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  return host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
+  const host = url.hostname.toLowerCase();
+  return host === 'localhost' || host.endsWith('.localhost') || host === '[::1]' || /^127(\.\d{1,3}){3}$/.test(host);
+}
+
+/** The URL without `user:password@`, for messages that name where a credential would have gone. */
+export function urlWithoutUserinfo(url: URL): string {
+  const copy = new URL(url.href);
+  copy.username = '';
+  copy.password = '';
+  return copy.href;
 }

@@ -10,6 +10,8 @@ export interface AuthProvider {
    * a discovered credential is never sent to a base URL that is neither https nor loopback.
    */
   readonly discovered: boolean;
+  /** Where a discovered credential was found (`environment`, `credentials file PATH`), for messages. */
+  readonly source?: string;
   /** The `Authorization` header value, or `undefined` for an anonymous request. */
   authorization(): Promise<string | undefined>;
   /** Re-read or rotate the credential after a 401. Resolves once the next `authorization()` sees it. */

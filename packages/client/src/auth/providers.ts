@@ -18,16 +18,16 @@ export class BearerAuth implements AuthProvider {
   readonly kind = 'bearer';
   readonly discovered = false;
   private token: string | undefined;
-  constructor(private readonly source: string | (() => string | Promise<string>)) {
-    if (typeof source === 'string') this.token = source;
+  constructor(private readonly tokenSource: string | (() => string | Promise<string>)) {
+    if (typeof tokenSource === 'string') this.token = tokenSource;
   }
   async authorization(): Promise<string> {
-    this.token ??= await (this.source as () => string | Promise<string>)();
+    this.token ??= await (this.tokenSource as () => string | Promise<string>)();
     return `Bearer ${this.token}`;
   }
   async refresh(): Promise<void> {
     // A fixed token cannot change: the retry after a 401 sends it once more, as the aviso client does.
-    if (typeof this.source !== 'string') this.token = await this.source();
+    if (typeof this.tokenSource !== 'string') this.token = await this.tokenSource();
   }
 }
 
@@ -48,6 +48,7 @@ export class BasicAuth implements AuthProvider {
 export class EnvironmentAuth implements AuthProvider {
   readonly kind = 'environment';
   readonly discovered = true;
+  readonly source = 'environment';
   private header: string | undefined;
   constructor(private readonly env: Readonly<Record<string, string | undefined>> = globalThis.process?.env ?? {}) {
     this.header = this.read();
@@ -80,8 +81,11 @@ export class EnvironmentAuth implements AuthProvider {
 export class CredentialsFileAuth implements AuthProvider {
   readonly kind = 'credentials-file';
   readonly discovered = true;
+  readonly source: string;
   private header: Promise<string> | undefined;
-  constructor(readonly path: string) {}
+  constructor(readonly path: string) {
+    this.source = `credentials file ${path}`;
+  }
   authorization(): Promise<string> {
     this.header ??= this.load();
     return this.header;
@@ -127,6 +131,28 @@ export function parseCredentialsFile(text: string, path: string): string {
 }
 
 /**
+ * A provider whose credential was found rather than given (a config file's `auth:` block, say):
+ * it answers as `inner` does, but counts as discovered, so it is never sent in the clear to a
+ * remote host, and names `source` when it is refused.
+ */
+export class DiscoveredAuth implements AuthProvider {
+  readonly discovered = true;
+  readonly kind: string;
+  constructor(
+    private readonly inner: AuthProvider,
+    readonly source: string,
+  ) {
+    this.kind = inner.kind;
+  }
+  authorization(): Promise<string | undefined> {
+    return this.inner.authorization();
+  }
+  refresh(): Promise<void> {
+    return this.inner.refresh();
+  }
+}
+
+/**
  * Tries members in order; the first one that yields a header wins, and refresh targets that
  * member only. Discovered when any member is.
  */
@@ -137,6 +163,9 @@ export class ChainAuth implements AuthProvider {
   /** The winning member's flag once one has answered; before that, whether any member is discovered. */
   get discovered(): boolean {
     return this.winner?.discovered ?? this.members.some((member) => member.discovered);
+  }
+  get source(): string | undefined {
+    return (this.winner ?? this.members.find((member) => member.discovered))?.source;
   }
   /** The member whose header goes out (after the first `authorization()`). */
   get active(): AuthProvider | undefined {

@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { UsageError } from './errors.js';
 
-export const SHELLS = ['bash', 'zsh', 'fish'] as const;
+/** The shells the aviso client generates completions for (clap_complete's). */
+export const SHELLS = ['bash', 'elvish', 'fish', 'powershell', 'zsh'] as const;
 
 interface Node {
   readonly path: string[];
@@ -72,6 +73,55 @@ function fish(nodes: Node[]): string {
   return `${lines.join('\n')}\n`;
 }
 
+function powershell(nodes: Node[]): string {
+  const table = nodes.map((n) => `    '${n.path.join(' ')}' = @(${[...n.subcommands, ...n.flags].map((w) => `'${w}'`).join(', ')})`).join('\n');
+  return `# PowerShell completion for aviso: aviso completions powershell | Out-String | Invoke-Expression
+Register-ArgumentCompleter -Native -CommandName aviso -ScriptBlock {
+  param($wordToComplete, $commandAst, $cursorPosition)
+  $choices = @{
+${table}
+  }
+  $subs = @{
+${nodes.map((n) => `    '${n.path.join(' ')}' = @(${n.subcommands.map((w) => `'${w}'`).join(', ')})`).join('\n')}
+  }
+  $path = ''
+  foreach ($element in $commandAst.CommandElements | Select-Object -Skip 1) {
+    $word = $element.ToString()
+    if ($element.Extent.StartOffset -ge $cursorPosition) { break }
+    if ($word.StartsWith('-')) { continue }
+    if ($subs[$path] -contains $word) { $path = ($path + ' ' + $word).Trim() }
+  }
+  $choices[$path] | Where-Object { $_ -like "$wordToComplete*" } | ForEach-Object {
+    [System.Management.Automation.CompletionResult]::new($_, $_, 'ParameterValue', $_)
+  }
+}
+`;
+}
+
+function elvish(nodes: Node[]): string {
+  const quote = (w: string): string => `'${w}'`;
+  return `# elvish completion for aviso: eval (aviso completions elvish | slurp)
+use str
+set edit:completion:arg-completer[aviso] = {|@words|
+  var choices = [
+${nodes.map((n) => `    &${quote(n.path.join(' '))}=[${[...n.subcommands, ...n.flags].map(quote).join(' ')}]`).join('\n')}
+  ]
+  var subs = [
+${nodes.map((n) => `    &${quote(n.path.join(' '))}=[${n.subcommands.map(quote).join(' ')}]`).join('\n')}
+  ]
+  var path = ''
+  for word $words[1..-1] {
+    if (not (str:has-prefix $word '-')) {
+      if (has-value $subs[$path] $word) {
+        if (eq $path '') { set path = $word } else { set path = $path' '$word }
+      }
+    }
+  }
+  all $choices[$path]
+}
+`;
+}
+
 export function completionScript(program: Command, shell: string): string {
   const nodes: Node[] = [];
   walk(program, [], [], nodes);
@@ -82,6 +132,10 @@ export function completionScript(program: Command, shell: string): string {
       return zsh(nodes);
     case 'fish':
       return fish(nodes);
+    case 'powershell':
+      return powershell(nodes);
+    case 'elvish':
+      return elvish(nodes);
     default:
       throw new UsageError(`unsupported shell "${shell}" (supported: ${SHELLS.join(', ')})`);
   }

@@ -35,7 +35,8 @@ export type TriggerSpec =
       readonly headers: Readonly<Record<string, string>>;
       readonly bodyTemplate: string | undefined;
     } & TimedCommon)
-  | ({ readonly type: 'post'; readonly url: string; readonly headers: Readonly<Record<string, string>> } & TimedCommon);
+  | ({ readonly type: 'post'; readonly url: string; readonly headers: Readonly<Record<string, string>> } & TimedCommon)
+  | ({ readonly type: 'teams'; readonly url: string; readonly titleTemplate: string } & TimedCommon);
 
 export interface ListenerSpec {
   /** Undefined when the file gives none: the echo leader then names no listener. */
@@ -56,7 +57,10 @@ const TRIGGER_KEYS: Record<TriggerSpec['type'], readonly string[]> = {
   command: [...TIMED_KEYS, 'command', 'env', 'working_dir'],
   webhook: [...TIMED_KEYS, 'url', 'method', 'headers', 'body_template'],
   post: [...TIMED_KEYS, 'url', 'headers'],
+  teams: [...TIMED_KEYS, 'url', 'title_template'],
 };
+/** The aviso client's default card title. */
+export const DEFAULT_TEAMS_TITLE = 'aviso {{ notification.event_type }} #{{ notification.sequence }}';
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 const HTTP_TIMEOUT_MS = 30_000;
 
@@ -134,6 +138,7 @@ function parseTrigger(raw: unknown, where: string): TriggerSpec {
     };
   }
   const url = str(raw.url, where, 'url');
+  if (kind === 'teams') return { type: kind, ...timed(HTTP_TIMEOUT_MS), url, titleTemplate: optStr(raw.title_template, where, 'title_template') ?? DEFAULT_TEAMS_TITLE };
   const headers = stringMap(raw.headers, where, 'headers');
   if (kind === 'post') return { type: kind, ...timed(HTTP_TIMEOUT_MS), url, headers };
   const method = raw.method ?? 'POST';

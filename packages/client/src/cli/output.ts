@@ -1,24 +1,48 @@
 import { once } from 'node:events';
+import { colorEnabled, createLogger, type Logger } from './log.js';
 
 /**
  * Where the command writes. Results go to stdout, human-readable on a terminal and one JSON
- * object per line when piped or with --json; progress and diagnostics go to stderr.
+ * object per line when piped or with --json. On stderr: the status lines a person reads
+ * (`Connecting for …`, `Listening for …`, `Error in listener …`, warnings), always plain text, and
+ * the diagnostic records of `log` (retries, warnings of the TLS and credential settings, debug),
+ * whose shape and level follow the aviso client (see log.ts).
  */
 export interface Output {
   /** Human output on stdout (a terminal and no --json). */
   readonly human: boolean;
-  readonly verbosity: number;
+  /** ANSI colors on stdout's human output (`--color`). */
+  readonly color: boolean;
+  readonly log: Logger;
   /** Writes to stdout honouring backpressure, so a slow pipe slows the stream, not memory. */
   write(text: string): Promise<void>;
   /** One result: `human` text on a terminal, else the compact JSON of `data`. */
   result(data: unknown, human: string): Promise<void>;
-  info(message: string): void;
-  debug(message: string): void;
+  /** A plain status line on stderr. */
+  line(message: string): void;
+  /** `Error: message` on stderr. */
   error(message: string): void;
 }
 
-export function createOutput(options: { json: boolean; verbosity: number }, stdout: NodeJS.WriteStream = process.stdout, stderr: NodeJS.WriteStream = process.stderr): Output {
+export interface OutputOptions {
+  readonly json: boolean;
+  readonly verbosity: number;
+  readonly color?: 'auto' | 'always' | 'never';
+  readonly env?: NodeJS.ProcessEnv;
+  readonly version?: string;
+}
+
+export function createOutput(options: OutputOptions, stdout: NodeJS.WriteStream = process.stdout, stderr: NodeJS.WriteStream = process.stderr): Output {
   const human = !options.json && stdout.isTTY === true;
+  const env = options.env ?? {};
+  const mode = options.color ?? 'never';
+  const log = createLogger({
+    stderr,
+    verbosity: options.verbosity,
+    env,
+    color: colorEnabled(mode, stderr.isTTY === true, env),
+    version: options.version ?? '0.0.0',
+  });
   // A reader that went away (`aviso listen | head -1`) surfaces as EPIPE on a later write; keep
   // it so the next write fails as a trigger failure instead of crashing on an unhandled event.
   let broken: Error | undefined;
@@ -29,7 +53,8 @@ export function createOutput(options: { json: boolean; verbosity: number }, stdo
   });
   return {
     human,
-    verbosity: options.verbosity,
+    color: human && colorEnabled(mode, true, env),
+    log,
     async write(text) {
       if (broken) throw broken;
       try {
@@ -42,11 +67,8 @@ export function createOutput(options: { json: boolean; verbosity: number }, stdo
     async result(data, humanText) {
       await this.write(human ? `${humanText}\n` : `${JSON.stringify(data)}\n`);
     },
-    info(message) {
+    line(message) {
       stderr.write(`${message}\n`);
-    },
-    debug(message) {
-      if (options.verbosity > 0) stderr.write(`DEBUG ${message}\n`);
     },
     error(message) {
       stderr.write(`Error: ${message}\n`);

@@ -1,9 +1,10 @@
 import { Command, Option } from 'commander';
-import { adminCommand, configDumpCommand, notifyCommand, schemaGetCommand, schemaListCommand } from './commands/simple.js';
+import { configDumpCommand } from './commands/config-dump.js';
+import { adminCommand, notifyCommand, schemaGetCommand, schemaListCommand } from './commands/simple.js';
 import type { CommandContext } from './commands/common.js';
 import { listenCommand, type ListenFlags } from './commands/listen.js';
 import { replayCommand, type ReplayFlags } from './commands/replay.js';
-import { completionScript } from './completions.js';
+import { completionScript, SHELLS } from './completions.js';
 
 /**
  * The `aviso` command tree, flag for flag the aviso client's (client.md §5). Each action
@@ -24,9 +25,14 @@ export function buildProgram(version: string, run: Run): Command {
     .option('--token <TOKEN>', 'bearer token (env AVISO_TOKEN)')
     .option('--username <USERNAME>', 'basic auth user name, with --password (env AVISO_USERNAME)')
     .option('--password <PASSWORD>', 'basic auth password, with --username (env AVISO_PASSWORD)')
-    .option('--ca-bundle <PATH>', 'PEM file of the CAs to trust for an https server (config tls.ca_bundle)')
+    .option('--ca-bundle <PATH>', 'PEM file of CAs to trust in addition to the default roots; repeatable (config tls.ca_bundle)', collect, [])
+    .option('--danger-accept-invalid-certs', 'accept any server certificate: INSECURE, for development only (warns on every run)')
     .option('--json', 'JSON output even on a terminal')
-    .addOption(new Option('--color <MODE>', 'color mode; output is never colored').choices(['auto', 'always', 'never']).default('never'))
+    .addOption(
+      new Option('--color <MODE>', 'ANSI colors in human output: auto (a terminal and no NO_COLOR), always, never')
+        .choices(['auto', 'always', 'never'])
+        .default('never'),
+    )
     .option('-v, --verbose', 'more diagnostics on stderr (-v, -vv)', increase, 0)
     .showHelpAfterError();
   program.exitOverride();
@@ -53,7 +59,7 @@ export function buildProgram(version: string, run: Run): Command {
       .argument('[LISTENER_FILES...]', 'listener YAML files (replace the config file\'s listeners:)')
       .option('--from <VALUE>', 'start after this sequence, or at this date, for every listener')
       .option('--no-state-store', 'keep cursors in memory only for this run')
-      .option('--startup-timeout <DURATION>', 'give up when no connection is confirmed within this time', '30s'),
+      .option('--startup-timeout <DURATION>', 'give up when no stream is confirmed open within this time across retries; 0s to disable', '30s'),
   ).action((files: string[], opts: ListenFlags, cmd: Command) => run(cmd, (ctx) => listenCommand(ctx, files, opts)));
 
   inline(
@@ -109,7 +115,7 @@ export function buildProgram(version: string, run: Run): Command {
   program
     .command('completions')
     .description('print a shell completion script')
-    .argument('<SHELL>', 'bash, zsh or fish')
+    .argument('<SHELL>', SHELLS.join(', '))
     .action((shell: string, _: unknown, cmd: Command) =>
       run(cmd, async (ctx) => {
         await ctx.output.write(completionScript(program, shell));

@@ -1,54 +1,47 @@
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { parse } from 'yaml';
+import { credentialsFilePath, resolveCredential, type Credential, type CredentialFlags } from './credentials.js';
 import { UsageError } from './errors.js';
 import { isObject, parseListenerList, type ListenerSpec, type Obj } from './listeners.js';
 import { parseDuration } from './values.js';
 
 /**
  * The resolved settings of one invocation. Every field is layered on its own: flag, then
- * environment, then config file, then default — except the credential, which comes whole
- * from the highest layer that gives any (a flag token must not pair with a file password).
+ * environment, then config file, then default — except the credential, which comes whole from
+ * the first place that holds one (credentials.ts).
  */
 
-export type Source = 'flag' | 'env' | 'config' | 'default';
+export type Source = 'flag' | 'env' | 'file' | 'default';
 
 export interface Sourced<T> {
   readonly value: T;
   readonly source: Source;
 }
 
-export type Credential =
-  | { readonly kind: 'none' }
-  | { readonly kind: 'bearer'; readonly token: string }
-  | { readonly kind: 'basic'; readonly username: string; readonly password: string };
-
 export interface Settings {
   readonly configFile: Sourced<string>;
   readonly stateFile: Sourced<string>;
   readonly baseUrl: Sourced<string | undefined>;
-  readonly credential: Sourced<Credential>;
+  readonly credential: Credential | undefined;
   readonly timeoutMs: Sourced<number | undefined>;
   readonly heartbeatIntervalMs: Sourced<number | undefined>;
-  /** PEM file of the CAs to trust for an https server, in place of Node's defaults. */
-  readonly caBundle: Sourced<string | undefined>;
+  /** PEM files of extra CAs, absolute: trusted for https in addition to the default roots. */
+  readonly caBundles: Sourced<readonly string[]>;
+  readonly dangerAcceptInvalidCerts: Sourced<boolean>;
   readonly listeners: readonly ListenerSpec[];
 }
 
-export interface GlobalFlags {
+export interface GlobalFlags extends CredentialFlags {
   readonly config?: string;
   readonly stateFile?: string;
   readonly baseUrl?: string;
-  readonly token?: string;
-  readonly username?: string;
-  readonly password?: string;
-  readonly caBundle?: string;
+  readonly caBundle?: readonly string[];
+  readonly dangerAcceptInvalidCerts?: boolean;
 }
 
 const CONFIG_KEYS = ['base_url', 'auth', 'timeout', 'heartbeat_interval', 'state_file', 'tls', 'listeners'];
-const AUTH_KEYS = ['bearer_token', 'basic'];
-const BASIC_KEYS = ['username', 'password'];
 const TLS_KEYS = ['ca_bundle', 'danger_accept_invalid_certs'];
 
 function checkKeys(value: unknown, allowed: readonly string[], where: string): Obj {
@@ -71,23 +64,33 @@ export function defaultConfigDir(env: NodeJS.ProcessEnv): string {
 
 interface ConfigFile {
   readonly baseUrl?: string;
-  readonly token?: string;
-  readonly username?: string;
-  readonly password?: string;
+  readonly auth?: unknown;
   readonly timeout?: string;
   readonly heartbeatInterval?: string;
   readonly stateFile?: string;
-  readonly caBundle?: string;
+  /** Present when the file has a `tls:` block: the block decides, even when its list is empty. */
+  readonly caBundles?: readonly string[];
+  readonly dangerAcceptInvalidCerts?: boolean;
   readonly listeners: readonly ListenerSpec[];
 }
 
-/** Reads the config file; a missing file is fine only when nobody asked for it by name. */
-export function readConfigFile(path: string, explicit: boolean): ConfigFile {
+/** A list of paths; one string is taken as a list of one. Relative paths are the file's neighbours. */
+function caBundleList(value: unknown, path: string): string[] {
+  if (value === undefined || value === null) return [];
+  const list = typeof value === 'string' ? [value] : value;
+  if (!Array.isArray(list) || !list.every((p): p is string => typeof p === 'string' && p !== '')) {
+    throw new UsageError(`${path}: tls.ca_bundle must be a list of paths`);
+  }
+  return list.map((p) => (isAbsolute(p) ? p : resolve(dirname(path), p)));
+}
+
+/** Reads the config file. A file that does not exist is an empty configuration, named or not (as in the aviso client). */
+export function readConfigFile(path: string): ConfigFile {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT' && !explicit) return { listeners: [] };
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { listeners: [] };
     throw new UsageError(`cannot read config file ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
   }
   let doc: unknown;
@@ -97,22 +100,17 @@ export function readConfigFile(path: string, explicit: boolean): ConfigFile {
     throw new UsageError(`config file ${path} is not valid YAML: ${(error as Error).message}`);
   }
   const root = checkKeys(doc, CONFIG_KEYS, `config file ${path}`);
-  const auth = root.auth === undefined ? {} : checkKeys(root.auth, AUTH_KEYS, `${path}: auth`);
-  const basic = auth.basic === undefined ? {} : checkKeys(auth.basic, BASIC_KEYS, `${path}: auth.basic`);
-  const tls = root.tls === undefined || root.tls === null ? {} : checkKeys(root.tls, TLS_KEYS, `${path}: tls`);
-  // Accepted only when off: turning verification off is never done silently, and not at all here.
-  if (tls.danger_accept_invalid_certs !== undefined && tls.danger_accept_invalid_certs !== false) {
-    throw new UsageError(`${path}: tls.danger_accept_invalid_certs is not supported: trust the server's CA with tls.ca_bundle instead`);
-  }
+  const hasTls = root.tls !== undefined && root.tls !== null;
+  const tls = hasTls ? checkKeys(root.tls, TLS_KEYS, `${path}: tls`) : {};
+  const danger = tls.danger_accept_invalid_certs;
+  if (danger !== undefined && typeof danger !== 'boolean') throw new UsageError(`${path}: tls.danger_accept_invalid_certs must be true or false`);
   return {
     baseUrl: optString(root.base_url, `${path}: base_url`),
-    token: optString(auth.bearer_token, `${path}: auth.bearer_token`),
-    username: optString(basic.username, `${path}: auth.basic.username`),
-    password: optString(basic.password, `${path}: auth.basic.password`),
+    auth: root.auth,
     timeout: optString(root.timeout, `${path}: timeout`),
     heartbeatInterval: optString(root.heartbeat_interval, `${path}: heartbeat_interval`),
     stateFile: optString(root.state_file, `${path}: state_file`),
-    caBundle: optString(tls.ca_bundle, `${path}: tls.ca_bundle`),
+    ...(hasTls ? { caBundles: caBundleList(tls.ca_bundle, path), dangerAcceptInvalidCerts: danger === true } : {}),
     listeners: root.listeners === undefined || root.listeners === null ? [] : parseListenerList(root.listeners, path),
   };
 }
@@ -120,67 +118,37 @@ export function readConfigFile(path: string, explicit: boolean): ConfigFile {
 function pick<T>(flag: T | undefined, env: T | undefined, config: T | undefined, fallback: T): Sourced<T> {
   if (flag !== undefined) return { value: flag, source: 'flag' };
   if (env !== undefined && env !== '') return { value: env, source: 'env' };
-  if (config !== undefined) return { value: config, source: 'config' };
+  if (config !== undefined) return { value: config, source: 'file' };
   return { value: fallback, source: 'default' };
-}
-
-function credentialOf(token: string | undefined, username: string | undefined, password: string | undefined, layer: string): Credential | undefined {
-  if (token === undefined && username === undefined && password === undefined) return undefined;
-  if (token !== undefined && (username !== undefined || password !== undefined)) {
-    throw new UsageError(`${layer}: a token and a username/password are mutually exclusive`);
-  }
-  if (token !== undefined) return { kind: 'bearer', token };
-  if (username === undefined || password === undefined) throw new UsageError(`${layer}: a username needs a password and a password a username`);
-  return { kind: 'basic', username, password };
-}
-
-function nonEmpty(value: string | undefined): string | undefined {
-  return value === '' ? undefined : value;
 }
 
 export function resolveSettings(flags: GlobalFlags, env: NodeJS.ProcessEnv): Settings {
   const dir = defaultConfigDir(env);
-  const configFile = pick(flags.config, env.AVISO_CLIENT_CONFIG_FILE, undefined, join(dir, 'config.yaml'));
-  const file = readConfigFile(configFile.value, configFile.source !== 'default');
-  const fromFlags = credentialOf(flags.token, flags.username, flags.password, 'flags');
-  const fromEnv = credentialOf(nonEmpty(env.AVISO_TOKEN), nonEmpty(env.AVISO_USERNAME), nonEmpty(env.AVISO_PASSWORD), 'environment');
-  const fromConfig = credentialOf(file.token, file.username, file.password, `config file ${configFile.value}`);
+  const configFile = pick(flags.config === undefined ? undefined : resolve(flags.config), env.AVISO_CLIENT_CONFIG_FILE, undefined, join(dir, 'config.yaml'));
+  const file = readConfigFile(configFile.value);
   const toMs = (text: string | undefined, what: string): number | undefined => (text === undefined ? undefined : parseDuration(text, what));
+  const flagBundles = flags.caBundle?.length ? flags.caBundle.map((p) => resolve(p)) : undefined;
   return {
     configFile,
     stateFile: pick(flags.stateFile, env.AVISO_STATE_FILE, file.stateFile, join(dir, 'state.json')),
     baseUrl: pick<string | undefined>(flags.baseUrl, env.AVISO_BASE_URL, file.baseUrl, undefined),
-    credential: pick<Credential>(fromFlags, fromEnv, fromConfig, { kind: 'none' }),
+    credential: resolveCredential({
+      flags,
+      env,
+      configAuth: file.auth,
+      configPath: configFile.value,
+      credentialsPath: credentialsFilePath(env, dir),
+    }),
     timeoutMs: pick<number | undefined>(undefined, undefined, toMs(file.timeout, 'timeout'), undefined),
     heartbeatIntervalMs: pick<number | undefined>(undefined, undefined, toMs(file.heartbeatInterval, 'heartbeat_interval'), undefined),
-    caBundle: pick<string | undefined>(flags.caBundle, undefined, file.caBundle, undefined),
+    caBundles: pick<readonly string[]>(flagBundles, undefined, file.caBundles, []),
+    dangerAcceptInvalidCerts: pick<boolean>(flags.dangerAcceptInvalidCerts === true ? true : undefined, undefined, file.dangerAcceptInvalidCerts, false),
     listeners: file.listeners,
   };
 }
 
 export function requireBaseUrl(settings: Settings): string {
   const url = settings.baseUrl.value;
-  if (!url) throw new UsageError('no server URL: pass --base-url, set AVISO_BASE_URL, or set base_url in the config file');
+  if (!url) throw new UsageError('no server URL (base_url is required): pass --base-url, set AVISO_BASE_URL, or set base_url in the config file');
   return url;
-}
-
-const MASK = '***';
-
-/** `aviso config dump`: every resolved field with where it came from. */
-export function dumpSettings(settings: Settings, redact: boolean): Record<string, Sourced<unknown>> {
-  const c = settings.credential.value;
-  const secret = (value: string): string => (redact ? MASK : value);
-  const auth =
-    c.kind === 'bearer' ? { bearer_token: secret(c.token) } : c.kind === 'basic' ? { basic: { username: c.username, password: secret(c.password) } } : null;
-  const ms = (v: number | undefined): string | null => (v === undefined ? null : `${v}ms`);
-  return {
-    config_file: settings.configFile,
-    base_url: { value: settings.baseUrl.value ?? null, source: settings.baseUrl.source },
-    auth: { value: auth, source: settings.credential.source },
-    state_file: settings.stateFile,
-    timeout: { value: ms(settings.timeoutMs.value), source: settings.timeoutMs.source },
-    heartbeat_interval: { value: ms(settings.heartbeatIntervalMs.value), source: settings.heartbeatIntervalMs.source },
-    ca_bundle: { value: settings.caBundle.value ?? null, source: settings.caBundle.source },
-    listeners: { value: settings.listeners.map((l) => `${l.name ?? 'unnamed'} [${l.event}]`), source: 'config' },
-  };
 }

@@ -1,8 +1,8 @@
 import type * as FsPromises from 'node:fs/promises';
 import type * as NodePath from 'node:path';
-import type { lock as LockFunction } from 'proper-lockfile';
 import { StateStoreError } from '../errors.js';
-import { KEY_FORMAT_VERSION } from './resume-key.js';
+import { withFileLock } from './file-lock.js';
+import { KEY_FORMAT_VERSION, KEY_FORMAT_VERSIONS } from './resume-key.js';
 import type { Checkpoint, StateStore } from './store.js';
 
 /** Format version of the document itself (the aviso client's `version`). */
@@ -20,20 +20,36 @@ interface StateDocument {
 }
 
 /** Node modules loaded on first use, so importing the library in a browser never touches them. */
-async function nodeModules() {
-  const [fs, pathModule, lockfile] = await Promise.all([import('node:fs/promises'), import('node:path'), import('proper-lockfile')]);
-  return { fs, path: pathModule, lockfile: lockfile.default };
+async function nodeModules(): Promise<{ fs: typeof FsPromises; path: typeof NodePath }> {
+  const [fs, path] = await Promise.all([import('node:fs/promises'), import('node:path')]);
+  return { fs, path };
 }
 
 /**
  * The aviso client's state file (`{"version":1,"key_format_version":1,"checkpoints":{...}}`), so
- * the Rust `aviso` and this library can share one file. Every put runs under an exclusive lock on
- * `<path>.lock`, re-reads the file, merges monotonically (the higher sequence wins, other keys are
- * kept) and replaces the file atomically (temp file, fsync, rename, fsync of the directory).
- * The parent directory must exist; the file and its lock are created on the first put.
+ * the Rust `aviso` and this library share one file. Every put runs under the aviso client's own
+ * lock (an exclusive `flock` on `<path>.lock`, file-lock.ts), re-reads the file, merges
+ * monotonically (the higher sequence wins, every other key is kept) and replaces the file
+ * atomically (temp file, fsync, rename, fsync of the directory). Puts of one store are also
+ * serialised inside the process. The parent directory must exist; the file and its lock are
+ * created on the first put.
+ *
+ * A file keeps the `key_format_version` it was created with (1 or 2, the two recipes the aviso
+ * client has written): the store reports it through `keyFormatVersion()`, pinned at the first
+ * call, so watches compute their keys with that recipe and the Rust client that wrote the file
+ * still reads it. A file whose version changes under a running store is an error, never
+ * overwritten.
  */
 export class JsonFileStore implements StateStore {
+  private pinned: Promise<number> | undefined;
+  private queue: Promise<unknown> = Promise.resolve();
+
   constructor(readonly path: string) {}
+
+  keyFormatVersion(): Promise<number> {
+    this.pinned ??= this.read().then((document) => document?.key_format_version ?? KEY_FORMAT_VERSION);
+    return this.pinned;
+  }
 
   async get(key: string): Promise<Checkpoint | undefined> {
     const document = await this.read();
@@ -41,39 +57,30 @@ export class JsonFileStore implements StateStore {
     return entry === undefined ? undefined : { lastCommittedSequence: entry.last_committed_sequence, lastEventId: entry.last_event_id };
   }
 
-  async put(key: string, checkpoint: Checkpoint): Promise<void> {
-    const { fs, path, lockfile } = await nodeModules();
-    const release = await this.lock(fs, lockfile);
-    try {
-      const document = (await this.read()) ?? { version: STATE_FILE_VERSION, key_format_version: KEY_FORMAT_VERSION, checkpoints: {} };
-      const current = document.checkpoints[key];
-      if (current !== undefined && current.last_committed_sequence >= checkpoint.lastCommittedSequence) return;
-      document.checkpoints[key] = { last_committed_sequence: checkpoint.lastCommittedSequence, last_event_id: checkpoint.lastEventId };
-      await this.writeAtomically(fs, path, `${JSON.stringify(document, null, 2)}\n`);
-    } catch (error) {
-      throw error instanceof StateStoreError ? error : new StateStoreError(`cannot write state file ${this.path}: ${(error as Error).message}`, { cause: error });
-    } finally {
-      await release().catch(() => undefined);
-    }
+  put(key: string, checkpoint: Checkpoint): Promise<void> {
+    const run = this.queue.then(() => this.putLocked(key, checkpoint));
+    this.queue = run.catch(() => undefined);
+    return run;
   }
 
-  /**
-   * proper-lockfile locks by creating a directory. The Rust client leaves `<path>.lock` behind as a
-   * plain file (it flocks it); when that file exists our processes agree on `<path>.lock.d` instead.
-   */
-  private async lock(fs: typeof FsPromises, lockfile: { lock: typeof LockFunction }): Promise<() => Promise<void>> {
-    let lockPath = `${this.path}.lock`;
-    const existing = await fs.stat(lockPath).catch(() => undefined);
-    if (existing?.isFile()) lockPath = `${this.path}.lock.d`;
+  private async putLocked(key: string, checkpoint: Checkpoint): Promise<void> {
+    const keyVersion = await this.keyFormatVersion();
+    const { fs, path } = await nodeModules();
     try {
-      return await lockfile.lock(this.path, {
-        realpath: false,
-        lockfilePath: lockPath,
-        stale: 10_000,
-        retries: { retries: 200, factor: 1.2, minTimeout: 5, maxTimeout: 100 },
+      await withFileLock(this.path, async () => {
+        const document = (await this.read()) ?? { version: STATE_FILE_VERSION, key_format_version: keyVersion, checkpoints: {} };
+        if (document.key_format_version !== keyVersion) {
+          throw new StateStoreError(
+            `state file ${this.path} now uses key_format_version ${document.key_format_version}, but this process computed its keys with ${keyVersion}; restart it`,
+          );
+        }
+        const current = document.checkpoints[key];
+        if (current !== undefined && current.last_committed_sequence >= checkpoint.lastCommittedSequence) return;
+        document.checkpoints[key] = { last_committed_sequence: checkpoint.lastCommittedSequence, last_event_id: checkpoint.lastEventId };
+        await this.writeAtomically(fs, path, `${JSON.stringify(document, null, 2)}\n`);
       });
     } catch (error) {
-      throw new StateStoreError(`cannot lock state file ${this.path}: ${(error as Error).message}`, { cause: error });
+      throw error instanceof StateStoreError ? error : new StateStoreError(`cannot write state file ${this.path}: ${(error as Error).message}`, { cause: error });
     }
   }
 
@@ -115,7 +122,7 @@ export class JsonFileStore implements StateStore {
   }
 }
 
-/** Validates the document exactly as the aviso client does (exact version matches). */
+/** Validates the document as the aviso client does (exact `version`; a `key_format_version` this client computes). */
 export function parseStateDocument(text: string, path: string): StateDocument {
   let value: unknown;
   try {
@@ -128,8 +135,9 @@ export function parseStateDocument(text: string, path: string): StateDocument {
   if (record.version !== STATE_FILE_VERSION) {
     throw new StateStoreError(`state file format version ${String(record.version)} does not match supported version ${STATE_FILE_VERSION}`);
   }
-  if (record.key_format_version !== KEY_FORMAT_VERSION) {
-    throw new StateStoreError(`state file uses key_format_version ${String(record.key_format_version)}; this client uses ${KEY_FORMAT_VERSION}`);
+  const keyVersion = record.key_format_version;
+  if (typeof keyVersion !== 'number' || !KEY_FORMAT_VERSIONS.includes(keyVersion)) {
+    throw new StateStoreError(`state file uses key_format_version ${String(keyVersion)}; this client uses ${KEY_FORMAT_VERSIONS.join(' or ')}`);
   }
   const checkpoints = record.checkpoints;
   if (checkpoints === null || typeof checkpoints !== 'object' || Array.isArray(checkpoints)) {
@@ -145,5 +153,5 @@ export function parseStateDocument(text: string, path: string): StateDocument {
     }
     result[key] = { last_committed_sequence: sequence, last_event_id: eventId ?? null };
   }
-  return { version: STATE_FILE_VERSION, key_format_version: KEY_FORMAT_VERSION, checkpoints: result };
+  return { version: STATE_FILE_VERSION, key_format_version: keyVersion, checkpoints: result };
 }

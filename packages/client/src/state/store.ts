@@ -13,4 +13,10 @@ export interface Checkpoint {
 export interface StateStore {
   get(key: string): Promise<Checkpoint | undefined>;
   put(key: string, checkpoint: Checkpoint): Promise<void>;
+  /**
+   * The resume-key recipe (`key_format_version`) this store's keys use, when it is not the
+   * default: a state file keeps the version it was created with, so a watch computes its key with
+   * that one.
+   */
+  keyFormatVersion?(): Promise<number>;
 }

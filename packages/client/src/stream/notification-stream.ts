@@ -1,11 +1,12 @@
 import { sleep, type TimerHandle } from '../clock.js';
 import type { AvisoClient } from '../client.js';
-import { AvisoError, ConfigError, HistoryGapError, StateStoreError, StreamProtocolError, TransportError } from '../errors.js';
+import { AvisoError, ConfigError, describeNetworkFailure, HistoryGapError, StateStoreError, TransportError } from '../errors.js';
 import { resumeKey } from '../state/resume-key.js';
 import type { StateStore } from '../state/store.js';
 import type { Notification, StreamOpening, WatchRequest, WatchStatus } from '../types.js';
 import { backoffDelay, DEFAULT_HEARTBEAT_INTERVAL_MS, OPENING_DEADLINE_MS, watchdogTimeout } from './backoff.js';
 import { decodeNotification } from './frames.js';
+import { frameAction, openingAction } from './frame-rules.js';
 import { closeOutcome, responseOutcome, type Outcome } from './outcomes.js';
 import { watchBody } from './watch-body.js';
 import { BoundedQueue } from './queue.js';
@@ -58,6 +59,7 @@ export class NotificationStream implements AsyncIterableIterator<Notification> {
   private pinnedEnd: number | undefined;
   /** The gap baseline before anything is handed: the stored cursor, when it decides the start. */
   private baseline: number | undefined;
+  private exitFlush: Promise<void> | undefined;
 
   constructor(private readonly client: AvisoClient, private readonly request: WatchRequest) {
     this.ranged = request.to !== undefined;
@@ -108,7 +110,12 @@ export class NotificationStream implements AsyncIterableIterator<Notification> {
     }
   }
 
-  /** Stops iterating (a `break` out of `for await`); the last handed cursor is not committed, use `commit()`. */
+  /**
+   * Stops iterating (a `break` out of `for await`). The last handed notification is committed only
+   * with the client's `flushCursorOnExit` (or by calling `commit()`): as in the aviso client,
+   * leaving it uncommitted means a restart may deliver it again rather than skip work the
+   * consumer did not finish.
+   */
   return(): Promise<IteratorResult<Notification>> {
     this.close();
     return Promise.resolve({ value: undefined, done: true });
@@ -116,11 +123,16 @@ export class NotificationStream implements AsyncIterableIterator<Notification> {
 
   /** Commits the last handed notification to the state store now (a graceful exit's flush). */
   async commit(): Promise<void> {
+    await this.exitFlush;
     await this.commitPending();
   }
 
   /** Ends the stream: the socket is released and iteration finishes after nothing more. */
   close(): void {
+    if (this.client.flushCursorOnExit && this.exitFlush === undefined) {
+      // A failure here only means the next run may deliver this notification again.
+      this.exitFlush = this.commitPending().catch((error: unknown) => this.status({ type: 'flushFailed', error }));
+    }
     if (!this.abort.signal.aborted) this.abort.abort(new DOMException('the stream was closed', 'AbortError'));
     this.finished = true;
     this.queue.clear();
@@ -185,7 +197,7 @@ export class NotificationStream implements AsyncIterableIterator<Notification> {
         this.received = this.handed ?? this.baseline;
         const wait = outcome.wait === 'now' ? 0 : outcome.wait === 'backoff' ? backoffDelay(this.attempt++, () => this.client.clock.random()) : outcome.wait;
         if (!this.confirmedEver && startupDeadline !== undefined && this.client.clock.now() + wait > startupDeadline) {
-          throw new TransportError(`no confirmed opening within the startup budget of ${this.request.startupTimeoutMs} ms (last: ${outcome.reason})`);
+          throw new TransportError(`listener startup timeout exceeded: no stream confirmed open within ${this.request.startupTimeoutMs} ms (last: ${outcome.reason})`);
         }
         this.status({ type: 'reconnecting', delayMs: wait, attempt: this.attempt, reason: outcome.reason });
         if (wait > 0) await sleep(this.client.clock, wait, this.abort.signal);
@@ -203,7 +215,13 @@ export class NotificationStream implements AsyncIterableIterator<Notification> {
   }
 
   private async loadCursor(store: StateStore): Promise<void> {
-    this.key = await resumeKey(this.client.baseUrlInput, this.request.eventType, this.request.identifier ?? {});
+    let version: number | undefined;
+    try {
+      version = store.keyFormatVersion ? await store.keyFormatVersion() : undefined;
+    } catch (error) {
+      throw storeFailure('get', error);
+    }
+    this.key = await resumeKey(this.client.baseUrlInput, this.request.eventType, this.request.identifier ?? {}, version);
     let checkpoint;
     try {
       checkpoint = await store.get(this.key);
@@ -284,7 +302,7 @@ export class NotificationStream implements AsyncIterableIterator<Notification> {
       }
       if (cause === 'silence') return { kind: 'reconnect', wait: 'backoff', reason: 'no bytes within the heartbeat watchdog' };
       if (error instanceof AvisoError && !(error instanceof TransportError)) throw error;
-      return { kind: 'reconnect', wait: 'backoff', reason: `transport error: ${(error as Error).message}` };
+      return { kind: 'reconnect', wait: 'backoff', reason: `transport error: ${describeNetworkFailure(error)}` };
     } finally {
       deadline.cancel();
       watchdog?.cancel();
@@ -307,47 +325,30 @@ export class NotificationStream implements AsyncIterableIterator<Notification> {
   }
 
   private async handleFrame(frame: SseFrame, state: ConnectionState): Promise<Outcome | undefined> {
-    let data: Record<string, unknown>;
-    try {
-      const value: unknown = JSON.parse(frame.data);
-      if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new Error('not an object');
-      data = value as Record<string, unknown>;
-    } catch (error) {
-      throw new StreamProtocolError(`${frame.event} frame data is not a JSON object`, { cause: error });
+    if (!state.opened) {
+      const action = openingAction(frame, state.expectReplay);
+      if (action.kind === 'opened') this.handleOpening(action.data, state);
+      return undefined;
     }
-    if (!state.opened) return this.handleOpening(frame, data, state);
-    switch (frame.event) {
-      case 'heartbeat':
+    const action = frameAction(frame);
+    switch (action.kind) {
+      case 'skip':
         return undefined;
-      case 'error':
-        throw new StreamProtocolError(`the server ended the stream with an error: ${String(data.error)}: ${String(data.message)}`);
-      case 'connection-closing':
-        return this.handleClose(data, state);
-      case 'replay-control':
-        if (data.type === 'replay_completed') {
-          this.status({ type: 'control', frame: data });
-          return undefined;
-        }
-        if (data.type === 'notification_replay_limit_reached') {
-          throw new HistoryGapError({ kind: 'replay_limit_reached', maxAllowed: Number(data.max_allowed) });
-        }
-        throw new StreamProtocolError(`unexpected replay-control ${String(data.type)}`);
-      case 'live-notification':
-      case 'replay':
-        if (typeof data.specversion !== 'string') throw new StreamProtocolError(`unexpected ${frame.event} control ${String(data.type)}`);
-        await this.handleNotification(data);
+      case 'close':
+        return this.handleClose(action.data, state);
+      case 'control':
+        this.status({ type: 'control', frame: action.data });
         return undefined;
-      default:
-        throw new StreamProtocolError(`unknown SSE event ${JSON.stringify(frame.event)}`);
+      case 'notification':
+        await this.handleNotification(action.data);
+        return undefined;
+      case 'opened':
+        return undefined;
     }
   }
 
-  private handleOpening(frame: SseFrame, data: Record<string, unknown>, state: ConnectionState): undefined {
+  private handleOpening(data: Record<string, unknown>, state: ConnectionState): void {
     const expected = state.expectReplay ? 'replay_started' : 'connection_established';
-    const expectedEvent = state.expectReplay ? 'replay-control' : 'live-notification';
-    if (frame.event !== expectedEvent || data.type !== expected) {
-      throw new StreamProtocolError(`expected ${expected} as the opening frame, got ${frame.event} ${String(data.type ?? '')}`.trim());
-    }
     state.opened = true;
     state.openedAt = this.client.clock.now();
     state.cancelDeadline();
@@ -364,7 +365,6 @@ export class NotificationStream implements AsyncIterableIterator<Notification> {
     };
     this.resolveReady(opening);
     this.status({ type: 'opened', opening, attempt });
-    return undefined;
   }
 
   private handleClose(data: Record<string, unknown>, state: ConnectionState): Outcome {

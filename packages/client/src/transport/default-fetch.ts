@@ -14,13 +14,32 @@ const isNode = typeof process !== 'undefined' && typeof process.versions?.node =
  * browser never loads undici. Elsewhere: the platform fetch, whose connection pool the browser
  * owns (it multiplexes h2 itself).
  */
-export function defaultFetch(options: { ca?: string } = {}): DefaultFetch {
+export interface TlsTrust {
+  /** PEM certificates trusted in addition to Node's default roots. */
+  readonly ca?: string | readonly string[];
+  /** Accept any server certificate (development against a self-signed server only). */
+  readonly dangerAcceptInvalidCerts?: boolean;
+}
+
+/**
+ * The TLS options of every connection. Extra CAs are added to Node's default roots rather than
+ * replacing them (Node's `ca` option replaces), so a private CA does not cut off public servers.
+ */
+export async function connectOptions(trust: TlsTrust): Promise<{ ca?: string[]; rejectUnauthorized?: boolean }> {
+  const extra = trust.ca === undefined ? [] : typeof trust.ca === 'string' ? [trust.ca] : [...trust.ca];
+  const options: { ca?: string[]; rejectUnauthorized?: boolean } = {};
+  if (extra.length > 0) options.ca = [...(await import('node:tls')).rootCertificates, ...extra];
+  if (trust.dangerAcceptInvalidCerts === true) options.rejectUnauthorized = false;
+  return options;
+}
+
+export function defaultFetch(options: TlsTrust = {}): DefaultFetch {
   if (!isNode) return { fetch: globalThis.fetch.bind(globalThis), close: () => Promise.resolve() };
   let loaded: Promise<{ fetch: (input: URL | string, init: object) => Promise<unknown>; dispatcher: SharedConnections }> | undefined;
   const load = (): NonNullable<typeof loaded> =>
-    (loaded ??= Promise.all([import('undici'), import('./shared-connections.js')]).then(([undici, shared]) => ({
+    (loaded ??= Promise.all([import('undici'), import('./shared-connections.js'), connectOptions(options)]).then(([undici, shared, tls]) => ({
       fetch: undici.fetch as (input: URL | string, init: object) => Promise<unknown>,
-      dispatcher: new shared.SharedConnections(options.ca === undefined ? {} : { ca: options.ca }),
+      dispatcher: new shared.SharedConnections(tls),
     })));
   return {
     fetch: (async (input: URL | string, init?: RequestInit) => {

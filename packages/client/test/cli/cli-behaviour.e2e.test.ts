@@ -89,15 +89,19 @@ describe('aviso CLI behaviour (in memory)', () => {
     expect(JSON.parse(get.stdout)).toBeTypeOf('object');
     expect((await runCli(['schema', 'get', 'nope'], env)).code).toBe(1);
 
-    const dump = await runCli(['--token', 's3cret', 'config', 'dump', '--redact'], env);
+    const dump = await runCli(['--token', 's3cret', '--json', 'config', 'dump', '--redact'], env);
     expect(dump.code).toBe(0);
     expect(dump.stdout).not.toContain('s3cret');
-    const parsed = JSON.parse(dump.stdout) as Record<string, { value: unknown; source: string }>;
+    const parsed = JSON.parse(dump.stdout) as Record<string, unknown>;
     expect(parsed.base_url).toEqual({ value: server.url, source: 'env' });
-    expect(parsed.auth).toEqual({ value: { bearer_token: '***' }, source: 'flag' });
+    expect(parsed.auth).toMatchObject({ provider: '<set; redacted>', kind: 'bearer', source: 'flag' });
     expect(parsed.state_file).toEqual({ value: join(home, '.config/aviso/state.json'), source: 'default' });
+    // A credential on the command line is announced, as the aviso client announces it.
+    expect(ndjson(dump.stderr)).toEqual([expect.objectContaining({ severityText: 'WARN', attributes: { 'event.name': 'cli.auth.on_command_line' } })]);
+    const yaml = await runCli(['config', 'dump'], env);
+    expect(yaml.stdout).toContain(`base_url: ${server.url} # from: env\n`);
 
-    for (const shell of ['bash', 'zsh', 'fish']) {
+    for (const shell of ['bash', 'elvish', 'fish', 'powershell', 'zsh']) {
       const r = await runCli(['completions', shell], env);
       expect(r.code).toBe(0);
       expect(r.stdout).toContain('listen');
@@ -173,11 +177,18 @@ describe('aviso CLI behaviour (in memory)', () => {
       `listeners:\n  - name: broken\n    event: mars\n    identifiers: {}\n    triggers:\n      - type: echo\n  - name: good\n    event: mars\n    identifiers:\n      class: od\n    triggers:\n      - type: echo\n`,
     );
     const cli = startCli(['listen', file, '--no-state-store'], env);
-    await cli.waitFor(({ stderr }) => stderr.includes("Error: listener broken [mars]: HTTP 400: Required field 'class' missing") && stderr.includes('Listening for good [mars]'));
+    await cli.waitFor(
+      ({ stderr }) =>
+        stderr.includes("Error in listener broken: HTTP 400: Required field 'class' missing") &&
+        stderr.includes('  Other listeners continue.') &&
+        stderr.includes('Listening for good [mars]'),
+    );
     await notify(`event=mars,${MARS},step:=99`);
     await cli.waitFor(({ stdout }) => stdout.includes('"step":"99"'));
     cli.child.kill('SIGINT');
     expect(await cli.exited).toBe(1);
+    expect(cli.stderr()).toMatch(/^ {2}Hint: identifiers the schema marks `required: true`/m);
+    expect(cli.stderr().trimEnd().split('\n').at(-1)).toBe('Some listeners stopped with errors (see messages above). Exiting with non-zero status.');
   });
 
   it('a second Ctrl+C within 5 s exits 130 without waiting for the running trigger', async () => {
@@ -186,7 +197,7 @@ describe('aviso CLI behaviour (in memory)', () => {
     const file = join(dir, 'listeners.yaml');
     writeFileSync(file, `listeners:\n  - event: mars\n    identifiers: {class: od}\n    triggers:\n      - type: command\n        command: 'touch ${started}; sleep 5'\n`);
     const cli = startCli(['listen', file, '--no-state-store'], env);
-    await cli.waitFor(({ stderr }) => stderr.includes('Listening for unnamed [mars]'));
+    await cli.waitFor(({ stderr }) => stderr.includes('Listening for mars [mars]'));
     await notify(`event=mars,${MARS},step:=77`);
     await cli.waitFor(() => existsSync(started));
     cli.child.kill('SIGINT');
@@ -239,13 +250,14 @@ describe('aviso CLI behaviour (in memory)', () => {
   it('--startup-timeout fails a listener that never connects (exit 1)', async () => {
     const r = await runCli(['--base-url', 'http://127.0.0.1:9', 'listen', '--event', 'mars', '--identifier', 'class=od', '--no-state-store', '--startup-timeout', '1s'], env);
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/^Error: listener ad-hoc \[mars\]: /m);
+    expect(r.stderr).toMatch(/^Error in listener ad-hoc: listener startup timeout exceeded/m);
     expect(r.stderr).not.toContain('Listening for');
     // Ctrl+C while it is still retrying is a clean stop.
-    const retrying = startCli(['-v', '--base-url', 'http://127.0.0.1:9', 'listen', '--event', 'mars', '--identifiers', '{}', '--no-state-store'], env);
-    await retrying.waitFor(({ stderr }) => stderr.includes('reconnecting in'));
+    const retrying = startCli(['--base-url', 'http://127.0.0.1:9', 'listen', '--event', 'mars', '--identifiers', '{}', '--no-state-store'], env);
+    await retrying.waitFor(({ stderr }) => stderr.includes('Retrying listener connection'));
     retrying.child.kill('SIGINT');
     expect(await retrying.exited).toBe(0);
+    expect(retrying.stderr()).toContain('All listeners stopped.');
   });
 
   it('the post trigger forwards the server CloudEvent as application/cloudevents+json', async () => {
@@ -265,7 +277,7 @@ describe('aviso CLI behaviour (in memory)', () => {
       const file = join(dir, 'post.yaml');
       writeFileSync(file, `listeners:\n  - event: mars\n    identifiers: {class: od, step: 51}\n    triggers:\n      - type: post\n        url: "http://127.0.0.1:${port}/aviso/{{ notification.identifier.step }}"\n`);
       const cli = startCli(['listen', file, '--no-state-store'], env);
-      await cli.waitFor(({ stderr }) => stderr.includes('Listening for unnamed [mars]'));
+      await cli.waitFor(({ stderr }) => stderr.includes('Listening for mars [mars]'));
       await notify(`event=mars,${MARS},step:=51`);
       await cli.waitFor(() => bodies.length === 1);
       cli.child.kill('SIGINT');

@@ -27,10 +27,11 @@ describe('listener files from the aviso client documentation', () => {
   });
   it('reads every trigger kind with its defaults', () => {
     const [l] = parseListenerFile(fixture('listener-trigger-fields.yaml'), 'f');
-    expect(l?.triggers.map((t) => t.type)).toEqual(['echo', 'log', 'command', 'webhook', 'post']);
+    expect(l?.triggers.map((t) => t.type)).toEqual(['echo', 'log', 'command', 'webhook', 'teams', 'post']);
     expect(l?.triggers[2]).toMatchObject({ timeoutMs: 30_000, failFast: true, env: { DATA_DIR: '/var/lib/aviso/data' }, workingDir: '/var/lib/aviso' });
     expect(l?.triggers[3]).toMatchObject({ method: 'POST', timeoutMs: 30_000 });
-    expect(l?.triggers[4]).toMatchObject({ url: 'https://receiver.example/aviso', timeoutMs: 30_000, failFast: true });
+    expect(l?.triggers[4]).toMatchObject({ url: '{{ env.TEAMS_WEBHOOK_URL }}', titleTemplate: 'Custom {{ notification.event_type }}', timeoutMs: 30_000, failFast: true });
+    expect(l?.triggers[5]).toMatchObject({ url: 'https://receiver.example/aviso', timeoutMs: 30_000, failFast: true });
     const [, rd] = parseListenerFile(fixture('listener-publish-and-listen.yaml'), 'f');
     expect(rd?.triggers[0]).toMatchObject({ type: 'command', timeoutMs: undefined });
   });
@@ -56,7 +57,9 @@ describe('listener file validation', () => {
   it('rejects bad values', () => {
     expect(bad('listeners:\n  - name: x')).toMatch(/"event" must be a non-empty string/);
     expect(bad('listeners:\n  - event: mars\n    from_id: 1\n    from_date: "2026-01-01T00:00:00Z"')).toMatch(/mutually exclusive/);
-    expect(bad('listeners:\n  - event: mars\n    triggers:\n      - type: teams')).toMatch(/"type" must be one of/);
+    expect(bad('listeners:\n  - event: mars\n    triggers:\n      - type: email')).toMatch(/"type" must be one of echo, log, command, webhook, post, teams/);
+    expect(bad('listeners:\n  - event: mars\n    triggers:\n      - type: teams')).toMatch(/"url" must be a non-empty string/);
+    expect(bad('listeners:\n  - event: mars\n    triggers:\n      - type: teams\n        url: x\n        headers: {}')).toMatch(/unknown key "headers"/);
     expect(bad('listeners:\n  - event: mars\n    triggers:\n      - type: webhook\n        url: http://x\n        method: post')).toMatch(/"method"/);
     expect(bad('listeners:\n  - event: mars\n    triggers:\n      - type: echo\n        retries: -1')).toMatch(/"retries"/);
     expect(bad('listeners:\n  - event: mars\n    triggers:\n      - type: command\n        command: x\n        timeout: soon')).toMatch(/not a duration/);

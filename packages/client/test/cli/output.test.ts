@@ -24,13 +24,23 @@ describe('TTY-aware output', () => {
     await createOutput({ json: false, verbosity: 0 }, piped, stream(false)).result({ x: 1 }, 'x is 1');
     expect(piped.text()).toBe('{"x":1}\n');
   });
-  it('sends diagnostics to stderr, debug only with -v', () => {
+  it('sends status lines and diagnostic records to stderr, debug records only with -v', () => {
     const err = stream(false);
     const quiet = createOutput({ json: false, verbosity: 0 }, stream(false), err);
-    quiet.debug('hidden');
+    quiet.log.log('debug', 'hidden');
+    quiet.line('Connecting for x [mars]...');
     quiet.error('boom');
-    createOutput({ json: false, verbosity: 1 }, stream(false), err).debug('shown');
-    expect(err.text()).toBe('Error: boom\nDEBUG shown\n');
+    createOutput({ json: false, verbosity: 1 }, stream(false), err).log.log('debug', 'shown');
+    const [connecting, boom, record] = err.text().split('\n');
+    expect([connecting, boom]).toEqual(['Connecting for x [mars]...', 'Error: boom']);
+    expect(JSON.parse(record ?? '')).toMatchObject({ severityText: 'DEBUG', body: 'shown' });
+  });
+  it('colors the human stdout only when --color asks for it', () => {
+    expect(createOutput({ json: false, verbosity: 0, color: 'auto', env: {} }, stream(true), stream(false)).color).toBe(true);
+    expect(createOutput({ json: false, verbosity: 0, color: 'auto', env: { NO_COLOR: '1' } }, stream(true), stream(false)).color).toBe(false);
+    expect(createOutput({ json: false, verbosity: 0, color: 'always', env: { NO_COLOR: '1' } }, stream(true), stream(false)).color).toBe(true);
+    expect(createOutput({ json: false, verbosity: 0 }, stream(true), stream(false)).color).toBe(false);
+    expect(createOutput({ json: true, verbosity: 0, color: 'always' }, stream(true), stream(false)).color).toBe(false);
   });
   it('turns a closed pipe into an error of the next write instead of a crash', async () => {
     const out = stream(false);

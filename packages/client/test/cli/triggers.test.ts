@@ -34,8 +34,8 @@ function triggersOf(yaml: string) {
   return l!.triggers;
 }
 
-const warnings: string[] = [];
-const opts = { warn: (m: string) => void warnings.push(m), backoffMs: () => 0 };
+const warnings: { message: string; attributes: Readonly<Record<string, unknown>> }[] = [];
+const opts = { warn: (message: string, attributes: Readonly<Record<string, unknown>>) => void warnings.push({ message, attributes }), backoffMs: () => 0 };
 
 interface Received {
   method: string;
@@ -118,7 +118,10 @@ describe('command', () => {
   it('an optional trigger that fails warns and the next trigger still runs', async () => {
     const c = ctx();
     await runTriggers(triggersOf('      - type: command\n        command: "exit 1"\n        required: false\n      - type: echo'), n, c, opts);
-    expect(warnings.at(-1)).toMatch(/^WARN optional command trigger for mars@7 failed/);
+    expect(warnings.at(-1)).toEqual({
+      message: 'optional trigger failed; continuing',
+      attributes: { 'event.name': 'client.trigger.failed', kind: 'command', retries: 0, notification: 'mars@7', error: 'command trigger exited with code 1' },
+    });
     expect(c.out).toHaveLength(1);
   });
 });

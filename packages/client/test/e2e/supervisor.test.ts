@@ -189,7 +189,7 @@ describe('startup budget', () => {
     clock.advance(20_000);
     const error = await stream.next().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TransportError);
-    expect((error as Error).message).toBe('no confirmed opening within the startup budget of 30000 ms (last: HTTP 503)');
+    expect((error as Error).message).toBe('listener startup timeout exceeded: no stream confirmed open within 30000 ms (last: HTTP 503)');
     expect(proxy.accepted).toBe(2);
   });
 });

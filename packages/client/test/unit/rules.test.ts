@@ -50,5 +50,10 @@ describe('auth providers', () => {
     expect(isSecureOrLoopback(new URL('http://[::1]:8000'))).toBe(true);
     expect(isSecureOrLoopback(new URL('http://localhost'))).toBe(true);
     expect(isSecureOrLoopback(new URL('http://example.org'))).toBe(false);
+    // The aviso client's rule: *.localhost is loopback, an IPv4-mapped address and private ranges are not.
+    expect(isSecureOrLoopback(new URL('http://aviso.localhost:8000'))).toBe(true);
+    expect(isSecureOrLoopback(new URL('http://[0:0:0:0:0:0:0:1]:8000'))).toBe(true);
+    expect(isSecureOrLoopback(new URL('http://[::ffff:127.0.0.1]:8000'))).toBe(false);
+    expect(isSecureOrLoopback(new URL('http://10.0.0.5:8000'))).toBe(false);
   });
 });

@@ -70,7 +70,48 @@ describe('JsonFileStore', () => {
     const path = fresh();
     writeFileSync(path, JSON.stringify({ version: 2, key_format_version: 1, checkpoints: {} }));
     await expect(new JsonFileStore(path).get(key)).rejects.toThrow(new StateStoreError('state file format version 2 does not match supported version 1'));
-    writeFileSync(path, JSON.stringify({ version: 1, key_format_version: 2, checkpoints: {} }));
-    await expect(new JsonFileStore(path).get(key)).rejects.toThrow('state file uses key_format_version 2; this client uses 1');
+    writeFileSync(path, JSON.stringify({ version: 1, key_format_version: 3, checkpoints: {} }));
+    await expect(new JsonFileStore(path).get(key)).rejects.toThrow('state file uses key_format_version 3; this client uses 1 or 2');
+  });
+});
+
+describe('key_format_version: both recipes the aviso client has written are read, none is discarded', () => {
+  const fresh = (): string => join(mkdtempSync(join(tmpdir(), 'aviso-state-')), 'state.json');
+  it('computes a different key for each recipe, and refuses an unknown one', async () => {
+    const v1 = await resumeKey('https://aviso-server.ecmwf.int', 'mars', { class: 'od' }, 1);
+    expect(v1).toBe('46fe3e30937478ae30527c74cb2f03a5e5419228a11051cdaccefe7d044b21c3');
+    const v2 = await resumeKey('https://aviso-server.ecmwf.int', 'mars', { class: 'od' }, 2);
+    expect(v2).toMatch(/^[0-9a-f]{64}$/);
+    expect(v2).not.toBe(v1);
+    await expect(resumeKey('https://a', 'mars', {}, 3)).rejects.toThrow(/unknown key_format_version 3/);
+  });
+  it('a new file gets the released recipe, 1', async () => {
+    const path = fresh();
+    const store = new JsonFileStore(path);
+    expect(await store.keyFormatVersion()).toBe(1);
+    await store.put('b'.repeat(64), { lastCommittedSequence: 1, lastEventId: 'mars@1' });
+    expect(JSON.parse(readFileSync(path, 'utf8'))).toMatchObject({ version: 1, key_format_version: 1 });
+  });
+  it('a file with key_format_version 2 keeps it, with every key already in it', async () => {
+    const path = fresh();
+    const key2 = await resumeKey('https://a', 'mars', { class: 'od' }, 2);
+    const theirs = { version: 1, key_format_version: 2, checkpoints: { ['c'.repeat(64)]: { last_committed_sequence: 9, last_event_id: 'x@9' } } };
+    writeFileSync(path, JSON.stringify(theirs));
+    const store = new JsonFileStore(path);
+    expect(await store.keyFormatVersion()).toBe(2);
+    await store.put(key2, { lastCommittedSequence: 4, lastEventId: 'mars@4' });
+    expect(JSON.parse(readFileSync(path, 'utf8'))).toEqual({
+      ...theirs,
+      checkpoints: { ...theirs.checkpoints, [key2]: { last_committed_sequence: 4, last_event_id: 'mars@4' } },
+    });
+  });
+  it('a file whose recipe changes under a running store is an error, not overwritten', async () => {
+    const path = fresh();
+    const store = new JsonFileStore(path);
+    expect(await store.keyFormatVersion()).toBe(1);
+    const theirs = JSON.stringify({ version: 1, key_format_version: 2, checkpoints: {} });
+    writeFileSync(path, theirs);
+    await expect(store.put('d'.repeat(64), { lastCommittedSequence: 1, lastEventId: null })).rejects.toThrow(/now uses key_format_version 2/);
+    expect(readFileSync(path, 'utf8')).toBe(theirs);
   });
 });

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { BasicAuth, BearerAuth, AvisoClient, type AuthProvider, type Identifier, type Notification } from '../../index.js';
+import { AvisoClient, isSecureOrLoopback, type Identifier, type Notification } from '../../index.js';
 import { UsageError } from '../errors.js';
 import type { ListenerSpec } from '../listeners.js';
 import { isObject, loadListenerFiles } from '../listeners.js';
@@ -15,29 +15,52 @@ export interface CommandContext {
   readonly env: NodeJS.ProcessEnv;
   /** Aborted by the first Ctrl+C (or SIGTERM). */
   readonly signal: AbortSignal;
+  /** `--json` was given (not merely a piped stdout). */
+  readonly forceJson: boolean;
 }
 
-function readCaBundle(path: string | undefined): string | undefined {
-  if (path === undefined) return undefined;
+/**
+ * Reads a PEM file of CAs. A file without a certificate block would add nothing to the trust and
+ * fail later with a message about the server, so it is refused here, naming the file.
+ */
+export function readCaBundle(path: string): string {
+  let pem: string;
   try {
-    return readFileSync(path, 'utf8');
+    pem = readFileSync(path, 'utf8');
   } catch (error) {
     throw new UsageError(`cannot read the CA bundle ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
   }
+  if (!pem.includes('-----BEGIN CERTIFICATE-----')) {
+    throw new UsageError(`CA bundle ${path} contains no certificate: expected at least one PEM block starting with -----BEGIN CERTIFICATE-----`);
+  }
+  return pem;
 }
 
+/**
+ * The client of a command that talks to the server. A credential that was found (environment,
+ * files) is refused here for a remote plain-http address, before anything is sent; one named on
+ * the command line goes there with a warning, as the user asked.
+ */
 export function createClient(ctx: CommandContext): AvisoClient {
-  const ca = readCaBundle(ctx.settings.caBundle.value);
-  const c = ctx.settings.credential.value;
-  const auth: AuthProvider | undefined =
-    c.kind === 'bearer' ? new BearerAuth(c.token) : c.kind === 'basic' ? new BasicAuth(c.username, c.password) : undefined;
-  return new AvisoClient({
-    baseUrl: requireBaseUrl(ctx.settings),
-    ...(auth ? { auth } : {}),
-    ...(ctx.settings.timeoutMs.value === undefined ? {} : { timeoutMs: ctx.settings.timeoutMs.value }),
-    ...(ca === undefined ? {} : { ca }),
+  const { settings } = ctx;
+  const ca = settings.caBundles.value.map(readCaBundle);
+  const credential = settings.credential;
+  const client = new AvisoClient({
+    baseUrl: requireBaseUrl(settings),
+    ...(credential ? { auth: credential.provider } : {}),
+    ...(settings.timeoutMs.value === undefined ? {} : { timeoutMs: settings.timeoutMs.value }),
+    ...(ca.length > 0 ? { ca } : {}),
+    ...(settings.dangerAcceptInvalidCerts.value ? { dangerAcceptInvalidCerts: true } : {}),
     userAgent: 'aviso-ts-cli',
   });
+  client.assertCredentialAllowed();
+  if (credential && !isSecureOrLoopback(client.baseUrl)) {
+    ctx.output.log.log('warn', 'sending the credential in the clear: the base URL is not https and not a loopback address', {
+      'event.name': 'client.auth.plaintext',
+      base_url: client.baseUrl.origin,
+    });
+  }
+  return client;
 }
 
 export interface InlineFlags {
@@ -98,12 +121,18 @@ function describeValue(value: unknown): string {
   return typeof value === 'string' ? value : JSON.stringify(value);
 }
 
-/** `Listening for NAME [EVENT] (k=v, ...)`: the banner printed once an opening is confirmed. */
-export function listeningBanner(listener: ListenerSpec): string {
+/** A listener's label in messages: its name, else its event type (as the aviso client labels it). */
+export function listenerLabel(listener: ListenerSpec): string {
+  return listener.name ?? listener.event;
+}
+
+/** `NAME [EVENT] (k=v, ...)`, filter fields sorted. */
+export function describeListener(listener: ListenerSpec): string {
   const filter = Object.entries(listener.identifiers)
     .map(([k, v]) => `${k}=${describeValue(v)}`)
+    .sort()
     .join(', ');
-  return `Listening for ${listener.name ?? 'unnamed'} [${listener.event}]${filter ? ` (${filter})` : ''}. Press Ctrl+C to stop.`;
+  return `${listenerLabel(listener)} [${listener.event}]${filter ? ` (${filter})` : ''}`;
 }
 
 export function asIdentifier(value: Readonly<Record<string, unknown>>): Identifier {

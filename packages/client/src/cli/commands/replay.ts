@@ -1,6 +1,6 @@
 import { UsageError } from '../errors.js';
 import { parseCursor } from '../values.js';
-import { createClient, resolveListeners, type CommandContext, type InlineFlags } from './common.js';
+import { createClient, listenerLabel, resolveListeners, type CommandContext, type InlineFlags } from './common.js';
 import { startFromCursor } from './listen.js';
 import { runListener } from './run-listener.js';
 
@@ -24,7 +24,7 @@ export async function replayCommand(ctx: CommandContext, files: readonly string[
     throw new UsageError(flags.listener !== undefined && !inline ? `no listener named "${flags.listener}"` : 'no listeners: pass a listener file or --event with --identifier');
   }
   if (candidates.length > 1) {
-    throw new UsageError(`${candidates.length} listeners resolved: choose one with --listener NAME (${candidates.map((l) => l.name ?? 'unnamed').join(', ')})`);
+    throw new UsageError(`${candidates.length} listeners resolved: choose one with --listener NAME (${candidates.map(listenerLabel).join(', ')})`);
   }
   const listener = candidates[0]!;
   const to = until === undefined ? undefined : until.kind === 'sequence' ? { toId: until.sequence } : { toDate: until.date };

@@ -1,7 +1,8 @@
 import { type AvisoClient, type StateStore, type WatchRequest } from '../../index.js';
 import type { ListenerSpec } from '../listeners.js';
 import { runTriggers } from '../triggers/run.js';
-import { asIdentifier, listeningBanner, triggerNotification, type CommandContext } from './common.js';
+import { asIdentifier, describeListener, listenerLabel, triggerNotification, type CommandContext } from './common.js';
+import { RetryReporter } from './retry-reporter.js';
 
 export interface ListenerRun {
   readonly listener: ListenerSpec;
@@ -16,11 +17,16 @@ export interface ListenerRun {
 
 /**
  * Runs one listener until its stream ends, Ctrl+C, or a terminal error (thrown). Each
- * notification goes through every trigger before the next is pulled, so the library commits
- * it on the next pull; on a graceful stop the last fully handled one is flushed explicitly.
+ * notification goes through every trigger before the next is pulled, and the library commits it
+ * when the next is pulled. On the way out, whatever the reason, the last notification whose
+ * triggers all succeeded is saved (the aviso command's flush of the cursor on exit); one whose
+ * required trigger failed never is. A flush that fails is a warning: the only consequence is that
+ * the next run delivers that notification again.
  */
 export async function runListener(client: AvisoClient, ctx: CommandContext, run: ListenerRun): Promise<void> {
   const { listener } = run;
+  const label = listenerLabel(listener);
+  const retries = new RetryReporter(label, () => Date.now());
   let bannerShown = false;
   const stream = client.watch({
     eventType: listener.event,
@@ -35,19 +41,21 @@ export async function runListener(client: AvisoClient, ctx: CommandContext, run:
     onStatus: (status) => {
       if (status.type === 'opened' && run.banner && !bannerShown) {
         bannerShown = true;
-        ctx.output.info(listeningBanner(listener));
+        ctx.output.line(`Listening for ${describeListener(listener)}. Press Ctrl+C to stop.`);
       } else if (status.type === 'reconnecting') {
-        ctx.output.debug(`${listener.name ?? listener.event}: reconnecting in ${Math.round(status.delayMs)} ms (${status.reason})`);
+        const report = retries.retry(status.reason, status.delayMs);
+        if (report) ctx.output.log.log('info', report.body, report.attributes);
       }
     },
   });
   const triggerEnv = {
     listenerName: listener.name,
     human: ctx.output.human,
+    color: ctx.output.color,
     write: (text: string) => ctx.output.write(text),
     env: ctx.env,
   };
-  const warn = (message: string): void => ctx.output.info(message);
+  const warn = (message: string, attributes: Readonly<Record<string, unknown>>): void => ctx.output.log.log('warn', message, { listener: label, ...attributes });
   let handledLast = false;
   try {
     for await (const notification of stream) {
@@ -60,6 +68,14 @@ export async function runListener(client: AvisoClient, ctx: CommandContext, run:
     if (!ctx.signal.aborted) throw error;
   } finally {
     stream.close();
+    if (handledLast && run.stateStore) {
+      await stream.commit().catch((error: unknown) =>
+        warn('failed to flush the last cursor on exit; the next run may deliver this notification again', {
+          'event.name': 'client.resume.flush_on_exit_failed',
+          sequence: stream.lastSequence,
+          error: error instanceof Error ? error.message : String(error),
+        }),
+      );
+    }
   }
-  if (handledLast && run.stateStore) await stream.commit();
 }

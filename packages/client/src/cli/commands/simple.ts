@@ -1,8 +1,17 @@
 import { UsageError } from '../errors.js';
-import { dumpSettings } from '../settings.js';
 import { parseNotifyParameters } from '../values.js';
 import { asIdentifier, createClient, type CommandContext } from './common.js';
-import { stringify } from 'yaml';
+
+/**
+ * The server's `processed_at` for a person: no fractional seconds, a space for the `T`, ` UTC`
+ * for `Z` or `+00:00`; another offset stays as it is, and anything unexpected is shown unchanged.
+ */
+export function humaniseTimestamp(raw: string): string {
+  const m = /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}:\d{2})(?:\.\d+)?(Z|[+-]\d{2}:\d{2})?$/.exec(raw);
+  if (!m) return raw;
+  const zone = m[3] === undefined ? '' : m[3] === 'Z' || m[3] === '+00:00' ? ' UTC' : m[3];
+  return `${m[1]} ${m[2]}${zone}`;
+}
 
 /** `aviso notify event=TYPE k=v ... [data=JSON] [--identifier k=v | k:=JSON ...]` */
 export async function notifyCommand(ctx: CommandContext, parameters: readonly string[], identifiers: readonly string[]): Promise<void> {
@@ -10,8 +19,8 @@ export async function notifyCommand(ctx: CommandContext, parameters: readonly st
   const client = createClient(ctx);
   const result = await client.notify({ ...request, identifier: asIdentifier(request.identifier), signal: ctx.signal });
   await ctx.output.result(
-    { status: result.status, request_id: result.requestId, processed_at: result.processedAt, event_type: request.eventType },
-    `Published ${request.eventType} notification: ${result.status} (request ${result.requestId}, processed at ${result.processedAt})`,
+    { event_type: request.eventType, status: result.status, request_id: result.requestId, processed_at: result.processedAt },
+    `notification accepted: event_type=${request.eventType}, status=${result.status}, request_id=${result.requestId}, processed_at=${humaniseTimestamp(result.processedAt)}`,
   );
 }
 
@@ -46,18 +55,4 @@ export async function adminCommand(ctx: CommandContext, action: AdminAction, yes
     { success: result.success, message: result.message, request_id: result.requestId, ...(result.notificationId ? { notification_id: result.notificationId } : {}) },
     result.message,
   );
-}
-
-/** `aviso config dump [--redact]`: YAML with source comments on a terminal, JSON with `source` fields otherwise. */
-export async function configDumpCommand(ctx: CommandContext, redact: boolean): Promise<void> {
-  const dump = dumpSettings(ctx.settings, redact);
-  if (!ctx.output.human) {
-    await ctx.output.write(`${JSON.stringify(dump)}\n`);
-    return;
-  }
-  let text = '';
-  for (const [key, { value, source }] of Object.entries(dump)) {
-    text += `# ${key}: from ${source}\n${stringify({ [key]: value })}`;
-  }
-  await ctx.output.write(text);
 }

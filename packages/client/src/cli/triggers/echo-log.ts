@@ -5,7 +5,8 @@ import { AttemptError, type TriggerEnvironment, type TriggerNotification } from 
 export async function runEcho(n: TriggerNotification, env: TriggerEnvironment): Promise<void> {
   if (!env.human) return env.write(`${JSON.stringify(n.view)}\n`);
   const who = env.listenerName === undefined ? '' : `listener: ${env.listenerName}, `;
-  await env.write(`new notification (${who}trigger: echo):\n${JSON.stringify(n.view, null, 2)}\n`);
+  const leader = `new notification (${who}trigger: echo):`;
+  await env.write(`${env.color ? `\u001b[1;36m${leader}\u001b[0m` : leader}\n${JSON.stringify(n.view, null, 2)}\n`);
 }
 
 /** log: appends one compact JSON line; the parent directory must already exist. */

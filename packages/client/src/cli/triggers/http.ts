@@ -18,7 +18,8 @@ function renderHeaders(n: TriggerNotification, ctx: TriggerEnvironment, headers:
   return out;
 }
 
-async function send(kind: string, url: string, init: RequestInit, timeoutMs: number | undefined): Promise<void> {
+/** One HTTP attempt: a 4xx is deterministic (fail_fast skips the retries), a 5xx, a transport error or a timeout is not. */
+export async function send(kind: string, url: string, init: RequestInit, timeoutMs: number | undefined): Promise<void> {
   let response: Response;
   try {
     response = await fetch(url, {

@@ -5,11 +5,13 @@ import type { TriggerSpec } from '../listeners.js';
 import { runCommand } from './command.js';
 import { runEcho, runLog } from './echo-log.js';
 import { runPost, runWebhook } from './http.js';
+import { runTeams } from './teams.js';
 import { AttemptError, type TriggerEnvironment, type TriggerNotification } from './types.js';
 
 export interface RunOptions {
   readonly signal?: AbortSignal;
-  readonly warn: (message: string) => void;
+  /** Reports an optional trigger that failed for good (the aviso client's WARN `client.trigger.failed`). */
+  readonly warn: (message: string, attributes: Readonly<Record<string, unknown>>) => void;
   /** Backoff before retry `attempt` (1-based); injectable so tests need not wait. */
   readonly backoffMs?: (attempt: number) => number;
 }
@@ -29,6 +31,8 @@ function attempt(spec: TriggerSpec, n: TriggerNotification, ctx: TriggerEnvironm
       return runWebhook(n, spec, ctx);
     case 'post':
       return runPost(n, spec, ctx);
+    case 'teams':
+      return runTeams(n, spec, ctx);
   }
 }
 
@@ -47,7 +51,13 @@ async function runOne(spec: TriggerSpec, n: TriggerNotification, ctx: TriggerEnv
         const where = `${spec.type} trigger for ${n.view.event_type}@${n.view.sequence}`;
         // A required trigger that failed for good stops the listener without committing the notification.
         if (spec.required) throw new TriggerFailedError(spec.type, `${where} failed: ${message}`, { cause: error });
-        options.warn(`WARN optional ${where} failed, continuing: ${message}`);
+        options.warn('optional trigger failed; continuing', {
+          'event.name': 'client.trigger.failed',
+          kind: spec.type,
+          retries: spec.retries,
+          notification: `${n.view.event_type}@${n.view.sequence}`,
+          error: message,
+        });
         return;
       }
       // A Ctrl+C during the wait ends the run here, before the next attempt starts.

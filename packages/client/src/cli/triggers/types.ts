@@ -18,6 +18,8 @@ export interface TriggerEnvironment {
   readonly listenerName: string | undefined;
   /** Human output (pretty, with a leader line) instead of NDJSON. */
   readonly human: boolean;
+  /** ANSI colors in the human output (`--color`). */
+  readonly color?: boolean;
   readonly write: (text: string) => Promise<void>;
   readonly env: NodeJS.ProcessEnv;
 }
