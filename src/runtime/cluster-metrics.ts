@@ -129,14 +129,16 @@ function typeName(metric: MetricJson): string {
   return String(metric.type as unknown);
 }
 
-function aggregatorFor(name: string): Aggregator {
-  if (name === BUILD_INFO) return 'first';
+function aggregatorFor(metric: MetricJson): Aggregator {
+  if (metric.name === BUILD_INFO) return 'first';
   // Process metrics carry the `worker` label, so each series has one value: taken as it is.
-  return name.startsWith('aviso_') ? 'sum' : 'first';
+  if (!metric.name.startsWith('aviso_')) return 'first';
+  // A metric that says how it combines keeps it (`aviso_backend_connected`: the least connected worker).
+  return metric.aggregator ?? 'sum';
 }
 
 function withClusterAggregator(metric: MetricJson): MetricJson {
-  return { ...metric, aggregator: aggregatorFor(metric.name) };
+  return { ...metric, aggregator: aggregatorFor(metric) };
 }
 
 /** The workers' own entry for a computed metric, whose name, help and type are reused. */

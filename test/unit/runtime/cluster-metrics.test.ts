@@ -2,6 +2,9 @@ import { Registry, collectDefaultMetrics } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { createPrometheusMetrics, type MetricsJson, type MetricsSnapshot, type PrometheusAvisoMetrics } from '../../../src/metrics/prometheus-metrics.js';
 import { aggregateCluster, foldRetired } from '../../../src/runtime/cluster-metrics.js';
+import type { NotificationBackend } from '../../../src/backend/backend.js';
+import { MemoryBackend } from '../../../src/backend/memory/memory-backend.js';
+import { ManualClock } from '../../support/manual-clock.js';
 
 /**
  * The aggregation rules of a server of several workers (D36, docs/metrics.md) on real registries:
@@ -77,6 +80,16 @@ describe('the metrics of several workers, added up by the primary', () => {
     expect(value(metrics, 'aviso_sse_connections_active', { route: '/api/v1/watch', event_type: 'mars' })).toBe(3);
     expect(value(metrics, 'aviso_http_requests_in_flight', { method: 'POST' })).toBe(2);
     expect(value(metrics, 'aviso_sse_buffered_bytes')).toBe(123);
+  });
+
+  it('reports the backend connected only when every worker is (the least of them)', async () => {
+    const [one, two] = [workerMetrics(1), workerMetrics(2)];
+    const up = new MemoryBackend({ maxHistoryPerTopic: 1, maxTopics: 1, clock: new ManualClock() });
+    const down: NotificationBackend = Object.create(up, { isConnected: { value: () => false } }) as NotificationBackend;
+    one.instrumentBackend(up);
+    two.instrumentBackend(down);
+    expect(value(await aggregated([await one.snapshot(), await two.snapshot()]), 'aviso_backend_connected', { backend: 'jetstream' })).toBe(0);
+    expect(value(await aggregated([await one.snapshot()]), 'aviso_backend_connected', { backend: 'jetstream' })).toBe(1);
   });
 
   it('counts a user with streams on two workers once', async () => {
