@@ -5,27 +5,49 @@
 # missing and how to get it, and the run stops before any test. NATS itself is not started
 # here: the test run's global setup (test/support/shared-nats-setup.ts) starts a private one on
 # 127.0.0.1:4222 when none answers there.
+#
+# `bash scripts/test-prerequisites.sh --bench` does the same for the benchmarks (`npm run bench`,
+# bench/README.md) instead: they need nats-server too, and nginx with the nchan module for the
+# Nchan baselines. The tests never need nginx, so `npm test` (no flag) neither checks nor
+# installs it, and a machine without it runs the whole suite.
 set -euo pipefail
 
+mode=tests
+case "${1:-}" in
+  '') ;;
+  --bench) mode=bench ;;
+  *) echo "usage: bash scripts/test-prerequisites.sh [--bench]" >&2; exit 2 ;;
+esac
+
 missing=()
-# The JetStream and reliability suites start private nats-servers (a 3-node cluster among them).
+# The JetStream and reliability suites start private nats-servers (a 3-node cluster among them);
+# the JetStream scenarios of the bench start one each.
 command -v nats-server >/dev/null 2>&1 || [ -x /usr/sbin/nats-server ] || missing+=(nats-server)
-# The homepage and Swagger UI are checked in headless Debian Chromium (playwright-core drives it).
-[ -x /usr/bin/chromium ] || missing+=(chromium)
-# The TLS suites (and the client's https tests) make a private CA and certificates with openssl.
-command -v openssl >/dev/null 2>&1 || missing+=(openssl)
-# docker-compose.yml is validated with `docker-compose config` (no Docker engine needed).
-command -v docker-compose >/dev/null 2>&1 || docker compose version >/dev/null 2>&1 || missing+=(docker-compose)
+if [ "$mode" = tests ]; then
+  # The homepage and Swagger UI are checked in headless Debian Chromium (playwright-core drives it).
+  [ -x /usr/bin/chromium ] || missing+=(chromium)
+  # The TLS suites (and the client's https tests) make a private CA and certificates with openssl.
+  command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+  # docker-compose.yml is validated with `docker-compose config` (no Docker engine needed).
+  command -v docker-compose >/dev/null 2>&1 || docker compose version >/dev/null 2>&1 || missing+=(docker-compose)
+else
+  # The Nchan baselines start their own nginx (one worker, a generated configuration on a free
+  # port); the packages' system service is not used. On a machine with an init system, installing
+  # nginx-light also starts that service on port 80: `systemctl disable --now nginx` stops it.
+  command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing+=(nginx-light)
+  dpkg-query -W -f='${Status}' libnginx-mod-nchan 2>/dev/null | grep -q 'ok installed' || missing+=(libnginx-mod-nchan)
+fi
 
 if [ "${#missing[@]}" -eq 0 ]; then exit 0; fi
 
 if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
-  echo "test prerequisites: installing Debian packages ${missing[*]}"
+  echo "$mode prerequisites: installing Debian packages ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   exit 0
 fi
 
-echo "test prerequisites missing: ${missing[*]}; install them with 'sudo apt-get install -y ${missing[*]}' (or run npm test as root on Debian, which installs them), then run npm test again" >&2
+if [ "$mode" = tests ]; then again='run npm test again'; else again='run npm run bench again'; fi
+echo "$mode prerequisites missing: ${missing[*]}; install them with 'sudo apt-get install -y ${missing[*]}' (or run this script as root on Debian, which installs them), then $again" >&2
 exit 1
