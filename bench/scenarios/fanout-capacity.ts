@@ -77,22 +77,18 @@ function stepRecord(step: Step): Record<string, unknown> {
 }
 
 /**
- * The highest rate every side held at (each search doubles from the same start, so those rates
- * are shared), for comparing CPU per delivery at the same load; undefined when one side held none.
+ * Server CPU per delivery in the first step at the start rate, which every side measures under
+ * the same offered load whether it held or not: the comparison of CPU per delivery at one rate
+ * (at its own capacity a side runs at another rate, and per-delivery costs fall as writes batch).
  */
-function commonRate(sides: readonly SideResult[]): number | undefined {
-  const held = sides.map((side) => new Set(side.steps.filter((step) => step.pass).map((step) => step.rate)));
-  const shared = [...(held[0] ?? [])].filter((rate) => held.every((rates) => rates.has(rate)));
-  return shared.length === 0 ? undefined : Math.max(...shared);
+function cpuAtStartRate(side: SideResult | undefined): number {
+  return side?.steps[0]?.serverCpuMicrosPerDelivery ?? Number.NaN;
 }
 
 function pointRecord(point: PointResult): Record<string, unknown> {
   const bare = point.sides.find((side) => side.name === 'bare_node');
   const nchan = point.sides.find((side) => side.name === 'nchan');
-  const shared = commonRate(point.sides);
-  const cpuAt = (side: SideResult | undefined, rate: number): number =>
-    side?.steps.find((step) => step.pass && step.rate === rate)?.serverCpuMicrosPerDelivery ?? Number.NaN;
-  const record: Record<string, unknown> = { watchers: point.watchers, common_rate_per_s: shared ?? null };
+  const record: Record<string, unknown> = { watchers: point.watchers };
   for (const side of point.sides) {
     const capacity = side.capacity;
     record[side.name] = {
@@ -106,12 +102,8 @@ function pointRecord(point: PointResult): Record<string, unknown> {
             ratio_vs_nchan: round(capacityOf(side) / capacityOf(nchan), 3),
           }
         : {}),
-      ...(shared === undefined
-        ? {}
-        : {
-            cpu_us_per_delivery_at_common_rate: round(cpuAt(side, shared), 3),
-            cpu_ratio_vs_bare_at_common_rate: round(cpuAt(side, shared) / cpuAt(bare, shared), 3),
-          }),
+      cpu_us_per_delivery_at_start_rate: round(cpuAtStartRate(side), 3),
+      cpu_ratio_vs_bare_at_start_rate: round(cpuAtStartRate(side) / cpuAtStartRate(bare), 3),
       open_ms: round(side.openMs),
       warmup: stepRecord(side.warmup),
       steps: side.steps.map(stepRecord),
@@ -177,9 +169,10 @@ export const fanoutCapacity: Scenario = {
     const nchan = capacityOf(find(main, 'nchan'));
     const ratio = value / bare;
     const ratioVsNchan = value / nchan;
-    const summary = points
-      .map((point) => `${point.watchers} watchers: ${point.sides.map((side) => `${side.name} ${describe(side)}`).join(', ')}`)
-      .join('; ');
+    const cpuRatio = cpuAtStartRate(find(main, PRIMARY)) / cpuAtStartRate(find(main, 'bare_node'));
+    const summary =
+      points.map((point) => `${point.watchers} watchers: ${point.sides.map((side) => `${side.name} ${describe(side)}`).join(', ')}`).join('; ') +
+      `; ${PRIMARY} CPU/delivery ${round(cpuRatio, 3)}× bare at ${main.sides[0]?.steps[0]?.rate ?? '?'}/s`;
     return {
       value: round(value),
       unit: 'deliveries/s',
@@ -200,6 +193,7 @@ export const fanoutCapacity: Scenario = {
         fleet_reader: FLEET_READER,
         nchan_deliveries_per_s: round(nchan),
         ratio_vs_nchan: round(ratioVsNchan, 3),
+        cpu_ratio_vs_bare_at_start_rate: round(cpuRatio, 3),
         load_average_at_start: round(loadAtStart, 3),
         load_average_at_end: round(loadavg()[0] ?? 0, 3),
         ...Object.fromEntries(points.map((point) => [`at_${point.watchers}`, pointRecord(point)])),
