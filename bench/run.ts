@@ -8,6 +8,7 @@ import { profileChildrenInto } from './support/processes.js';
 import type { Scenario } from './support/scenario.js';
 import { dispatch } from './scenarios/dispatch.js';
 import { fanout } from './scenarios/fanout.js';
+import { fanoutCapacity } from './scenarios/fanout-capacity.js';
 import { fanoutSelective } from './scenarios/fanout-selective.js';
 import { idleWatchers } from './scenarios/idle-watchers.js';
 import { match } from './scenarios/match.js';
@@ -21,7 +22,7 @@ import { replay } from './scenarios/replay.js';
  * reported and the others still run; the exit status is 1 when any scenario errored or found a
  * correctness problem (a missed target alone is reported, not an error).
  */
-const SCENARIOS: readonly Scenario[] = [notifyMemory, notifyJetStream, fanout, fanoutSelective, replay, idleWatchers, match, dispatch];
+const SCENARIOS: readonly Scenario[] = [notifyMemory, notifyJetStream, fanout, fanoutCapacity, fanoutSelective, replay, idleWatchers, match, dispatch];
 
 async function main(): Promise<number> {
   let args;

@@ -5,31 +5,52 @@
 # missing and how to get it, and the run stops before any test. NATS itself is not started
 # here: the test run's global setup (test/support/shared-nats-setup.ts) starts a private one on
 # 127.0.0.1:4222 when none answers there.
+#
+# `bash scripts/test-prerequisites.sh --bench` does the same for the benchmarks (`npm run bench`,
+# bench/README.md) instead: they need nats-server too, and nginx with the nchan module for the
+# Nchan baselines. The tests never need nginx, so `npm test` (no flag) neither checks nor
+# installs it, and a machine without it runs the whole suite.
 set -euo pipefail
 
+mode=tests
+case "${1:-}" in
+  '') ;;
+  --bench) mode=bench ;;
+  *) echo "usage: bash scripts/test-prerequisites.sh [--bench]" >&2; exit 2 ;;
+esac
+
 missing=()
-# The JetStream and reliability suites start private nats-servers (a 3-node cluster among them).
+# The JetStream and reliability suites start private nats-servers (a 3-node cluster among them);
+# the JetStream scenarios of the bench start one each.
 command -v nats-server >/dev/null 2>&1 || [ -x /usr/sbin/nats-server ] || missing+=(nats-server)
-# The homepage and Swagger UI are checked in headless Debian Chromium (playwright-core drives it).
-[ -x /usr/bin/chromium ] || missing+=(chromium)
-# The TLS suites (and the client's https tests) make a private CA and certificates with openssl.
-command -v openssl >/dev/null 2>&1 || missing+=(openssl)
-# docker-compose.yml is validated with `docker-compose config` (no Docker engine needed).
-command -v docker-compose >/dev/null 2>&1 || docker compose version >/dev/null 2>&1 || missing+=(docker-compose)
-# deploy/kubernetes is rendered with Debian's kubectl (1.20: its built-in kustomize is the v2 line
-# the manifests keep to); another kubectl (a cloud SDK's) does not prove that.
-if command -v dpkg-query >/dev/null 2>&1; then
-  dpkg-query -W -f='${Status}' kubernetes-client 2>/dev/null | grep -q 'install ok installed' || missing+=(kubernetes-client)
+if [ "$mode" = tests ]; then
+  # The homepage and Swagger UI are checked in headless Debian Chromium (playwright-core drives it).
+  [ -x /usr/bin/chromium ] || missing+=(chromium)
+  # The TLS suites (and the client's https tests) make a private CA and certificates with openssl.
+  command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+  # docker-compose.yml is validated with `docker-compose config` (no Docker engine needed).
+  command -v docker-compose >/dev/null 2>&1 || docker compose version >/dev/null 2>&1 || missing+=(docker-compose)
+  # deploy/kubernetes is rendered with Debian's kubectl (1.20: its built-in kustomize is the v2 line
+  # the manifests keep to); another kubectl (a cloud SDK's) does not prove that.
+  if command -v dpkg-query >/dev/null 2>&1; then
+    dpkg-query -W -f='${Status}' kubernetes-client 2>/dev/null | grep -q 'install ok installed' || missing+=(kubernetes-client)
+  else
+    command -v kubectl >/dev/null 2>&1 || missing+=(kubernetes-client)
+  fi
+  # The alert rules are checked with promtool, and a real Prometheus scrapes a real server.
+  { command -v promtool >/dev/null 2>&1 && command -v prometheus >/dev/null 2>&1; } || missing+=(prometheus)
 else
-  command -v kubectl >/dev/null 2>&1 || missing+=(kubernetes-client)
+  # The Nchan baselines start their own nginx (one worker, a generated configuration on a free
+  # port); the packages' system service is not used. On a machine with an init system, installing
+  # nginx-light also starts that service on port 80: `systemctl disable --now nginx` stops it.
+  command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing+=(nginx-light)
+  dpkg-query -W -f='${Status}' libnginx-mod-nchan 2>/dev/null | grep -q 'ok installed' || missing+=(libnginx-mod-nchan)
 fi
-# The alert rules are checked with promtool, and a real Prometheus scrapes a real server.
-{ command -v promtool >/dev/null 2>&1 && command -v prometheus >/dev/null 2>&1; } || missing+=(prometheus)
 
 if [ "${#missing[@]}" -eq 0 ]; then exit 0; fi
 
 if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
-  echo "test prerequisites: installing Debian packages ${missing[*]}"
+  echo "$mode prerequisites: installing Debian packages ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   # A kubectl from another package (a cloud SDK's) owns /usr/bin/kubectl: keep it beside
@@ -46,5 +67,6 @@ if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
   exit 0
 fi
 
-echo "test prerequisites missing: ${missing[*]}; install them with 'sudo apt-get install -y ${missing[*]}' (or run npm test as root on Debian, which installs them), then run npm test again" >&2
+if [ "$mode" = tests ]; then again='run npm test again'; else again='run npm run bench again'; fi
+echo "$mode prerequisites missing: ${missing[*]}; install them with 'sudo apt-get install -y ${missing[*]}' (or run this script as root on Debian, which installs them), then $again" >&2
 exit 1

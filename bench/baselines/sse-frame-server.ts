@@ -18,6 +18,8 @@ export interface BroadcastCommand {
   /** Frames sent first, at the same rate, with negative indices (not counted by the fleet). */
   readonly warmup: number;
   readonly ratePerSecond: number;
+  /** The index of the first counted frame (0 when absent): a capacity search's steps continue the numbering. */
+  readonly firstIndex?: number;
 }
 
 export interface BroadcastDone {
@@ -63,7 +65,8 @@ runWorker(async () => {
     if (command.type !== 'broadcast') return;
     const sentTimes = await atFixedRate(command.warmup + command.count, command.ratePerSecond, async (slot) => {
       const sentMs = epochMs();
-      const frame = `event: live-notification\ndata: ${fanoutCloudEvent(slot - command.warmup, sentMs)}\n\n`;
+      const index = slot < command.warmup ? slot - command.warmup : slot - command.warmup + (command.firstIndex ?? 0);
+      const frame = `event: live-notification\ndata: ${fanoutCloudEvent(index, sentMs)}\n\n`;
       for (const client of clients) client.write(frame);
       return sentMs;
     });

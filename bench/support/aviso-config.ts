@@ -27,6 +27,8 @@ export interface BenchConfigOptions {
   /** `in_memory`, or the URL of the NATS server for `jetstream`. */
   readonly backend: { readonly kind: 'in_memory' } | { readonly kind: 'jetstream'; readonly natsUrl: string };
   readonly watchEndpoint?: Mapping;
+  /** Settings added to `application` (e.g. a process count), over the bench's own. */
+  readonly application?: Mapping;
 }
 
 /**
@@ -45,7 +47,7 @@ export function benchConfig(options: BenchConfigOptions): Mapping {
       ? { kind: 'in_memory', in_memory: {} }
       : { kind: 'jetstream', jetstream: { nats_url: options.backend.natsUrl, storage_type: 'file' } };
   return {
-    application: { host: '127.0.0.1', port: 0, base_url: 'http://localhost:8000', max_connections: BENCH_MAX_CONNECTIONS },
+    application: { host: '127.0.0.1', port: 0, base_url: 'http://localhost:8000', max_connections: BENCH_MAX_CONNECTIONS, ...options.application },
     logging: { level: 'info' },
     notification_backend: backend,
     notification_schema: options.schemas,

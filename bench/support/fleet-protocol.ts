@@ -21,10 +21,42 @@ export interface FleetOpenCommand {
   readonly streamOffset?: number;
   /** Whether `report` also returns every latency sample (to merge percentiles across fleets). */
   readonly keepSamples?: boolean;
+  /**
+   * `POST` with the group's body (aviso, the bare server; the default), or `GET` with none and
+   * `Accept: text/event-stream`, as an EventSource subscribes (Nchan's subscriber location).
+   */
+  readonly method?: 'GET' | 'POST';
+  /**
+   * What tells that a stream is open: its first frame (aviso's opening frame; the default), or its
+   * first comment line (Nchan writes `: hi` once the subscriber is on its channel, and no frame).
+   */
+  readonly opening?: 'frame' | 'comment';
+  /**
+   * How a stream is read: node:http and eventsource-parser (the default), or a bare TCP socket with
+   * the bench's own small HTTP and SSE reading (`raw-sse-stream.ts`), which costs the fleet less
+   * CPU per frame (the capacity search, where the readers share the cores with the server).
+   */
+  readonly reader?: 'node-http' | 'raw-socket';
+}
+
+/**
+ * Starts a new counting window (every stream, no `targets`): from now on notifications
+ * `first` … `first + count − 1` must reach every stream, once; counts, latencies and the
+ * completion of the window before are forgotten (a stream that ended stays ended).
+ */
+export interface FleetWindowCommand {
+  readonly type: 'window';
+  readonly first: number;
+  readonly count: number;
+}
+
+export interface FleetWindowSet {
+  readonly type: 'window_set';
 }
 
 export type FleetCommand =
   | FleetOpenCommand
+  | FleetWindowCommand
   | { readonly type: 'progress' }
   | { readonly type: 'report' }
   | { readonly type: 'close' };

@@ -1,4 +1,13 @@
-import type { FleetClosed, FleetCommand, FleetComplete, FleetOpenCommand, FleetOpened, FleetProgress, FleetReport } from './fleet-protocol.js';
+import type {
+  FleetClosed,
+  FleetCommand,
+  FleetComplete,
+  FleetOpenCommand,
+  FleetOpened,
+  FleetProgress,
+  FleetReport,
+  FleetWindowSet,
+} from './fleet-protocol.js';
 import { Worker } from './processes.js';
 
 const DRAIN_POLL_MS = 500;
@@ -21,6 +30,15 @@ export class Fleet {
   async open(command: Omit<FleetOpenCommand, 'type'>, timeoutMs: number): Promise<FleetOpened> {
     this.worker.send({ type: 'open', ...command });
     return this.worker.next<FleetOpened>('opened', timeoutMs);
+  }
+
+  /** Counts notifications `first` … `first + count − 1` from now on (`FleetWindowCommand`). */
+  async window(first: number, count: number): Promise<void> {
+    this.worker.send({ type: 'window', first, count });
+    await this.worker.next<FleetWindowSet>('window_set', 10_000);
+    // The window before may have completed after its drain gave up; that message, sent before the
+    // reset, is queued by now and must not end the next drain.
+    while ((await this.worker.within<FleetComplete>('complete', 0)) !== undefined);
   }
 
   /**

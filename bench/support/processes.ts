@@ -10,6 +10,8 @@ import { benchEntry } from './paths.js';
  */
 const children = new Set<ChildProcess>();
 const tempDirs = new Set<string>();
+/** Processes the bench did not start itself but must not leave behind (a forked server's workers). */
+const grandchildren = new Set<number>();
 let cleanupInstalled = false;
 
 function installCleanup(): void {
@@ -28,6 +30,14 @@ function installCleanup(): void {
 function cleanUpNow(): void {
   for (const child of children) child.kill('SIGKILL');
   children.clear();
+  for (const pid of grandchildren) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // It ended with its parent.
+    }
+  }
+  grandchildren.clear();
   for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
   tempDirs.clear();
 }
@@ -50,6 +60,19 @@ export function trackChild(child: ChildProcess): void {
   installCleanup();
   children.add(child);
   child.once('exit', () => children.delete(child));
+}
+
+/**
+ * Kills `pid` with the run when it is still there: for a process a child forked (nginx's worker),
+ * which killing the child itself with SIGKILL would orphan. `untrackGrandchild` once it is gone.
+ */
+export function trackGrandchild(pid: number): void {
+  installCleanup();
+  grandchildren.add(pid);
+}
+
+export function untrackGrandchild(pid: number): void {
+  grandchildren.delete(pid);
 }
 
 export function makeTempDir(prefix: string): string {

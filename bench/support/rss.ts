@@ -18,20 +18,26 @@ export interface SettleOptions {
   readonly timeoutMs?: number;
 }
 
+/** The VmRSS of several processes (a server's master and worker), summed. */
+function readRssOf(pids: readonly number[]): number {
+  return pids.reduce((sum, pid) => sum + readRssBytes(pid), 0);
+}
+
 /**
- * Waits until a process's RSS stops moving (a GC that follows a burst of allocations shows up as a
+ * Waits until a process's RSS (or the sum over several) stops moving (a GC that follows a burst of allocations shows up as a
  * drop, lazily committed pages as a rise) and returns the last sample. There is no event to await
  * for "the garbage collector is done", so this polls; it returns as soon as the window is flat.
  */
-export async function settledRssBytes(pid: number, options: SettleOptions = {}): Promise<number> {
+export async function settledRssBytes(pid: number | readonly number[], options: SettleOptions = {}): Promise<number> {
+  const pids = typeof pid === 'number' ? [pid] : pid;
   const intervalMs = options.intervalMs ?? 250;
   const tolerance = options.tolerance ?? 0.005;
   const windowSamples = options.windowSamples ?? 4;
   const deadline = Date.now() + (options.timeoutMs ?? 8_000);
-  const samples: number[] = [readRssBytes(pid)];
+  const samples: number[] = [readRssOf(pids)];
   for (;;) {
     await sleep(intervalMs);
-    samples.push(readRssBytes(pid));
+    samples.push(readRssOf(pids));
     const window = samples.slice(-windowSamples);
     if (window.length === windowSamples) {
       const low = Math.min(...window);

@@ -1,6 +1,7 @@
-import { Agent, request, type ClientRequest } from 'node:http';
+import { Agent, request } from 'node:http';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import type { FleetCommand, FleetOpenCommand, FleetOpened, FleetProgress, FleetReport } from './fleet-protocol.js';
+import type { FleetCommand, FleetOpenCommand, FleetOpened, FleetProgress, FleetReport, FleetWindowCommand, FleetWindowSet } from './fleet-protocol.js';
+import { openRawSse } from './raw-sse-stream.js';
 import { percentileOfSorted, epochMs } from './stats.js';
 import { onCommand, reply, runWorker } from './worker-side.js';
 
@@ -12,8 +13,10 @@ import { onCommand, reply, runWorker } from './worker-side.js';
  * A notification is a `live-notification` or `replay` frame whose data is a CloudEvent
  * (`{"data":…`, keys sorted) carrying `"payload":{"i":<n>,"sent_ms":<t>}`, where a negative `i`
  * marks a warm-up notification that is not counted; the first frame of a stream is its opening
- * frame, whatever it is. With `targets` (selective delivery) notification `i` belongs to one
- * stream only: it counts there, and anywhere else it is a misdelivery.
+ * frame, whatever it is (or, with `opening: 'comment'`, its first comment line opens it). With
+ * `targets` (selective delivery) notification `i` belongs to one stream only: it counts there, and
+ * anywhere else it is a misdelivery. A `window` command moves the counted indices to
+ * `first` … `first + count − 1` and starts counting afresh (a capacity search's steps).
  */
 
 interface Stream {
@@ -26,7 +29,8 @@ interface Stream {
   closeReason: string | undefined;
   distinct: number;
   seen: Uint8Array;
-  request: ClientRequest | undefined;
+  /** Ends the stream from the client side. */
+  close: (() => void) | undefined;
   /** Called once, with the opening frame. */
   onOpened: () => void;
 }
@@ -47,6 +51,10 @@ let targets: readonly number[] | undefined;
 let ownedPerIndex: Int32Array = new Int32Array(0);
 let streamOffset = 0;
 let keepSamples = false;
+let opening: 'frame' | 'comment' = 'frame';
+let reader: 'node-http' | 'raw-socket' = 'node-http';
+/** The payload index counted as a stream's notification 0 (see `window`). */
+let windowFirst = 0;
 /** Distinct notifications received over every stream, and how many there must be. */
 let receivedTotal = 0;
 let ownedTotal = 0;
@@ -65,19 +73,20 @@ function onNotification(stream: Stream, data: string, receivedMs: number): void 
   const index = Number(data.slice(at + PAYLOAD_MARK.length, sentAt));
   const sentMs = Number.parseFloat(data.slice(sentAt + SENT_MARK.length));
   if (index < 0 && Number.isInteger(index)) return; // a warm-up notification
-  if (!Number.isInteger(index) || index >= expected) {
+  const slot = index - windowFirst;
+  if (!Number.isInteger(index) || slot < 0 || slot >= expected) {
     unexpected++;
     return;
   }
-  if (targets !== undefined && targets[index] !== stream.index) {
+  if (targets !== undefined && targets[slot] !== stream.index) {
     misdelivered++;
     return;
   }
-  if (stream.seen[index] === 1) {
+  if (stream.seen[slot] === 1) {
     duplicates++;
     return;
   }
-  stream.seen[index] = 1;
+  stream.seen[slot] = 1;
   stream.distinct++;
   if (latencyCount < latencies.length) latencies[latencyCount++] = receivedMs - sentMs;
   if (Number.isNaN(firstReceiveMs)) firstReceiveMs = receivedMs;
@@ -115,10 +124,73 @@ function onFrame(stream: Stream, message: EventSourceMessage): void {
   }
 }
 
-function openStream(origin: URL, path: string, body: string): Promise<{ ok: true } | { ok: false; reason: string }> {
+type OpenOutcome = { ok: true } | { ok: false; reason: string };
+
+function requestHeaders(method: 'GET' | 'POST', body: string): Record<string, string> {
+  return method === 'POST'
+    ? { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }
+    : { accept: 'text/event-stream' };
+}
+
+/** node:http with the keep-alive agent, frames parsed by eventsource-parser. */
+function openWithNodeHttp(stream: Stream, origin: URL, path: string, method: 'GET' | 'POST', body: string, settle: (outcome: OpenOutcome) => void): void {
+  const req = request({ agent, host: origin.hostname, port: origin.port, path, method, headers: requestHeaders(method, body) }, (res) => {
+    if (res.statusCode !== 200) {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => settle({ ok: false, reason: `status ${res.statusCode}: ${text.slice(0, 300)}` }));
+      stream.ended = true;
+      return;
+    }
+    const parser = createParser({
+      onEvent: (message) => onFrame(stream, message),
+      onComment: opening === 'comment' ? () => openedByComment(stream) : undefined,
+    });
+    res.setEncoding('utf8');
+    res.on('data', (chunk: string) => parser.feed(chunk));
+    res.on('close', () => {
+      stream.ended = true;
+      settle({ ok: false, reason: 'stream ended before its opening frame' });
+    });
+  });
+  stream.close = () => req.destroy();
+  req.on('error', (error) => {
+    stream.ended = true;
+    settle({ ok: false, reason: error.message });
+  });
+  if (method === 'POST') req.end(body);
+  else req.end();
+}
+
+/** Its own TCP socket, the request written and the response read by `raw-sse-stream.ts`. */
+function openWithRawSocket(stream: Stream, origin: URL, path: string, method: 'GET' | 'POST', body: string, settle: (outcome: OpenOutcome) => void): void {
+  const headers = requestHeaders(method, body);
+  delete headers['content-length'];
+  const handle = openRawSse(
+    { host: origin.hostname, port: Number(origin.port), path, method, headers, body: method === 'POST' ? body : '' },
+    {
+      onEvent: (event, data) => onFrame(stream, { event, data, id: undefined }),
+      onComment: () => {
+        if (opening === 'comment') openedByComment(stream);
+      },
+      onRefused: (status, text) => {
+        stream.ended = true;
+        settle({ ok: false, reason: `status ${status}: ${text.slice(0, 300)}` });
+      },
+      onClose: (error) => {
+        stream.ended = true;
+        settle({ ok: false, reason: error?.message ?? 'stream ended before its opening frame' });
+      },
+    },
+  );
+  stream.close = () => handle.destroy();
+}
+
+function openStream(origin: URL, path: string, method: 'GET' | 'POST', body: string): Promise<OpenOutcome> {
   return new Promise((resolve) => {
     let settled = false;
-    const settle = (outcome: { ok: true } | { ok: false; reason: string }): void => {
+    const settle = (outcome: OpenOutcome): void => {
       if (settled) return;
       settled = true;
       resolve(outcome);
@@ -133,45 +205,20 @@ function openStream(origin: URL, path: string, body: string): Promise<{ ok: true
       closeReason: undefined,
       distinct: 0,
       seen: new Uint8Array(expected),
-      request: undefined,
+      close: undefined,
       onOpened: () => settle({ ok: true }),
     };
     streams.push(stream);
     ownedTotal += own;
-    const req = request(
-      {
-        agent,
-        host: origin.hostname,
-        port: origin.port,
-        path,
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-      },
-      (res) => {
-        if (res.statusCode !== 200) {
-          let text = '';
-          res.setEncoding('utf8');
-          res.on('data', (chunk: string) => (text += chunk));
-          res.on('end', () => settle({ ok: false, reason: `status ${res.statusCode}: ${text.slice(0, 300)}` }));
-          stream.ended = true;
-          return;
-        }
-        const parser = createParser({ onEvent: (message) => onFrame(stream, message) });
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => parser.feed(chunk));
-        res.on('close', () => {
-          stream.ended = true;
-          settle({ ok: false, reason: 'stream ended before its opening frame' });
-        });
-      },
-    );
-    stream.request = req;
-    req.on('error', (error) => {
-      stream.ended = true;
-      settle({ ok: false, reason: error.message });
-    });
-    req.end(body);
+    if (reader === 'raw-socket') openWithRawSocket(stream, origin, path, method, body, settle);
+    else openWithNodeHttp(stream, origin, path, method, body, settle);
   });
+}
+
+function openedByComment(stream: Stream): void {
+  if (stream.opened) return;
+  stream.opened = true;
+  stream.onOpened();
 }
 
 /** How many times each index occurs in `targets`, by index (0 past the largest). */
@@ -189,6 +236,9 @@ async function open(command: FleetOpenCommand): Promise<void> {
   targets = command.targets;
   streamOffset = command.streamOffset ?? 0;
   keepSamples = command.keepSamples ?? false;
+  opening = command.opening ?? 'frame';
+  reader = command.reader ?? 'node-http';
+  windowFirst = 0;
   if (targets !== undefined && targets.length !== expected) throw new Error('targets must have one entry per expected notification');
   if (targets !== undefined) ownedPerIndex = countPerIndex(targets);
   const total = command.groups.reduce((sum, group) => sum + group.count, 0);
@@ -203,7 +253,7 @@ async function open(command: FleetOpenCommand): Promise<void> {
   const slot = async (): Promise<void> => {
     while (next < bodies.length) {
       const body = bodies[next++] as string;
-      const outcome = await openStream(origin, command.path, body);
+      const outcome = await openStream(origin, command.path, command.method ?? 'POST', body);
       if (outcome.ok) opened++;
       else failures.push(outcome.reason);
     }
@@ -216,6 +266,28 @@ async function open(command: FleetOpenCommand): Promise<void> {
     failures: failures.slice(0, 5),
     elapsedMs: epochMs() - started,
   });
+}
+
+function startWindow(command: FleetWindowCommand): void {
+  if (targets !== undefined) throw new Error('a counting window needs every stream to receive every notification (no targets)');
+  windowFirst = command.first;
+  expected = command.count;
+  for (const stream of streams) {
+    stream.expected = command.count;
+    stream.distinct = 0;
+    stream.seen = new Uint8Array(command.count);
+  }
+  latencies = new Float64Array(streams.length * command.count);
+  latencyCount = 0;
+  duplicates = 0;
+  unexpected = 0;
+  errorFrames = 0;
+  receivedTotal = 0;
+  ownedTotal = streams.length * command.count;
+  completeSent = false;
+  firstReceiveMs = Number.NaN;
+  lastReceiveMs = Number.NaN;
+  reply<FleetWindowSet>({ type: 'window_set' });
 }
 
 function report(): void {
@@ -258,7 +330,7 @@ function report(): void {
 }
 
 function close(): void {
-  for (const stream of streams) stream.request?.destroy();
+  for (const stream of streams) stream.close?.();
   agent.destroy();
   streams = [];
   reply({ type: 'closed' });
@@ -269,6 +341,9 @@ runWorker(async () => {
     switch (command.type) {
       case 'open':
         await open(command);
+        return;
+      case 'window':
+        startWindow(command);
         return;
       case 'progress':
         reply<FleetProgress>({ type: 'progress', received: streams.reduce((sum, stream) => sum + stream.distinct, 0) });
