@@ -31,6 +31,8 @@ const SIZES = {
 const AVISO_SIDES: readonly AvisoSide[] = [
   { name: 'aviso_memory', backend: 'in_memory', application: {} },
   { name: 'aviso_jetstream', backend: 'jetstream', application: {} },
+  // D36: two server processes on one port (JetStream only); CPU is read over the process tree.
+  { name: 'aviso_jetstream_workers_2', backend: 'jetstream', application: { workers: 2 } },
 ];
 /** The side the targets are about. */
 const PRIMARY = 'aviso_memory';
