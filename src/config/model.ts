@@ -1,6 +1,7 @@
 import Type, { type Static } from 'typebox';
 import { Value } from 'typebox/value';
 import { IdentifierRule } from '../schema/identifier-rule.js';
+import { IdempotencySchema } from './idempotency-model.js';
 
 /**
  * The TypeBox model of the configuration file (operations.md §1.4): the single source of truth
@@ -355,6 +356,11 @@ export const JetStreamSchema = Type.Object(
     reconnect_delay_ms: unsigned('Wait between reconnect attempts and between startup connect attempts. > 0.', 2000),
     publish_retry_attempts: unsigned('Total attempts of a publish failing with a transient transport error. > 0.', 5),
     publish_retry_base_delay_ms: unsigned('Base of the exponential publish-retry backoff. > 0.', 150),
+    idempotency_bucket: Type.String({
+      default: 'AVISO_IDEMPOTENCY',
+      description:
+        'Key-value bucket (stream `KV_<name>`, subjects `$KV.<name>.>`) holding the records of `Idempotency-Key`s, shared by every server process on this NATS. Letters, digits, `_` and `-`. Created at startup with file storage, `replicas` and a TTL of `idempotency.window`.',
+    }),
   },
   { default: {}, description: 'Settings of the JetStream backend, read only when `kind` is `jetstream`.' },
 );
@@ -525,6 +531,7 @@ export const AppConfigSchema = Type.Object(
       }),
     ),
     watch_endpoint: WatchEndpointSchema,
+    idempotency: IdempotencySchema,
   },
   { description: 'aviso-ts configuration file. Unknown top-level keys are ignored.' },
 );
@@ -544,6 +551,7 @@ export type BackendConfig = Static<typeof BackendSchema>;
 export type InMemoryConfig = Static<typeof InMemorySchema>;
 export type JetStreamConfig = Static<typeof JetStreamSchema>;
 export type WatchEndpointConfig = Static<typeof WatchEndpointSchema>;
+export type { IdempotencyConfig } from './idempotency-model.js';
 /** Every `watch_endpoint` default, for code that builds an app without a configuration file. */
 export const WATCH_ENDPOINT_DEFAULTS: WatchEndpointConfig = Value.Default(WatchEndpointSchema, {}) as WatchEndpointConfig;
 export type EventSchemaConfig = Static<typeof EventSchemaSchema>;

@@ -369,6 +369,9 @@ StringHandler, …\`).
     \`sse_heartbeat_interval_sec\`, \`connection_max_duration_sec\`, \`replay_batch_size\`,
     \`concurrent_notification_processing\`, \`max_historical_notifications\` and
     \`max_buffered_events\` are > 0 (\`replay_batch_delay_ms: 0\` means no pause).
+15. \`idempotency\` [\`startup.configuration.validation.failed\`]: \`window\` parses and is
+    1s to 24h (\`idempotency.window: must be between 1s and 24h, got '25h'\`);
+    \`in_memory_max_keys\` > 0.
 
 Warnings logged at startup: \`configuration.schema_strict.explicit_disabled\` when
 \`notification_schema_strict: false\` is set with a non-empty schema;
@@ -380,7 +383,7 @@ is set (it is ignored).
 **Stage C, when the JetStream backend starts** [\`startup.backend.initialization.failed\`]:
 \`nats_url\` not blank; \`timeout_seconds\`, \`retry_attempts\`, \`reconnect_delay_ms\`,
 \`publish_retry_attempts\`, \`publish_retry_base_delay_ms\` > 0; \`retention_time\` parses and is
-> 0; then the connection must succeed within \`retry_attempts\`.
+> 0; \`idempotency_bucket\` consists of letters, digits, \`_\` and \`-\`; then the connection must succeed within \`retry_attempts\`.
 
 ## Strict mode
 

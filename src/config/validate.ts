@@ -3,6 +3,7 @@ import { otlpTarget } from '../logging/otlp/otlp-target.js';
 import { MAX_POINT_CLOUD_POINTS } from '../schema/identifier-rule.js';
 import { corsOriginProblem, tlsSettingProblem } from './browser-access.js';
 import { homepageLinkProblem } from './homepage-links.js';
+import { idempotencyBucketProblem, idempotencyProblem } from './idempotency-model.js';
 import {
   BACKEND_KINDS,
   STORAGE_POLICY_FIELDS,
@@ -94,6 +95,8 @@ export function validateConfig(config: AppConfig): ValidatedConfig {
   checkMetrics(config);
   checkEcpds(config);
   checkWatchEndpoint(config);
+  const idempotency = idempotencyProblem(config.idempotency);
+  if (idempotency !== undefined) configError(idempotency);
 
   const strict = resolveStrictMode(config);
   if (strict.warning !== undefined) warnings.push(strict.warning);
@@ -153,6 +156,8 @@ export function validateJetStreamSettings(js: JetStreamConfig): void {
     const seconds = parseOr(js.retention_time, parseDuration, (reason) => fail('retention_time', reason));
     if (seconds <= 0) fail('retention_time', `must be greater than 0, got '${js.retention_time}'`);
   }
+  const bucket = idempotencyBucketProblem(js.idempotency_bucket);
+  if (bucket !== undefined) throw new ConfigValidationError(VALIDATION_EVENTS.backend, bucket);
 }
 
 /** reference-0.13.md §7: OTLP export needs somewhere to export to. */

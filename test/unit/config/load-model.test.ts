@@ -59,6 +59,7 @@ describe('defaults', () => {
           reconnect_delay_ms: 2000,
           publish_retry_attempts: 5,
           publish_retry_base_delay_ms: 150,
+          idempotency_bucket: 'AVISO_IDEMPOTENCY',
         },
       },
       watch_endpoint: {
@@ -73,6 +74,7 @@ describe('defaults', () => {
         max_total_buffered_bytes: 268435456,
         stall_timeout_sec: 30,
       },
+      idempotency: { window: '2m', in_memory_max_keys: 100000 },
     });
   });
 

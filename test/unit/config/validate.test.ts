@@ -872,3 +872,48 @@ describe('C1 JetStream settings', () => {
     expect(() => validateJetStreamSettings(js({ retention_time: '30d' }))).not.toThrow();
   });
 });
+
+describe('idempotency (docs/configuration.md, docs/api.md "Idempotency-Key")', () => {
+  it('defaults to a 2m window, 100000 in-memory keys and the AVISO_IDEMPOTENCY bucket', () => {
+    const config = loadDoc({});
+    expect(config.idempotency).toEqual({ window: '2m', in_memory_max_keys: 100000 });
+    expect(config.notification_backend.jetstream.idempotency_bucket).toBe('AVISO_IDEMPOTENCY');
+    expect(() => validateConfig(config)).not.toThrow();
+  });
+
+  it.each(['1s', '90s', '1h', '24h', '1d'])('accepts window %s', (window) => {
+    expect(() => validate({ idempotency: { window } })).not.toThrow();
+  });
+
+  it.each(['0s', '25h', '2d', '1w'])('rejects window %s outside 1s..24h', (window) => {
+    expectFailure({ idempotency: { window } }, CONFIGURATION, `idempotency.window: must be between 1s and 24h, got '${window}'`);
+  });
+
+  it('rejects a window that is no duration literal, with the parser reason', () => {
+    expectFailure({ idempotency: { window: '2 minutes' } }, CONFIGURATION, "idempotency.window: duration '2 minutes' has an unknown unit ' minutes' (expected s, m, h, d or w)");
+  });
+
+  it('rejects in_memory_max_keys: 0', () => {
+    expectFailure({ idempotency: { in_memory_max_keys: 0 } }, CONFIGURATION, 'idempotency.in_memory_max_keys: must be greater than 0, got 0');
+  });
+
+  it('takes the window from AVISOSERVER_IDEMPOTENCY__WINDOW', () => {
+    expect(loadDoc({}, { AVISOSERVER_IDEMPOTENCY__WINDOW: '5m' }).idempotency.window).toBe('5m');
+  });
+
+  it('refuses a bucket name NATS cannot take when the JetStream backend starts', () => {
+    const settings = loadDoc(merged(JETSTREAM, { notification_backend: { jetstream: { idempotency_bucket: 'a.b' } } }))
+      .notification_backend.jetstream;
+    let caught: unknown;
+    try {
+      validateJetStreamSettings(settings);
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(ConfigValidationError);
+    expect((caught as ConfigValidationError).eventName).toBe(BACKEND);
+    expect((caught as ConfigValidationError).message).toBe(
+      "notification_backend.jetstream.idempotency_bucket: must consist of letters, digits, '_' and '-', got 'a.b'",
+    );
+  });
+});
