@@ -1,5 +1,6 @@
 import type { StoragePolicyConfig } from '../config/model.js';
 import type { TopicPattern } from '../topic/topic-pattern.js';
+import type { IdempotencyRecords } from './idempotency-records.js';
 
 /**
  * The storage contract the HTTP and streaming layers depend on (backends.md §3, design.md
@@ -39,6 +40,26 @@ export interface NotificationToStore {
   readonly topic: string;
   readonly payload: string;
   readonly metadata?: Metadata;
+}
+
+export interface PublishOptions {
+  /**
+   * Stores the notification at most once under this id within `idempotency.window` (JetStream:
+   * the `Nats-Msg-Id`, D35). Absent: a fresh id per call, which only guards the backend's own
+   * retries (D22). The in-memory backend keeps no ids: its record table, in the same process,
+   * already lets only one request with a key publish.
+   */
+  readonly deduplicationId?: string;
+}
+
+export interface PublishResult {
+  readonly sequence: number;
+  /**
+   * Set when the backend dropped this publish as a copy of one already stored under the same
+   * `deduplicationId`: that stored notification, or null when it can no longer be read (removed
+   * by retention, superseded on its topic, deleted).
+   */
+  readonly duplicateOf?: StoredNotification | null;
 }
 
 export type StartCursor =
@@ -151,7 +172,9 @@ export interface NotificationBackend {
    * Resolves once the notification is durably stored; rejects on any failure
    * (`NotificationTooLargeError` when the broker could not carry it).
    */
-  publish(notification: NotificationToStore): Promise<{ sequence: number }>;
+  publish(notification: NotificationToStore, options?: PublishOptions): Promise<PublishResult>;
+  /** The records of notify's `Idempotency-Key`s (docs/api.md "Idempotency-Key"). */
+  readonly idempotency: IdempotencyRecords;
   /** Registers a live sink for the pattern and captures H (of the pattern's base) atomically with it. */
   subscribe(pattern: TopicPattern, sink: LiveSink): Promise<LiveSubscription>;
   /** H of the pattern's base for a replay-only request (no live subscription). */

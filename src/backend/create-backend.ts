@@ -1,10 +1,12 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import type { AppConfig } from '../config/model.js';
+import { idempotencyWindowSeconds } from '../config/idempotency-model.js';
 import { parseSize } from '../config/units.js';
 import { validateJetStreamSettings } from '../config/validate.js';
 import type { NotificationBackend, SchemaStorage } from './backend.js';
 import { JetStreamBackend } from './jetstream/jetstream-backend.js';
+import type { IdempotencyTelemetry } from '../idempotency/idempotency-telemetry.js';
 import type { MemoryHistoryTelemetry } from './memory/history-telemetry.js';
 import { MemoryBackend } from './memory/memory-backend.js';
 
@@ -17,8 +19,10 @@ export async function createBackend(
   clock: Clock,
   logger: Logger,
   memoryTelemetry?: MemoryHistoryTelemetry,
+  idempotencyTelemetry?: IdempotencyTelemetry,
 ): Promise<NotificationBackend> {
   const backend = config.notification_backend;
+  const windowSec = idempotencyWindowSeconds(config.idempotency);
   switch (backend.kind) {
     case 'in_memory': {
       const memory = backend.in_memory;
@@ -39,11 +43,21 @@ export async function createBackend(
             'In-memory history reached max_total_size: the oldest notifications are evicted from now on',
           ),
         ...(memoryTelemetry ? { telemetry: memoryTelemetry } : {}),
+        idempotency: {
+          windowSec,
+          maxKeys: config.idempotency.in_memory_max_keys,
+          ...(idempotencyTelemetry ? { onEvicted: () => idempotencyTelemetry.evicted() } : {}),
+        },
       });
     }
     case 'jetstream':
       validateJetStreamSettings(backend.jetstream);
-      return JetStreamBackend.connect({ settings: backend.jetstream, configured: configuredBases(config), logger });
+      return JetStreamBackend.connect({
+        settings: backend.jetstream,
+        configured: configuredBases(config),
+        logger,
+        idempotency: { windowSec },
+      });
     default:
       throw new Error(`Unknown notification_backend kind: ${backend.kind}`);
   }

@@ -22,7 +22,7 @@ application:
 - An entry is an origin as the browser sends it in \`Origin\`: \`scheme://host[:port]\`, lower case,
   no path, no trailing slash, no default port. Anything else fails startup with the form to write.
 - A **listed origin** gets \`Access-Control-Allow-Origin: <origin>\`,
-  \`Access-Control-Allow-Credentials: true\` and \`Access-Control-Expose-Headers: X-Request-ID\` on
+  \`Access-Control-Allow-Credentials: true\` and \`Access-Control-Expose-Headers: X-Request-ID, Idempotent-Replayed, Retry-After\` on
   every \`/api/v1/*\` answer, streams and errors included.
 - **\`"*"\`** in the list lets every other origin read, with \`Access-Control-Allow-Origin: *\` and
   never \`Access-Control-Allow-Credentials\` (the CORS protocol forbids the two together). A
@@ -30,7 +30,7 @@ application:
   list the origin by name to allow it.
 - **Preflights** (\`OPTIONS\` with \`Access-Control-Request-Method\`) from an allowed origin are
   answered \`204\` with \`Access-Control-Allow-Methods: GET, HEAD, POST, DELETE\`,
-  \`Access-Control-Allow-Headers: Authorization, Content-Type, Last-Event-ID\` and
+  \`Access-Control-Allow-Headers: Authorization, Content-Type, Last-Event-ID, Idempotency-Key\` and
   \`Access-Control-Max-Age: 600\`. They are answered before authentication (a browser sends no
   credentials with them), counted in \`aviso_http_requests_total\` and logged
   (\`http.request.completed\`) under the route they ask about with method \`OPTIONS\`.

@@ -13,10 +13,14 @@ declare module 'fastify' {
 
 const API_PREFIX = '/api/v1/';
 
-/** What a preflight grants (browser.md §2): JSON POSTs with a bearer token, and GET streams' resume header. */
+/**
+ * What a preflight grants (browser.md §2): JSON POSTs with a bearer token, GET streams' resume
+ * header, and notify's `Idempotency-Key` with the answers a retrying page must read
+ * (docs/api.md "Idempotency-Key").
+ */
 const ALLOWED_METHODS = ['GET', 'HEAD', 'POST', 'DELETE'];
-const ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'Last-Event-ID'];
-const EXPOSED_HEADERS = ['X-Request-ID'];
+const ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'Last-Event-ID', 'Idempotency-Key'];
+const EXPOSED_HEADERS = ['X-Request-ID', 'Idempotent-Replayed', 'Retry-After'];
 /** Browsers cache a preflight this long (Chromium caps it at 2 h). */
 const PREFLIGHT_MAX_AGE_SEC = 600;
 

@@ -128,3 +128,34 @@ export function authError(
     logContext,
   );
 }
+
+/** docs/api.md "Idempotency-Key": a malformed key, or one sent more than once. */
+export function invalidIdempotencyKeyError(): ApiError {
+  return new ApiError(400, {
+    code: 'INVALID_IDEMPOTENCY_KEY',
+    error: 'invalid_idempotency_key',
+    message: 'Idempotency-Key must be one value of 1 to 255 visible ASCII characters',
+  });
+}
+
+/** The key's first success stored a different notification. */
+export function idempotencyKeyReusedError(): ApiError {
+  return new ApiError(422, {
+    code: 'IDEMPOTENCY_KEY_REUSED',
+    error: 'idempotency_key_reused',
+    message: 'Idempotency-Key was already used for a different notification',
+  });
+}
+
+/** The first request with this key has not finished: retry in a second. */
+export function idempotencyKeyInProgressError(): ApiError {
+  return new ApiError(
+    409,
+    {
+      code: 'IDEMPOTENCY_KEY_IN_PROGRESS',
+      error: 'idempotency_key_in_progress',
+      message: 'A request with this Idempotency-Key is still being processed',
+    },
+    { 'retry-after': '1' },
+  );
+}

@@ -20,7 +20,9 @@ const VALIDATION_CODES = new Set([
   'INVALID_NOTIFICATION_REQUEST',
   'INVALID_WATCH_REQUEST',
   'INVALID_REPLAY_REQUEST',
+  'INVALID_IDEMPOTENCY_KEY',
 ]);
+const IDEMPOTENCY_CONFLICT_CODES = new Set(['IDEMPOTENCY_KEY_REUSED', 'IDEMPOTENCY_KEY_IN_PROGRESS']);
 const PROCESSING_CODES = new Set(['NOTIFICATION_PROCESSING_FAILED', 'NOTIFICATION_STORAGE_FAILED']);
 
 /**
@@ -122,6 +124,9 @@ function logRequestFailure(request: FastifyRequest, error: ApiError): void {
       { event_name: 'api.request.validation.failed', ...fields, error_chain: JSON.stringify([error.body.message, error.body.details].filter(Boolean)) },
       'Request validation failed',
     );
+  } else if (IDEMPOTENCY_CONFLICT_CODES.has(code)) {
+    // The client's own retry logic at work, not a server problem.
+    request.log.info({ event_name: 'api.notification.idempotency.conflict', ...fields }, 'Idempotency-Key conflict');
   } else if (PROCESSING_CODES.has(code)) {
     request.log.error({ event_name: 'api.request.processing.failed', ...fields, details: error.body.details }, 'Request processing failed');
   } else if (code === 'SSE_STREAM_INITIALIZATION_FAILED') {

@@ -12,7 +12,17 @@ import { assertNoPointOnNotify, prepareNotification, type PreparedNotification }
 import type { SchemaRegistry } from '../schema/schema-registry.js';
 import { endPointNotSupported, hasEndPoint } from '../streaming/end-point.js';
 import { formatUtcSeconds } from '../time-format.js';
-import { notificationTooLargeError, storageFailedError, unknownEventTypeError, validationError } from './error-bodies.js';
+import { IdempotencyConflictError, storeOnce } from '../idempotency/store-once.js';
+import {
+  idempotencyKeyInProgressError,
+  idempotencyKeyReusedError,
+  invalidIdempotencyKeyError,
+  notificationTooLargeError,
+  storageFailedError,
+  unknownEventTypeError,
+  validationError,
+} from './error-bodies.js';
+import { readIdempotencyKey } from './idempotency-header.js';
 import { sendOrderedJson } from './json-reply.js';
 import { parseNotificationRequest } from './request-body.js';
 import { ROUTE_DOCS } from './route-docs.js';
@@ -46,7 +56,13 @@ export function registerNotificationRoute(app: FastifyInstance, deps: Notificati
 /** Strict-mode and stream-level auth refusals are `rejected`; everything else that fails is `error`. */
 function notificationStatus(error: unknown): NotificationStatus {
   const code = error instanceof ApiError ? error.body.code : undefined;
-  return code === 'UNKNOWN_EVENT_TYPE' || code === 'UNAUTHORIZED' || code === 'FORBIDDEN' ? 'rejected' : 'error';
+  return code === 'UNKNOWN_EVENT_TYPE' ||
+    code === 'UNAUTHORIZED' ||
+    code === 'FORBIDDEN' ||
+    code === 'IDEMPOTENCY_KEY_REUSED' ||
+    code === 'IDEMPOTENCY_KEY_IN_PROGRESS'
+    ? 'rejected'
+    : 'error';
 }
 
 async function notify(
@@ -56,6 +72,9 @@ async function notify(
   labels: { eventType: string },
 ): Promise<FastifyReply> {
   const { registry, backend, clock, access } = deps;
+  // The key's form is checked before the body: its 400 wins over a body error (docs/api.md "Idempotency-Key").
+  const idempotency = readIdempotencyKey(request.raw.rawHeaders, request.headers);
+  if (idempotency.kind === 'malformed') throw invalidIdempotencyKeyError();
   const body = parseNotificationRequest('notify', request.body as Buffer | undefined);
   if (registry.rejectsEventType(body.event_type)) {
     throw unknownEventTypeError(body.event_type, registry.eventTypes);
@@ -82,17 +101,43 @@ async function notify(
   }
 
   addLogContext(request.log as Logger, { topic: displayTopic(prepared.topic) });
-  let sequence: number;
+  if (idempotency.kind === 'key') {
+    const outcome = await stored(() =>
+      storeOnce(backend, clock, { eventType: body.event_type, key: idempotency.key, notification: prepared }).catch((error: unknown) => {
+        if (!(error instanceof IdempotencyConflictError)) throw error;
+        deps.metrics.idempotency.conflict(labels.eventType, error.reason);
+        throw error.reason === 'reused' ? idempotencyKeyReusedError() : idempotencyKeyInProgressError();
+      }),
+    );
+    if (outcome.replayed) deps.metrics.idempotency.replayed(labels.eventType);
+    request.log.info(
+      {
+        event_name: 'api.notification.processed',
+        sequence: outcome.sequence,
+        idempotent_replayed: outcome.replayed,
+        idempotency_record: outcome.recordHash,
+      },
+      outcome.replayed ? 'Notification already stored: answered from the first success' : 'Notification stored',
+    );
+    reply.header('idempotent-replayed', String(outcome.replayed));
+    return sendSuccess(reply, request.id, outcome.processedAt);
+  }
+  const { sequence } = await stored(() => backend.publish(prepared));
+  request.log.info({ event_name: 'api.notification.processed', sequence }, 'Notification stored');
+  return sendSuccess(reply, request.id, formatUtcSeconds(clock.now()));
+}
+
+/** The store step's failures as notify answers them; `ApiError`s (the key's conflicts) pass as they are. */
+async function stored<T>(store: () => Promise<T>): Promise<T> {
   try {
-    ({ sequence } = await backend.publish(prepared));
+    return await store();
   } catch (error) {
+    if (error instanceof ApiError) throw error;
     if (error instanceof NotificationTooLargeError) throw notificationTooLargeError(error.message);
     throw storageFailedError(error instanceof Error ? error.message : String(error));
   }
-  request.log.info({ event_name: 'api.notification.processed', sequence }, 'Notification stored');
-  return sendOrderedJson(reply, 200, {
-    status: 'success',
-    request_id: request.id,
-    processed_at: formatUtcSeconds(clock.now()),
-  });
+}
+
+function sendSuccess(reply: FastifyReply, requestId: string, processedAt: string): FastifyReply {
+  return sendOrderedJson(reply, 200, { status: 'success', request_id: requestId, processed_at: processedAt });
 }

@@ -42,6 +42,23 @@ const LAST_EVENT_ID_HEADER = Type.Object({
   ),
 });
 
+/** docs/api.md "Idempotency-Key": the request header of notify and the answers it adds. */
+const IDEMPOTENCY_KEY_HEADER = Type.Object({
+  'idempotency-key': Type.Optional(
+    Type.String({
+      description:
+        'Makes a retry safe: a retry with the same key (and event type) inside idempotency.window is answered from the first success and stores nothing. An RFC 8941 sf-string or the bare text, 1 to 255 visible ASCII characters, sent once; otherwise 400 INVALID_IDEMPOTENCY_KEY.',
+    }),
+  ),
+});
+const IDEMPOTENT_REPLAYED = {
+  'idempotent-replayed': {
+    type: 'string',
+    enum: ['true', 'false'],
+    description: 'Only on requests with an Idempotency-Key: true when answered from the first success of the key (nothing stored now).',
+  },
+};
+
 export const ROUTE_DOCS = {
   health: {
     tags: ['health'],
@@ -76,12 +93,18 @@ export const ROUTE_DOCS = {
     tags: ['notification'],
     summary: 'Publish one notification',
     body: ref('NotificationRequest'),
+    headers: IDEMPOTENCY_KEY_HEADER,
     security: OPTIONAL_AUTH,
     response: {
-      200: ref('NotificationResponse'),
-      400: error('Invalid request'),
+      200: { ...ref('NotificationResponse'), headers: IDEMPOTENT_REPLAYED },
+      400: error('Invalid request; INVALID_IDEMPOTENCY_KEY: a malformed Idempotency-Key, or one sent twice'),
       ...writeErrors,
+      409: {
+        ...error('IDEMPOTENCY_KEY_IN_PROGRESS: the first request with this Idempotency-Key is still being processed'),
+        headers: { 'retry-after': { type: 'string', description: 'Seconds to wait before retrying: 1' } },
+      },
       413: error('Body too large, or too large for the broker'),
+      422: error('IDEMPOTENCY_KEY_REUSED: the Idempotency-Key was already used for a different notification'),
       500: error('Storage failed'),
     },
   },

@@ -2,6 +2,7 @@ import type { NotificationBackend } from '../backend/backend.js';
 import type { EcpdsTelemetry } from '../auth/ecpds/ecpds-telemetry.js';
 import type { SlowConsumerTrigger } from '../streaming/stream-request.js';
 import type { MemoryHistoryTelemetry } from '../backend/memory/history-telemetry.js';
+import type { IdempotencyTelemetry } from '../idempotency/idempotency-telemetry.js';
 
 /** `route` label of SSE metrics (operations.md §3.3.4). */
 export type SseRoute = '/api/v1/watch' | '/api/v1/replay';
@@ -66,6 +67,9 @@ export interface AvisoMetrics {
 
   /** The in-memory backend's evictions and held bytes (`aviso_memory_history_*`); a no-op with JetStream. */
   readonly memoryHistory: MemoryHistoryTelemetry;
+
+  /** Notify's `Idempotency-Key` replays, conflicts and in-memory evictions (`aviso_idempotency_*`). */
+  readonly idempotency: IdempotencyTelemetry;
 
   /** Prometheus text exposition of every metric, process metrics included. */
   render(): Promise<{ contentType: string; body: string }>;

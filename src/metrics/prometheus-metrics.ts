@@ -17,10 +17,13 @@ import type {
   LiveSubscription,
   NotificationBackend,
   NotificationToStore,
+  PublishOptions,
+  PublishResult,
   ReplayCursor,
   ReplayRequest,
   SchemaStorage,
 } from '../backend/backend.js';
+import type { IdempotencyRecords } from '../backend/idempotency-records.js';
 import { noopMemoryHistoryTelemetry, type MemoryHistoryTelemetry } from '../backend/memory/history-telemetry.js';
 import type { TopicPattern } from '../topic/topic-pattern.js';
 import type { AuthModeLabel, AuthOutcome, AvisoMetrics, ConfigReloadResult, NotificationStatus, SseRoute } from './aviso-metrics.js';
@@ -28,6 +31,8 @@ import { registerCapacityMetrics, type CapacityLimits, type CapacityMetrics } fr
 import { UNKNOWN_EVENT_TYPE, methodLabel } from './labels.js';
 import { registerLiveGapMetrics, type LiveGapMetrics } from './live-gap-metrics.js';
 import { registerMemoryHistoryMetrics } from './memory-history-metrics.js';
+import { registerIdempotencyMetrics } from './idempotency-metrics.js';
+import { noopIdempotencyTelemetry, type IdempotencyTelemetry } from '../idempotency/idempotency-telemetry.js';
 import { registerOtlpMetrics } from './otlp-metrics.js';
 import { defineStreamBufferMetrics, type StreamBufferMetrics } from './stream-buffer-metrics.js';
 import type { SlowConsumerTrigger } from '../streaming/stream-request.js';
@@ -95,6 +100,7 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions): Prom
     streamBuffers,
     liveGaps,
     capacity,
+    idempotency: registerIdempotencyMetrics(register, options.eventTypes),
   });
 }
 
@@ -120,6 +126,7 @@ export function createDisabledMetrics(): AvisoMetrics {
     instrumentBackend: (backend) => backend,
     ecpds: noopEcpdsTelemetry,
     memoryHistory: noopMemoryHistoryTelemetry,
+    idempotency: noopIdempotencyTelemetry,
     render: async () => ({ contentType: prometheusContentType, body: '' }),
   };
 }
@@ -381,8 +388,13 @@ class PrometheusMetrics implements PrometheusAvisoMetrics {
       readonly streamBuffers: StreamBufferMetrics;
       readonly liveGaps: LiveGapMetrics;
       readonly capacity: CapacityMetrics;
+      readonly idempotency: IdempotencyTelemetry;
     },
   ) {}
+
+  get idempotency(): IdempotencyTelemetry {
+    return this.families.idempotency;
+  }
 
   private get streamBuffers(): StreamBufferMetrics {
     return this.families.streamBuffers;
@@ -528,8 +540,12 @@ class InstrumentedBackend implements NotificationBackend {
     return this.inner.applySchemas(schemas);
   }
 
-  publish(notification: NotificationToStore): Promise<{ sequence: number }> {
-    return this.timed('publish', () => this.inner.publish(notification));
+  publish(notification: NotificationToStore, options?: PublishOptions): Promise<PublishResult> {
+    return this.timed('publish', () => this.inner.publish(notification, options));
+  }
+
+  get idempotency(): IdempotencyRecords {
+    return this.inner.idempotency;
   }
 
   subscribe(pattern: TopicPattern, sink: LiveSink): Promise<LiveSubscription> {

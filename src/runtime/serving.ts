@@ -74,7 +74,7 @@ export async function serve(options: ServeOptions): Promise<Serving> {
 
   let backend: NotificationBackend;
   try {
-    backend = metrics.instrumentBackend(await createBackend(config, systemClock, logger, metrics.memoryHistory));
+    backend = metrics.instrumentBackend(await createBackend(config, systemClock, logger, metrics.memoryHistory, metrics.idempotency));
   } catch (error) {
     logger.error({ event_name: 'startup.backend.initialization.failed', error: reasonOf(error) }, 'Backend initialization failed');
     fatal(`backend initialization failed: ${reasonOf(error)}`);

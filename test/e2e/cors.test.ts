@@ -58,8 +58,8 @@ describe('with allowed origins listed', () => {
       'access-control-allow-origin': CONSOLE,
       'access-control-allow-credentials': 'true',
       'access-control-allow-methods': 'GET, HEAD, POST, DELETE',
-      'access-control-allow-headers': 'Authorization, Content-Type, Last-Event-ID',
-      'access-control-expose-headers': 'X-Request-ID',
+      'access-control-allow-headers': 'Authorization, Content-Type, Last-Event-ID, Idempotency-Key',
+      'access-control-expose-headers': 'X-Request-ID, Idempotent-Replayed, Retry-After',
       'access-control-max-age': '600',
     });
     expect(response.headers.get('vary')).toContain('Origin');
@@ -72,7 +72,7 @@ describe('with allowed origins listed', () => {
     expect(corsHeaders(response.headers)).toEqual({
       'access-control-allow-origin': CONSOLE,
       'access-control-allow-credentials': 'true',
-      'access-control-expose-headers': 'X-Request-ID',
+      'access-control-expose-headers': 'X-Request-ID, Idempotent-Replayed, Retry-After',
     });
   });
 
@@ -88,7 +88,7 @@ describe('with allowed origins listed', () => {
     expect(corsHeaders(stream.headers)).toEqual({
       'access-control-allow-origin': CONSOLE,
       'access-control-allow-credentials': 'true',
-      'access-control-expose-headers': 'X-Request-ID',
+      'access-control-expose-headers': 'X-Request-ID, Idempotent-Replayed, Retry-After',
     });
     expect((await stream.next())?.json.type).toBe('connection_established');
   });
@@ -165,7 +165,7 @@ describe('with "*" in the list', () => {
     expect(pre.headers.get('access-control-allow-origin')).toBe('*');
     expect(pre.headers.get('access-control-allow-credentials')).toBeNull();
     const stream = await watch(server, { origin: STRANGER });
-    expect(corsHeaders(stream.headers)).toEqual({ 'access-control-allow-origin': '*', 'access-control-expose-headers': 'X-Request-ID' });
+    expect(corsHeaders(stream.headers)).toEqual({ 'access-control-allow-origin': '*', 'access-control-expose-headers': 'X-Request-ID, Idempotent-Replayed, Retry-After' });
   });
 
   it('lets any origin write, as its preflight would let it send JSON', async () => {
@@ -225,7 +225,7 @@ describe('with authentication enabled', () => {
     const refused = await request(path, { method: 'DELETE', headers: { origin: CONSOLE } });
     expect(refused.status).toBe(401);
     expect(refused.json.request_id).toBe(refused.headers.get('x-request-id'));
-    expect(corsHeaders(refused.headers)).toMatchObject({ 'access-control-allow-origin': CONSOLE, 'access-control-expose-headers': 'X-Request-ID' });
+    expect(corsHeaders(refused.headers)).toMatchObject({ 'access-control-allow-origin': CONSOLE, 'access-control-expose-headers': 'X-Request-ID, Idempotent-Replayed, Retry-After' });
   });
 
   it('refuses a write from another origin before authentication: 403, no credential check', async () => {

@@ -8,11 +8,14 @@ import type {
   LiveSubscription,
   NotificationBackend,
   NotificationToStore,
+  PublishOptions,
+  PublishResult,
   ReplayCursor,
   ReplayRequest,
   SchemaStorage,
 } from '../../src/backend/backend.js';
 import { pagingCursor } from '../../src/backend/backend.js';
+import type { IdempotencyRecords } from '../../src/backend/idempotency-records.js';
 import type { TopicPattern } from '../../src/topic/topic-pattern.js';
 
 /**
@@ -36,8 +39,12 @@ export class FaultyBackend implements NotificationBackend {
     return this.inner.applySchemas(schemas);
   }
 
-  publish(notification: NotificationToStore): Promise<{ sequence: number }> {
-    return this.inner.publish(notification);
+  publish(notification: NotificationToStore, options?: PublishOptions): Promise<PublishResult> {
+    return this.inner.publish(notification, options);
+  }
+
+  get idempotency(): IdempotencyRecords {
+    return this.inner.idempotency;
   }
 
   async subscribe(pattern: TopicPattern, sink: LiveSink): Promise<LiveSubscription> {

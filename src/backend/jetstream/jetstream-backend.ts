@@ -10,7 +10,10 @@ import type {
   LiveSubscription,
   NotificationBackend,
   NotificationToStore,
+  PublishOptions,
+  PublishResult,
   ReplayCursor,
+  StoredNotification,
   ReplayRequest,
   SchemaStorage,
   WipeOutcome,
@@ -20,8 +23,10 @@ import type { JetStreamConfig } from '../../config/model.js';
 import { decodeToken } from '../../topic/percent-codec.js';
 import { MAX_STREAM_NAME_BYTES, streamNameBytes, streamNameOf } from '../../topic/stream-name.js';
 import type { TopicPattern } from '../../topic/topic-pattern.js';
+import { DEFAULT_IDEMPOTENCY, PENDING_STALE_AFTER_MS, type IdempotencySettings } from '../idempotency-records.js';
+import { IdempotencyBucket } from './idempotency-bucket.js';
 import { LiveFeeds } from './live-feeds.js';
-import { publishedBytes, toHeaders } from './message-mapping.js';
+import { publishedBytes, toHeaders, toStoredNotification } from './message-mapping.js';
 import { NatsLink, type NatsClients } from './nats-link.js';
 import {
   errorText,
@@ -46,6 +51,8 @@ export interface JetStreamBackendOptions {
   readonly settings: JetStreamConfig;
   readonly configured: readonly SchemaStorage[];
   readonly logger: Logger;
+  /** The `idempotency` section; the configuration defaults when absent. */
+  readonly idempotency?: IdempotencySettings;
 }
 
 /**
@@ -63,6 +70,8 @@ export class JetStreamBackend implements NotificationBackend {
     private readonly catalog: StreamCatalog,
     private readonly settings: JetStreamConfig,
     private readonly logger: Logger,
+    readonly idempotency: IdempotencyBucket,
+    private readonly windowSec: number,
   ) {
     this.live = new LiveFeeds(link, (base, operation) => this.withStream(base, operation), logger);
     link.onLost((error) => {
@@ -85,9 +94,17 @@ export class JetStreamBackend implements NotificationBackend {
       },
       logger,
     );
-    const catalog = new StreamCatalog(link, settings, options.configured, logger);
+    const { windowSec } = options.idempotency ?? DEFAULT_IDEMPOTENCY;
+    const catalog = new StreamCatalog(link, settings, options.configured, logger, windowSec);
     warnUncompressible(catalog, logger);
-    return new JetStreamBackend(link, catalog, settings, logger);
+    warnShortRetention(catalog, logger, windowSec);
+    const bucket = new IdempotencyBucket(
+      link,
+      { name: settings.idempotency_bucket, windowMs: windowSec * 1000, replicas: settings.replicas ?? 1, staleAfterMs: PENDING_STALE_AFTER_MS },
+      logger,
+    );
+    await bucket.ensureAtStartup();
+    return new JetStreamBackend(link, catalog, settings, logger, bucket, windowSec);
   }
 
   /**
@@ -97,7 +114,9 @@ export class JetStreamBackend implements NotificationBackend {
    */
   async applySchemas(schemas: readonly SchemaStorage[]): Promise<void> {
     const touched = this.catalog.replaceConfigured(schemas);
-    warnUncompressible(this.catalog, this.logger, new Set(touched.map(streamNameOf)));
+    const touchedStreams = new Set(touched.map(streamNameOf));
+    warnUncompressible(this.catalog, this.logger, touchedStreams);
+    warnShortRetention(this.catalog, this.logger, this.windowSec, touchedStreams);
     await Promise.all(
       touched.map(async (base) => {
         try {
@@ -112,11 +131,12 @@ export class JetStreamBackend implements NotificationBackend {
     );
   }
 
-  async publish(notification: NotificationToStore): Promise<{ sequence: number }> {
+  async publish(notification: NotificationToStore, options: PublishOptions = {}): Promise<PublishResult> {
     const base = topicBase(notification.topic);
     const deadline = Date.now() + PUBLISH_DEADLINE_MS;
-    // The same id on every attempt: JetStream stores a retried publish once (D22).
-    const msgID = randomUUID();
+    // The same id on every attempt: JetStream stores a retried publish once (D22); an
+    // Idempotency-Key's id also spans requests and processes (D35).
+    const msgID = options.deduplicationId ?? randomUUID();
     const headers = toHeaders(notification.metadata);
     this.assertFitsOneMessage(notification.payload, headers, msgID);
     let reEnsured = false;
@@ -131,6 +151,11 @@ export class JetStreamBackend implements NotificationBackend {
           ...(headers ? { headers } : {}),
         });
         sequence = ack.seq;
+        // Another request (this process or another, maybe one that died since) stored it under
+        // this key's id: nothing new was stored, so no watcher must hear of it again.
+        if (ack.duplicate && options.deduplicationId !== undefined) {
+          return { sequence, duplicateOf: await this.storedMessage(streamNameOf(base), sequence) };
+        }
       } catch (error) {
         // The client checks the size against the server it is connected to now, which may have
         // changed since the check above (a reconnect to a server with a smaller limit).
@@ -155,6 +180,24 @@ export class JetStreamBackend implements NotificationBackend {
       // before they read it (D39, docs/backends.md "Live delivery on JetStream").
       this.live.accepted(streamNameOf(base), notification, sequence, BigInt(Date.now()) * 1_000_000n);
       return { sequence };
+    }
+  }
+
+  /** The message a duplicate's ack names, or null once the stream no longer holds it. */
+  private async storedMessage(stream: string, sequence: number): Promise<StoredNotification | null> {
+    try {
+      const message = await this.link.clients().jsm.streams.getMessage(stream, { seq: sequence });
+      if (!message) return null;
+      return toStoredNotification({
+        seq: message.seq,
+        subject: message.subject,
+        data: message.data,
+        headers: message.header,
+        timestampNanos: BigInt(message.time.getTime()) * 1_000_000n,
+      });
+    } catch (error) {
+      if (isMessageNotFound(error)) return null;
+      throw error;
     }
   }
 
@@ -308,6 +351,20 @@ async function beforeDeadline<T>(operation: Promise<T>, deadline: number, what: 
     return await Promise.race([operation, expired]);
   } finally {
     clearTimeout(timer);
+  }
+}
+
+/**
+ * A stream keeping notifications for less than the idempotency window cannot recognise a retry
+ * after its `max_age` (its duplicate window is bounded by it); `only`: just these streams.
+ */
+function warnShortRetention(catalog: StreamCatalog, logger: Logger, windowSec: number, only?: ReadonlySet<string>): void {
+  for (const { eventType, stream, maxAgeSec } of catalog.shortRetentionSchemas()) {
+    if (only && !only.has(stream)) continue;
+    logger.warn(
+      { event_name: 'backend.jetstream.idempotency.window_exceeds_retention', event_type: eventType, stream, max_age_seconds: maxAgeSec, window_seconds: windowSec },
+      `Stream ${stream} of event type ${eventType} keeps notifications ${maxAgeSec}s, less than idempotency.window (${windowSec}s): a retry with an Idempotency-Key is recognised for ${maxAgeSec}s only`,
+    );
   }
 }
 

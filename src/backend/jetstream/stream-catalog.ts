@@ -5,7 +5,13 @@ import { encodeToken } from '../../topic/percent-codec.js';
 import { streamNameOf } from '../../topic/stream-name.js';
 import type { NatsLink } from './nats-link.js';
 import { errorText, isStreamNameInUse, isStreamNotFound } from './nats-errors.js';
-import { desiredStreamConfig, driftedFields, updatedStreamConfig, type StreamLayout } from './stream-config.js';
+import {
+  DEFAULT_DUPLICATE_WINDOW_SEC,
+  desiredStreamConfig,
+  driftedFields,
+  updatedStreamConfig,
+  type StreamLayout,
+} from './stream-config.js';
 
 /**
  * One JetStream stream per topic base (backends.md §7.3–§7.4): names, subject bindings, the
@@ -21,6 +27,8 @@ export class StreamCatalog {
     private readonly defaults: JetStreamConfig,
     configured: readonly SchemaStorage[],
     private readonly logger: Logger,
+    /** `idempotency.window`, every stream's duplicate window (bounded by its `max_age`). */
+    private readonly duplicateWindowSec: number = DEFAULT_DUPLICATE_WINDOW_SEC,
   ) {
     for (const entry of configured) this.byBase.set(entry.base, entry);
   }
@@ -75,6 +83,18 @@ export class StreamCatalog {
       .map((entry) => ({ eventType: entry.eventType, stream: streamNameOf(entry.base) }));
   }
 
+  /**
+   * Schemas whose stream keeps notifications for less than the idempotency window: a retry after
+   * `max_age` can no longer be recognised by the stream (warned about at startup).
+   */
+  shortRetentionSchemas(): { eventType: string; stream: string; maxAgeSec: number }[] {
+    return [...this.byBase.values()].flatMap((entry) => {
+      const maxAgeNs = desiredStreamConfig(this.layoutFor(entry.base), this.defaults, false).max_age;
+      const maxAgeSec = maxAgeNs / 1_000_000_000;
+      return maxAgeNs > 0 && maxAgeSec < this.duplicateWindowSec ? [{ eventType: entry.eventType, stream: streamNameOf(entry.base), maxAgeSec }] : [];
+    });
+  }
+
   async ensure(base: string): Promise<StreamLayout> {
     const layout = this.layoutFor(base);
     let pending = this.ensured.get(layout.name);
@@ -98,7 +118,7 @@ export class StreamCatalog {
   private async ensureNow(layout: StreamLayout): Promise<StreamLayout> {
     const { jsm } = this.link.clients();
     const supported = this.compressionSupported;
-    const desired = desiredStreamConfig(layout, this.defaults, supported);
+    const desired = desiredStreamConfig(layout, this.defaults, supported, this.duplicateWindowSec);
     let current;
     try {
       current = await jsm.streams.info(layout.name);

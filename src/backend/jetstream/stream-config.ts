@@ -14,10 +14,22 @@ export interface StreamLayout {
 /** The fields ensure-stream manages; everything else on an existing stream is left as it is. */
 export type DesiredStreamConfig = Pick<
   StreamConfig,
-  'name' | 'subjects' | 'storage' | 'retention' | 'discard' | 'max_msgs_per_subject' | 'max_msgs' | 'max_bytes' | 'max_age' | 'num_replicas'
+  | 'name'
+  | 'subjects'
+  | 'storage'
+  | 'retention'
+  | 'discard'
+  | 'max_msgs_per_subject'
+  | 'max_msgs'
+  | 'max_bytes'
+  | 'max_age'
+  | 'num_replicas'
+  | 'duplicate_window'
 > & { compression?: StreamConfig['compression'] };
 
 const NANOS_PER_SECOND = 1_000_000_000;
+/** `idempotency.window`'s default, JetStream's own default duplicate window too. */
+export const DEFAULT_DUPLICATE_WINDOW_SEC = 120;
 
 /**
  * Backend defaults overlaid by the schema's `storage_policy`; unset limits are "unlimited". The
@@ -27,9 +39,11 @@ export function desiredStreamConfig(
   layout: StreamLayout,
   defaults: JetStreamConfig,
   compressionSupported: boolean,
+  duplicateWindowSec: number = DEFAULT_DUPLICATE_WINDOW_SEC,
 ): DesiredStreamConfig {
   const policy = layout.storagePolicy ?? {};
   const retention = policy.retention_time ?? defaults.retention_time;
+  const maxAge = retention !== undefined ? parseDuration(retention) * NANOS_PER_SECOND : 0;
   const config: DesiredStreamConfig = {
     name: layout.name,
     subjects: [...layout.subjects],
@@ -39,13 +53,23 @@ export function desiredStreamConfig(
     max_msgs_per_subject: policy.allow_duplicates === true ? -1 : 1,
     max_msgs: policy.max_messages ?? defaults.max_messages ?? -1,
     max_bytes: policy.max_size !== undefined ? parseSize(policy.max_size) : (defaults.max_bytes ?? -1),
-    max_age: retention !== undefined ? parseDuration(retention) * NANOS_PER_SECOND : 0,
+    max_age: maxAge,
     num_replicas: defaults.replicas ?? 1,
+    duplicate_window: duplicateWindowNs(maxAge, duplicateWindowSec),
   };
   if (compressionSupported && policy.compression !== undefined) {
     config.compression = (policy.compression ? 's2' : 'none') as StreamConfig['compression'];
   }
   return config;
+}
+
+/**
+ * The window an `Idempotency-Key` can be retried in (docs/backends.md "Idempotency-Key"), bounded
+ * by the stream's own `max_age`, which nats-server refuses to let a duplicate window exceed.
+ */
+export function duplicateWindowNs(maxAgeNs: number, windowSec: number): number {
+  const window = windowSec * NANOS_PER_SECOND;
+  return maxAgeNs > 0 ? Math.min(maxAgeNs, window) : window;
 }
 
 type Compared = Exclude<keyof DesiredStreamConfig, 'name' | 'storage'>;
@@ -58,6 +82,7 @@ const COMPARED: readonly Compared[] = [
   'max_age',
   'max_msgs_per_subject',
   'num_replicas',
+  'duplicate_window',
   'compression',
   'discard',
   'retention',
@@ -83,6 +108,8 @@ function normalise(field: Compared, value: unknown): string {
       return value === undefined || value === 0 ? 'unlimited' : String(value);
     case 'num_replicas':
       return value === undefined || value === 0 ? '1' : String(value);
+    case 'duplicate_window':
+      return String(value ?? 0);
     case 'compression':
       return value === undefined || value === '' ? 'none' : String(value);
     default:

@@ -7,6 +7,7 @@ import type {
   LiveSubscription,
   NotificationBackend,
   NotificationToStore,
+  PublishResult,
   ReplayCursor,
   ReplayRequest,
   StoredNotification,
@@ -18,12 +19,21 @@ import { LiveDispatch } from '../live-dispatch.js';
 import type { Clock } from '../../clock.js';
 import { streamNameOf, streamNameOfTopic } from '../../topic/stream-name.js';
 import type { TopicPattern } from '../../topic/topic-pattern.js';
+import { DEFAULT_IDEMPOTENCY, PENDING_STALE_AFTER_MS, type IdempotencySettings } from '../idempotency-records.js';
+import { IdempotencyTable } from './idempotency-table.js';
 import { SequenceLog } from './sequence-log.js';
 import { ownMetadata, ownText, storedBytes } from './stored-bytes.js';
 import { TopicHistories, type HistoryLimits } from './topic-histories.js';
 
 export interface MemoryBackendOptions extends HistoryLimits {
   readonly clock: Clock;
+  /** The `Idempotency-Key` table; the configuration defaults when absent. */
+  readonly idempotency?: IdempotencySettings & {
+    /** `idempotency.in_memory_max_keys`. */
+    readonly maxKeys: number;
+    /** A key was evicted to make room (`aviso_idempotency_evictions_total`). */
+    readonly onEvicted?: () => void;
+  };
 }
 
 /**
@@ -36,6 +46,9 @@ interface BaseStream {
   /** This base's stored notifications in sequence order. */
   readonly log: SequenceLog;
 }
+
+/** `idempotency.in_memory_max_keys`'s default. */
+const DEFAULT_IN_MEMORY_MAX_KEYS = 100_000;
 
 /** What a base that never stored anything reads as. */
 const EMPTY_LOG = new SequenceLog();
@@ -56,12 +69,22 @@ export class MemoryBackend implements NotificationBackend {
   /** Live watchers of every base, indexed by pattern. */
   private readonly live = new LiveDispatch();
   private shutDown = false;
+  readonly idempotency: IdempotencyTable;
 
   constructor(private readonly options: MemoryBackendOptions) {
     this.histories = new TopicHistories(options);
+    const idempotency = options.idempotency ?? { ...DEFAULT_IDEMPOTENCY, maxKeys: DEFAULT_IN_MEMORY_MAX_KEYS };
+    this.idempotency = new IdempotencyTable({
+      clock: options.clock,
+      windowMs: idempotency.windowSec * 1000,
+      maxKeys: idempotency.maxKeys,
+      staleAfterMs: PENDING_STALE_AFTER_MS,
+      ...(idempotency.onEvicted ? { onEvicted: idempotency.onEvicted } : {}),
+    });
   }
 
-  async publish(notification: NotificationToStore): Promise<{ sequence: number }> {
+  /** The deduplication id is not needed here (see `PublishOptions`). */
+  async publish(notification: NotificationToStore): Promise<PublishResult> {
     const stored = this.store(notification);
     this.live.dispatch(stored);
     return { sequence: stored.sequence };

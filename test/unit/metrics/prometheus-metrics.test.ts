@@ -116,7 +116,30 @@ function exerciseAll(m: AvisoMetrics): void {
   m.configReload('success');
   m.memoryHistory.evicted('bytes', 1);
   m.memoryHistory.heldBytes(1034);
+  m.idempotency.replayed('mars');
+  m.idempotency.conflict('mars', 'in_progress');
+  m.idempotency.evicted();
 }
+
+describe('aviso_idempotency_* (docs/metrics.md)', () => {
+  it('start at 0 for every configured event type and reason, and count under their labels', async () => {
+    const m = metrics();
+    let exposition = await Exposition.of(m);
+    expect(exposition.value('aviso_idempotency_replays_total', { event_type: 'mars' })).toBe(0);
+    expect(exposition.value('aviso_idempotency_conflicts_total', { event_type: 'mars', reason: 'reused' })).toBe(0);
+    expect(exposition.value('aviso_idempotency_conflicts_total', { event_type: 'mars', reason: 'in_progress' })).toBe(0);
+    expect(exposition.value('aviso_idempotency_evictions_total')).toBe(0);
+    m.idempotency.replayed('mars');
+    m.idempotency.replayed('mars');
+    m.idempotency.conflict('mars', 'reused');
+    m.idempotency.evicted();
+    exposition = await Exposition.of(m);
+    expect(exposition.value('aviso_idempotency_replays_total', { event_type: 'mars' })).toBe(2);
+    expect(exposition.value('aviso_idempotency_conflicts_total', { event_type: 'mars', reason: 'reused' })).toBe(1);
+    expect(exposition.value('aviso_idempotency_conflicts_total', { event_type: 'mars', reason: 'in_progress' })).toBe(0);
+    expect(exposition.value('aviso_idempotency_evictions_total')).toBe(1);
+  });
+});
 
 describe('aviso_config_reloads_total (browser.md §5)', () => {
   it('starts at 0 for both results and counts each reload under its result', async () => {
@@ -268,6 +291,9 @@ describe('createPrometheusMetrics: inventory', () => {
       aviso_backend_connected: 'gauge',
       aviso_http_max_connections: 'gauge',
       aviso_sse_max_total_buffered_bytes: 'gauge',
+      aviso_idempotency_replays_total: 'counter',
+      aviso_idempotency_conflicts_total: 'counter',
+      aviso_idempotency_evictions_total: 'counter',
     };
     for (const [name, type] of Object.entries(expected)) expect({ name, type: exposition.type(name) }).toEqual({ name, type });
     const declared = [...exposition.body.matchAll(/^# TYPE (aviso_\w+) /gm)].map((match) => match[1]);
@@ -312,6 +338,9 @@ describe('createPrometheusMetrics: inventory', () => {
       aviso_backend_connected: ['backend'],
       aviso_http_max_connections: [],
       aviso_sse_max_total_buffered_bytes: [],
+      aviso_idempotency_replays_total: ['event_type'],
+      aviso_idempotency_conflicts_total: ['event_type', 'reason'],
+      aviso_idempotency_evictions_total: [],
     };
     for (const [name, labels] of Object.entries(expected)) {
       const sets = exposition.labelNames(name);
@@ -873,6 +902,7 @@ function failingBackend(failure: Error): NotificationBackend {
     stats: reject,
     isConnected: () => false,
     shutdown: async () => undefined,
+    idempotency: { begin: reject, complete: reject, abandon: reject },
   };
 }
 

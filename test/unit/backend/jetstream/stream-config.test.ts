@@ -31,7 +31,15 @@ describe('desiredStreamConfig (backends.md §7.4)', () => {
       max_bytes: -1,
       max_age: 0,
       num_replicas: 1,
+      duplicate_window: 120e9,
     });
+  });
+
+  it('sets the duplicate window to idempotency.window, bounded by the stream max_age (docs/backends.md "Idempotency-Key")', () => {
+    expect(desiredStreamConfig(layout, defaults, false, 600).duplicate_window).toBe(600e9);
+    expect(desiredStreamConfig(layout, { ...defaults, retention_time: '1h' }, false, 600).duplicate_window).toBe(600e9);
+    expect(desiredStreamConfig(layout, { ...defaults, retention_time: '5m' }, false, 600).duplicate_window).toBe(300e9);
+    expect(desiredStreamConfig({ ...layout, storagePolicy: { retention_time: '30s' } }, defaults, false, 600).duplicate_window).toBe(30e9);
   });
 
   it('overlays the schema storage_policy on the backend defaults (the spec example)', () => {
@@ -76,6 +84,7 @@ describe('driftedFields', () => {
       max_age: 0,
       max_msgs_per_subject: 1,
       num_replicas: 0,
+      duplicate_window: 120e9,
       discard: 'old' as StreamConfig['discard'],
       retention: 'limits' as StreamConfig['retention'],
     };
@@ -90,10 +99,11 @@ describe('driftedFields', () => {
       max_age: 0,
       max_msgs_per_subject: -1,
       num_replicas: 1,
+      duplicate_window: 60e9,
       discard: 'new' as StreamConfig['discard'],
       retention: 'limits' as StreamConfig['retention'],
     };
-    expect(driftedFields(current, desired, true)).toEqual(['subjects', 'max_msgs', 'max_msgs_per_subject', 'discard']);
+    expect(driftedFields(current, desired, true)).toEqual(['subjects', 'max_msgs', 'max_msgs_per_subject', 'duplicate_window', 'discard']);
   });
 
   it('ignores compression on servers without it', () => {

@@ -1,0 +1,38 @@
+import { Counter, type Registry } from 'prom-client';
+import { CONFLICT_REASONS, type IdempotencyTelemetry } from '../idempotency/idempotency-telemetry.js';
+
+/**
+ * `aviso_idempotency_*` (docs/metrics.md): replays, conflicts and in-memory evictions of notify's
+ * `Idempotency-Key`. The configured event types' series exist at 0 from startup, so `increase()`
+ * works before the first retry.
+ */
+export function registerIdempotencyMetrics(register: Registry, eventTypes: readonly string[]): IdempotencyTelemetry {
+  const registers = [register];
+  const replays = new Counter({
+    name: 'aviso_idempotency_replays_total',
+    help: 'Notify requests answered from the first success of their Idempotency-Key (nothing stored).',
+    labelNames: ['event_type'],
+    registers,
+  });
+  const conflicts = new Counter({
+    name: 'aviso_idempotency_conflicts_total',
+    help: 'Notify requests refused for their Idempotency-Key: reused (422, another notification) or in_progress (409).',
+    labelNames: ['event_type', 'reason'],
+    registers,
+  });
+  const evictions = new Counter({
+    name: 'aviso_idempotency_evictions_total',
+    help: 'Idempotency-Keys the in-memory backend forgot before their window ended, to stay within idempotency.in_memory_max_keys.',
+    registers,
+  });
+  for (const eventType of eventTypes) {
+    replays.inc({ event_type: eventType }, 0);
+    for (const reason of CONFLICT_REASONS) conflicts.inc({ event_type: eventType, reason }, 0);
+  }
+  evictions.inc(0);
+  return {
+    replayed: (eventType) => replays.inc({ event_type: eventType }),
+    conflict: (eventType, reason) => conflicts.inc({ event_type: eventType, reason }),
+    evicted: () => evictions.inc(),
+  };
+}
