@@ -11,6 +11,7 @@ import type {
 } from '../../src/backend/backend.js';
 import { encodeTopic } from '../../src/topic/percent-codec.js';
 import { TopicPattern } from '../../src/topic/topic-pattern.js';
+import { describeIdempotencyRecords } from './idempotency-contract.js';
 
 /**
  * The backend contract (backends.md §3, streaming.md §9–§12, D7, D10, D19, D22) as one suite that
@@ -1013,6 +1014,11 @@ export function describeBackendContract(label: string, factory: BackendFactory):
         expect(first.endCalls()).toBe(1);
         expect(second.endCalls()).toBe(1);
       });
+    });
+
+    describeIdempotencyRecords(async () => {
+      const { backend, bases } = await setup(1);
+      return { backend, base: bases[0] as string };
     });
   });
 }
