@@ -25,7 +25,7 @@ export function renderTable(outcomes: readonly Outcome[]): string {
   const rows = outcomes.map((outcome) => {
     if ('error' in outcome) return [outcome.name, '-', '-', '-', '-', outcome.target, 'ERROR', outcome.error.split('\n')[0]?.slice(0, 100) ?? ''];
     const m = outcome.measurement;
-    return [outcome.name, formatNumber(m.value), m.unit, formatNumber(m.baseline), m.ratio.toFixed(3), outcome.target, verdict(outcome), m.summary];
+    return [outcome.name, formatNumber(m.value), m.unit, formatNumber(m.baseline), Number.isFinite(m.ratio) ? m.ratio.toFixed(3) : '–', outcome.target, verdict(outcome), m.summary];
   });
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] as string).length)));
   const line = (cells: readonly string[]): string =>

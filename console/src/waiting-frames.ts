@@ -7,7 +7,7 @@ export interface ArrivedFrame {
 }
 
 /**
- * The frames that arrive while a panel is paused (docs/console.md "Pause"): only the newest
+ * The frames that arrive while a panel is paused (docs/console.md "Streams", **Pause**): only the newest
  * `cap` are kept, since the panel shows no more than that anyway, but every one is counted, so
  * "Resume (N waiting)" stays right however long the pause. Pure: no DOM.
  */

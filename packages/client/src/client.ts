@@ -1,6 +1,8 @@
 import { systemClock, type Clock } from './clock.js';
 import { DecodeError, HttpError } from './errors.js';
 import { plaintextRefusal, Transport } from './http.js';
+import { checkedIdempotencyKey } from './idempotency-key.js';
+import { sendWithRetries, type Exchange } from './notify-retries.js';
 import { defaultFetch, type DefaultFetch } from './transport/default-fetch.js';
 import { NotificationStream } from './stream/notification-stream.js';
 import type { AdminResult, AvisoClientOptions, NotifyRequest, NotifyResult, SchemaList, WatchRequest } from './types.js';
@@ -17,6 +19,17 @@ function decodeJson(text: string, what: string): Record<string, unknown> {
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new DecodeError(`${what}: the response is not a JSON object`);
   return value as Record<string, unknown>;
+}
+
+/** The error body's `code`, when the answer is a JSON error. */
+function codeOf(exchange: Exchange): string | undefined {
+  if (exchange.response.status < 400) return undefined;
+  try {
+    const body = JSON.parse(exchange.text) as { code?: unknown };
+    return typeof body.code === 'string' ? body.code : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function requestIdOf(response: Response, body: Record<string, unknown>): string {
@@ -40,6 +53,8 @@ export class AvisoClient {
   readonly flushCursorOnExit: boolean;
   private readonly timeoutMs: number;
   private readonly shared: DefaultFetch | undefined;
+  /** Set once an answer of this server proved it deduplicates notifies by `Idempotency-Key`. */
+  private honoursIdempotency = false;
 
   constructor(options: AvisoClientOptions) {
     this.baseUrl = parseBaseUrl(options.baseUrl);
@@ -73,15 +88,34 @@ export class AvisoClient {
     if (auth?.discovered && !isSecureOrLoopback(this.baseUrl)) throw plaintextRefusal(auth, this.baseUrl);
   }
 
-  /** Publishes one notification. Not retried once sent (it could be stored twice), except after a 401 refresh. */
+  /**
+   * Publishes one notification with an `Idempotency-Key`. Retried with the same key (cut, timeout,
+   * 5xx, 409) only when the server is known to deduplicate by it: an earlier answer of this server
+   * carried `Idempotent-Replayed`, or `request.retry`. Otherwise never sent twice (it could be stored
+   * twice), except after a 401 refresh.
+   */
   async notify(request: NotifyRequest): Promise<NotifyResult> {
+    const idempotencyKey = checkedIdempotencyKey(request.idempotencyKey);
     const body: Record<string, unknown> = { event_type: request.eventType, identifier: request.identifier };
     if (request.payload !== undefined) body.payload = request.payload;
-    const { response, text } = await this.transport.exchange('POST', 'api/v1/notification', body, this.timeoutMs, request.signal);
+    const headers = { 'idempotency-key': idempotencyKey };
+    const send = async (): Promise<Exchange> => {
+      const exchange = await this.transport.exchange('POST', 'api/v1/notification', body, this.timeoutMs, request.signal, headers);
+      if (exchange.response.headers.has('idempotent-replayed') || codeOf(exchange) === 'IDEMPOTENCY_KEY_IN_PROGRESS') this.honoursIdempotency = true;
+      return exchange;
+    };
+    const { response, text } = await sendWithRetries(send, () => request.retry === true || this.honoursIdempotency, this.clock, request.signal);
     if (response.status !== 200) throw new HttpError(response.status, text, response.headers.get('x-request-id') ?? undefined);
     const json = decodeJson(text, 'notify');
     if (typeof json.status !== 'string' || typeof json.processed_at !== 'string') throw new DecodeError('notify: unexpected response shape');
-    return { status: json.status, requestId: requestIdOf(response, json), processedAt: json.processed_at };
+    const replayed = response.headers.get('idempotent-replayed');
+    return {
+      status: json.status,
+      requestId: requestIdOf(response, json),
+      processedAt: json.processed_at,
+      idempotencyKey,
+      replayed: replayed === null ? undefined : replayed.trim().toLowerCase() === 'true',
+    };
   }
 
   /** Every schema (`schema()`) or one (`schema("mars")`), as the server's public view. */

@@ -58,10 +58,17 @@ export class Transport {
    * One request/response exchange. Never retried once the body was sent, except exactly once
    * after a 401 and a refresh (the server refused it before acting on it).
    */
-  async exchange(method: string, path: string, body: unknown, timeoutMs: number, signal?: AbortSignal): Promise<{ response: Response; text: string }> {
+  async exchange(
+    method: string,
+    path: string,
+    body: unknown,
+    timeoutMs: number,
+    signal?: AbortSignal,
+    extraHeaders: Readonly<Record<string, string>> = {},
+  ): Promise<{ response: Response; text: string }> {
     const hasAuth = this.options.auth !== undefined;
     for (let attempt = 0; ; attempt++) {
-      const response = await this.send(method, path, body, timeoutMs, signal);
+      const response = await this.send(method, path, body, timeoutMs, signal, extraHeaders);
       const text = await response.text().catch((error: unknown) => {
         throw new TransportError(`reading the response of ${method} ${path} failed: ${(error as Error).message}`, { cause: error });
       });
@@ -78,10 +85,12 @@ export class Transport {
     }
   }
 
-  private async send(method: string, path: string, body: unknown, timeoutMs: number, signal?: AbortSignal): Promise<Response> {
+  private async send(method: string, path: string, body: unknown, timeoutMs: number, signal: AbortSignal | undefined, extraHeaders: Readonly<Record<string, string>>): Promise<Response> {
     const timeout = AbortSignal.timeout(timeoutMs);
     const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
-    const headers = await this.headers(body === undefined ? { accept: 'application/json' } : { accept: 'application/json', 'content-type': 'application/json' });
+    const headers = await this.headers(
+      body === undefined ? { ...extraHeaders, accept: 'application/json' } : { ...extraHeaders, accept: 'application/json', 'content-type': 'application/json' },
+    );
     try {
       return await this.options.fetch(this.url(path), {
         method,

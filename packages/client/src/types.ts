@@ -42,12 +42,23 @@ export interface NotifyRequest {
   readonly identifier: Identifier;
   readonly payload?: unknown;
   readonly signal?: AbortSignal;
+  /** The `Idempotency-Key` to send (1 to 255 visible ASCII characters); a fresh UUID when absent. */
+  readonly idempotencyKey?: string;
+  /**
+   * Retry a cut or timed-out request, a 5xx or a 409 with the same key even before this client has
+   * seen the server answer `Idempotent-Replayed` (which proves it deduplicates by key).
+   */
+  readonly retry?: boolean;
 }
 
 export interface NotifyResult {
   readonly status: string;
   readonly requestId: string;
   readonly processedAt: string;
+  /** The key the notify was sent with. */
+  readonly idempotencyKey: string;
+  /** `Idempotent-Replayed` of the answer: true when an earlier attempt had stored it; undefined when the server does not say. */
+  readonly replayed: boolean | undefined;
 }
 
 export interface AdminResult {

@@ -42,8 +42,15 @@ export function buildProgram(version: string, run: Run): Command {
     .description('publish one notification: event=TYPE key=value ... [data=JSON]')
     .argument('<PARAMETERS...>', 'comma-separated key=value lists; event= is required, data= is the JSON payload, key:=JSON a typed value')
     .option('--identifier <KEY=VALUE>', 'one identifier: key=value (string) or key:=JSON (typed); repeatable', collect, [])
-    .action((parameters: string[], opts: { identifier: string[] }, cmd: Command) =>
-      run(cmd, (ctx) => notifyCommand(ctx, parameters, opts.identifier)),
+    .option('--idempotency-key <KEY>', 'the Idempotency-Key to send (1 to 255 visible ASCII characters; default: a fresh UUID)')
+    .option('--retry', 'retry a cut or timed-out request, a 5xx or a 409 with the same key, even before the server has shown it deduplicates')
+    .action((parameters: string[], opts: { identifier: string[]; idempotencyKey?: string; retry?: boolean }, cmd: Command) =>
+      run(cmd, (ctx) =>
+        notifyCommand(ctx, parameters, opts.identifier, {
+          ...(opts.idempotencyKey === undefined ? {} : { idempotencyKey: opts.idempotencyKey }),
+          retry: opts.retry === true,
+        }),
+      ),
     );
 
   const inline = (cmd: Command): Command =>

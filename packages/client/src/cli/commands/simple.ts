@@ -13,14 +13,36 @@ export function humaniseTimestamp(raw: string): string {
   return `${m[1]} ${m[2]}${zone}`;
 }
 
-/** `aviso notify event=TYPE k=v ... [data=JSON] [--identifier k=v | k:=JSON ...]` */
-export async function notifyCommand(ctx: CommandContext, parameters: readonly string[], identifiers: readonly string[]): Promise<void> {
+export interface NotifyFlags {
+  readonly idempotencyKey?: string;
+  readonly retry: boolean;
+}
+
+/**
+ * `aviso notify event=TYPE k=v ... [data=JSON] [--identifier k=v | k:=JSON ...] [--idempotency-key K] [--retry]`.
+ * The output is the Rust client's; a replayed answer (only a server with idempotent notify sends
+ * one) adds `replayed` so the person knows nothing new was stored.
+ */
+export async function notifyCommand(ctx: CommandContext, parameters: readonly string[], identifiers: readonly string[], flags: NotifyFlags = { retry: false }): Promise<void> {
   const request = parseNotifyParameters(parameters, identifiers);
   const client = createClient(ctx);
-  const result = await client.notify({ ...request, identifier: asIdentifier(request.identifier), signal: ctx.signal });
+  const result = await client.notify({
+    ...request,
+    identifier: asIdentifier(request.identifier),
+    signal: ctx.signal,
+    ...(flags.idempotencyKey === undefined ? {} : { idempotencyKey: flags.idempotencyKey }),
+    retry: flags.retry,
+  });
+  const replayed = result.replayed === true;
   await ctx.output.result(
-    { event_type: request.eventType, status: result.status, request_id: result.requestId, processed_at: result.processedAt },
-    `notification accepted: event_type=${request.eventType}, status=${result.status}, request_id=${result.requestId}, processed_at=${humaniseTimestamp(result.processedAt)}`,
+    {
+      event_type: request.eventType,
+      status: result.status,
+      request_id: result.requestId,
+      processed_at: result.processedAt,
+      ...(replayed ? { replayed: true } : {}),
+    },
+    `notification accepted: event_type=${request.eventType}, status=${result.status}, request_id=${result.requestId}, processed_at=${humaniseTimestamp(result.processedAt)}${replayed ? ', replayed (an earlier attempt stored it)' : ''}`,
   );
 }
 
