@@ -173,7 +173,7 @@ export interface NotificationBackend {
    * (`NotificationTooLargeError` when the broker could not carry it).
    */
   publish(notification: NotificationToStore, options?: PublishOptions): Promise<PublishResult>;
-  /** The records of notify's `Idempotency-Key`s (docs/api.md "Idempotency-Key"). */
+  /** The records of notify's `Idempotency-Key`s (docs/api.md "Idempotent notify"). */
   readonly idempotency: IdempotencyRecords;
   /** Registers a live sink for the pattern and captures H (of the pattern's base) atomically with it. */
   subscribe(pattern: TopicPattern, sink: LiveSink): Promise<LiveSubscription>;

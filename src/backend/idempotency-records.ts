@@ -1,5 +1,5 @@
 /**
- * The record store behind notify's `Idempotency-Key` (docs/api.md "Idempotency-Key",
+ * The record store behind notify's `Idempotency-Key` (docs/api.md "Idempotent notify",
  * docs/backends.md): one record per key and event type, from the first request that claims it
  * until the window after its success. The backend owns it because on JetStream it lives in NATS,
  * shared by every process; in memory it is a bounded table of this process.

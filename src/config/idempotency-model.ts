@@ -2,7 +2,7 @@ import Type, { type Static } from 'typebox';
 import { parseDuration } from './units.js';
 
 /**
- * The `idempotency` section (docs/api.md "Idempotency-Key"): how long a notify's `Idempotency-Key`
+ * The `idempotency` section (docs/api.md "Idempotent notify"): how long a notify's `Idempotency-Key`
  * is remembered, and how many keys the in-memory backend keeps. Part of the configuration model
  * (src/config/model.ts), kept here so that file stays one thing per section.
  */

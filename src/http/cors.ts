@@ -16,7 +16,7 @@ const API_PREFIX = '/api/v1/';
 /**
  * What a preflight grants (browser.md §2): JSON POSTs with a bearer token, GET streams' resume
  * header, and notify's `Idempotency-Key` with the answers a retrying page must read
- * (docs/api.md "Idempotency-Key").
+ * (docs/api.md "Idempotent notify").
  */
 const ALLOWED_METHODS = ['GET', 'HEAD', 'POST', 'DELETE'];
 const ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'Last-Event-ID', 'Idempotency-Key'];

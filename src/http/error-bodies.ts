@@ -129,7 +129,7 @@ export function authError(
   );
 }
 
-/** docs/api.md "Idempotency-Key": a malformed key, or one sent more than once. */
+/** docs/api.md "Idempotent notify": a malformed key, or one sent more than once. */
 export function invalidIdempotencyKeyError(): ApiError {
   return new ApiError(400, {
     code: 'INVALID_IDEMPOTENCY_KEY',

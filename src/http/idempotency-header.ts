@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 
 /**
- * The `Idempotency-Key` request header of notify (docs/api.md "Idempotency-Key"): an RFC 8941
+ * The `Idempotency-Key` request header of notify (docs/api.md "Idempotent notify"): an RFC 8941
  * sf-string or the bare text, 1 to 255 visible ASCII characters once unquoted, sent once.
  */
 
@@ -43,7 +43,7 @@ export function readIdempotencyKey(rawHeaders: readonly string[], headers?: Inco
 
 /** The key of one header value, or undefined when it is malformed. */
 export function parseIdempotencyKey(raw: string): string | undefined {
-  // Optional whitespace around a field value is not part of it (RFC 9110 §5.5).
+  // Optional whitespace around a field value is not part of it (RFC 9110, section 5.5).
   const value = raw.replace(/^[ \t]+|[ \t]+$/g, '');
   const key = value.startsWith('"') ? unquoteSfString(value) : value;
   if (key === undefined || key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY_LENGTH) return undefined;
@@ -54,7 +54,7 @@ export function parseIdempotencyKey(raw: string): string | undefined {
   return key;
 }
 
-/** RFC 8941 §4.2.5: `"`, then printable ASCII with `\"` and `\\` as the only escapes, then `"` ending the value. */
+/** RFC 8941, section 4.2.5: `"`, then printable ASCII with `\"` and `\\` as the only escapes, then `"` ending the value. */
 function unquoteSfString(value: string): string | undefined {
   let text = '';
   for (let i = 1; i < value.length; i++) {

@@ -72,7 +72,7 @@ async function notify(
   labels: { eventType: string },
 ): Promise<FastifyReply> {
   const { registry, backend, clock, access } = deps;
-  // The key's form is checked before the body: its 400 wins over a body error (docs/api.md "Idempotency-Key").
+  // The key's form is checked before the body: its 400 wins over a body error (docs/api.md "Idempotent notify").
   const idempotency = readIdempotencyKey(request.raw.rawHeaders, request.headers);
   if (idempotency.kind === 'malformed') throw invalidIdempotencyKeyError();
   const body = parseNotificationRequest('notify', request.body as Buffer | undefined);

@@ -42,7 +42,7 @@ const LAST_EVENT_ID_HEADER = Type.Object({
   ),
 });
 
-/** docs/api.md "Idempotency-Key": the request header of notify and the answers it adds. */
+/** docs/api.md "Idempotent notify": the request header of notify and the answers it adds. */
 const IDEMPOTENCY_KEY_HEADER = Type.Object({
   'idempotency-key': Type.Optional(
     Type.String({

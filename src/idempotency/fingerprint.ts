@@ -3,7 +3,7 @@ import { METADATA_KEYS, type Metadata } from '../backend/backend.js';
 import { canonicalJson } from '../json/canonical-json.js';
 
 /**
- * What an `Idempotency-Key` is compared by (docs/api.md "Idempotency-Key"): SHA-256 over what notify
+ * What an `Idempotency-Key` is compared by (docs/api.md "Idempotent notify"): SHA-256 over what notify
  * stores, so two requests differing only in spelling (a date written two ways, key order,
  * whitespace) have one fingerprint. The identifier header and the payload are already canonical
  * JSON (src/schema/notify-identifier.ts); one JSON array keeps the three parts apart.

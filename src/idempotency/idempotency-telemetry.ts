@@ -1,4 +1,4 @@
-/** `reason` of `aviso_idempotency_conflicts_total`: a 422 and a 409 of docs/api.md "Idempotency-Key". */
+/** `reason` of `aviso_idempotency_conflicts_total`: a 422 and a 409 of docs/api.md "Idempotent notify". */
 export const CONFLICT_REASONS = ['reused', 'in_progress'] as const;
 export type ConflictReason = (typeof CONFLICT_REASONS)[number];
 

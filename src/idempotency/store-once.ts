@@ -25,7 +25,7 @@ const RECORD_HASH_LENGTH = 12;
 
 /**
  * Stores a validated notification at most once per key and event type within the window
- * (docs/api.md "Idempotency-Key"): claim the key, publish under the key's deduplication id, then
+ * (docs/api.md "Idempotent notify"): claim the key, publish under the key's deduplication id, then
  * record the success; a failed publish gives the claim back, so only a stored notification leaves
  * a record. A publish JetStream drops as a duplicate (a first request whose process died before
  * recording) is answered like a replay, from the stored message.

@@ -4,7 +4,7 @@ import type { IdempotencyClaim } from '../../src/backend/idempotency-records.js'
 import { idempotencyRecordKey } from '../../src/idempotency/fingerprint.js';
 
 /**
- * The record store of notify's `Idempotency-Key` (docs/backends.md "Idempotency-Key"), part of the
+ * The record store of notify's `Idempotency-Key` (docs/backends.md "Idempotent notify"), part of the
  * backend contract: what the memory table and the JetStream bucket both promise. Record keys are
  * scoped by a fresh base, so runs on a shared NATS never meet.
  */

@@ -13,7 +13,7 @@ import { SHARED_NATS_URL, requireSharedNats } from '../support/nats-server.js';
 import { uniqueBaseGenerator } from './backend-contract.js';
 
 /**
- * What only JetStream does for notify's `Idempotency-Key` (docs/backends.md "Idempotency-Key"): the
+ * What only JetStream does for notify's `Idempotency-Key` (docs/backends.md "Idempotent notify"): the
  * key-value bucket created and reconciled at startup, the streams' duplicate windows, and a publish
  * under a deduplication id that JetStream drops as a duplicate. One bucket of its own per run.
  */

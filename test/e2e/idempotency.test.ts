@@ -18,7 +18,7 @@ import { TEST_SCHEMAS } from '../support/schemas.js';
 import { startServer, type LogLine, type RunningServer } from '../support/server-process.js';
 import { SseClient, withoutHeartbeats } from '../support/sse-client.js';
 
-/** Every answer of docs/api.md "Idempotency-Key", on both backends, through the real server process. */
+/** Every answer of docs/api.md "Idempotent notify", on both backends, through the real server process. */
 
 const DISS = (tag: string, extra: Record<string, unknown> = {}) => ({
   event_type: 'dissemination',

@@ -6,7 +6,7 @@ import { SseClient } from '../support/sse-client.js';
 import { startCuttingProxy, type CuttingProxy } from './support/cutting-proxy.js';
 
 /**
- * Exactly once under faults (docs/api.md "Idempotency-Key"): 1,000 notifications sent by our client
+ * Exactly once under faults (docs/api.md "Idempotent notify"): 1,000 notifications sent by our client
  * library through a proxy that cuts a share of the answers after the server replied and cuts some
  * requests mid-body; each cut is retried with the same key. A watch opened before, straight on a
  * server, sees each of the 1,000 once: in memory; on JetStream with two server processes behind

@@ -30,7 +30,7 @@ const MAX_ROUNDS = 5;
 
 /**
  * The records of `Idempotency-Key`s in a JetStream key-value bucket (docs/backends.md
- * "Idempotency-Key"), shared by every process on the NATS: an atomic create decides which request
+ * "Idempotent notify"), shared by every process on the NATS: an atomic create decides which request
  * is first, a compare-and-set on the revision takes over a stale pending record or completes it,
  * and the bucket's TTL forgets a record the window after it was last written.
  */

@@ -28,7 +28,7 @@ interface Entry {
 }
 
 /**
- * The in-memory backend's records (docs/backends.md "Idempotency-Key"): a Map in the order entries
+ * The in-memory backend's records (docs/backends.md "Idempotent notify"): a Map in the order entries
  * were last written, so the oldest (the next to expire, and the first to evict when full) is
  * always first. Everything happens synchronously, so `begin` is atomic within the process, which
  * is the only one that can see this table.

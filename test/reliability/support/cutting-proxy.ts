@@ -2,7 +2,7 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 
 /**
  * A TCP proxy in front of HTTP/1.1 servers that cuts exchanges on purpose, for the exactly-once
- * proof of notify's `Idempotency-Key` (docs/api.md "Idempotency-Key"). It reads no HTTP beyond
+ * proof of notify's `Idempotency-Key` (docs/api.md "Idempotent notify"). It reads no HTTP beyond
  * where a request's head ends: HTTP/1.1 clients send the next request on a connection only after
  * the previous answer, so client bytes arriving after server bytes start a new exchange ("turn").
  *

@@ -873,7 +873,7 @@ describe('C1 JetStream settings', () => {
   });
 });
 
-describe('idempotency (docs/configuration.md, docs/api.md "Idempotency-Key")', () => {
+describe('idempotency (docs/configuration.md, docs/api.md "Idempotent notify")', () => {
   it('defaults to a 2m window, 100000 in-memory keys and the AVISO_IDEMPOTENCY bucket', () => {
     const config = loadDoc({});
     expect(config.idempotency).toEqual({ window: '2m', in_memory_max_keys: 100000 });

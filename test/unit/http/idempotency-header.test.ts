@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseIdempotencyKey, readIdempotencyKey } from '../../../src/http/idempotency-header.js';
 
-/** docs/api.md "Idempotency-Key": the header's form. */
+/** docs/api.md "Idempotent notify": the header's form. */
 describe('parseIdempotencyKey', () => {
   it.each([
     ['bare text', 'a1b2-c3', 'a1b2-c3'],

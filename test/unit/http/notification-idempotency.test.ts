@@ -8,7 +8,7 @@ import { buildTestApp, type TestApp } from '../../support/test-app.js';
 /**
  * The in-memory backend stores within one turn of the event loop, so a real process never shows
  * a concurrent retry the pending state; here a publish held open (and one that fails) shows the
- * in-memory answers the end-to-end suite can only reach on JetStream (docs/api.md "Idempotency-Key").
+ * in-memory answers the end-to-end suite can only reach on JetStream (docs/api.md "Idempotent notify").
  */
 class HeldBackend extends FaultyBackend {
   hold: Promise<void> | undefined;

@@ -7,7 +7,7 @@ import { SchemaRegistry } from '../../../src/schema/schema-registry.js';
 import type { EventSchemaSource } from '../../../src/schema/event-schema.js';
 import { TEST_SCHEMAS } from '../../support/schemas.js';
 
-/** docs/api.md "Idempotency-Key": the fingerprint is over what would be stored, not over the body text. */
+/** docs/api.md "Idempotent notify": the fingerprint is over what would be stored, not over the body text. */
 const registry = new SchemaRegistry(TEST_SCHEMAS as unknown as Record<string, EventSchemaSource>, true);
 const generic = new SchemaRegistry(undefined, false);
 

@@ -3,7 +3,7 @@ import { IdempotencyTable } from '../../../src/backend/memory/idempotency-table.
 import type { IdempotencyClaim } from '../../../src/backend/idempotency-records.js';
 import { ManualClock } from '../../support/manual-clock.js';
 
-/** The in-memory backend's records (docs/backends.md "Idempotency-Key"), with an injected clock. */
+/** The in-memory backend's records (docs/backends.md "Idempotent notify"), with an injected clock. */
 function table(options: { maxKeys?: number; windowMs?: number; staleAfterMs?: number } = {}) {
   const clock = new ManualClock();
   let evictions = 0;

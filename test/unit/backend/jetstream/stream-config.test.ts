@@ -35,7 +35,7 @@ describe('desiredStreamConfig (backends.md §7.4)', () => {
     });
   });
 
-  it('sets the duplicate window to idempotency.window, bounded by the stream max_age (docs/backends.md "Idempotency-Key")', () => {
+  it('sets the duplicate window to idempotency.window, bounded by the stream max_age (docs/backends.md "Idempotent notify")', () => {
     expect(desiredStreamConfig(layout, defaults, false, 600).duplicate_window).toBe(600e9);
     expect(desiredStreamConfig(layout, { ...defaults, retention_time: '1h' }, false, 600).duplicate_window).toBe(600e9);
     expect(desiredStreamConfig(layout, { ...defaults, retention_time: '5m' }, false, 600).duplicate_window).toBe(300e9);
