@@ -13,6 +13,7 @@ import { fanoutSelective } from './scenarios/fanout-selective.js';
 import { idleWatchers } from './scenarios/idle-watchers.js';
 import { match } from './scenarios/match.js';
 import { notifyJetStream } from './scenarios/notify-jetstream.js';
+import { notifyJetStreamIdempotent, notifyMemoryIdempotent } from './scenarios/notify-idempotent.js';
 import { notifyMemory } from './scenarios/notify-memory.js';
 import { replay } from './scenarios/replay.js';
 
@@ -22,7 +23,19 @@ import { replay } from './scenarios/replay.js';
  * reported and the others still run; the exit status is 1 when any scenario errored or found a
  * correctness problem (a missed target alone is reported, not an error).
  */
-const SCENARIOS: readonly Scenario[] = [notifyMemory, notifyJetStream, fanout, fanoutCapacity, fanoutSelective, replay, idleWatchers, match, dispatch];
+const SCENARIOS: readonly Scenario[] = [
+  notifyMemory,
+  notifyMemoryIdempotent,
+  notifyJetStream,
+  notifyJetStreamIdempotent,
+  fanout,
+  fanoutCapacity,
+  fanoutSelective,
+  replay,
+  idleWatchers,
+  match,
+  dispatch,
+];
 
 async function main(): Promise<number> {
   let args;

@@ -7,6 +7,8 @@ export interface AutocannonOptions {
   readonly connections: number;
   readonly warmupSeconds: number;
   readonly durationSeconds: number;
+  /** Send a fresh `Idempotency-Key` (a UUID) with every request (docs/api.md "Idempotent notify"). */
+  readonly freshIdempotencyKey?: boolean;
 }
 
 export interface AutocannonResult {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import autocannon from 'autocannon';
 import type { AutocannonOptions, AutocannonResult } from './autocannon-run.js';
 import { reply, runWorker, workerOptions } from './worker-side.js';
@@ -14,6 +15,18 @@ function run(options: AutocannonOptions, durationSeconds: number): Promise<autoc
     body: options.body,
     connections: options.connections,
     duration: durationSeconds,
+    ...(options.freshIdempotencyKey
+      ? {
+          requests: [
+            {
+              setupRequest: (request: autocannon.Request) => ({
+                ...request,
+                headers: { ...request.headers, 'idempotency-key': randomUUID() },
+              }),
+            },
+          ],
+        }
+      : {}),
   });
 }
 
