@@ -1,4 +1,4 @@
-import { AvisoClient, HttpError, TransportError } from '@aviso-ts/client';
+import { AvisoClient, HttpError, TransportError } from '../../packages/client/src/index.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BackendUnderTest } from '../support/backends.js';
 import { startServer, type RunningServer } from '../support/server-process.js';
