@@ -7,8 +7,11 @@ export interface AutocannonOptions {
   readonly connections: number;
   readonly warmupSeconds: number;
   readonly durationSeconds: number;
-  /** Send a fresh `Idempotency-Key` (a UUID) with every request (docs/api.md "Idempotent notify"). */
-  readonly freshIdempotencyKey?: boolean;
+  /**
+   * A header sent with a fresh UUID on every request: `idempotency-key` (docs/api.md "Idempotent
+   * notify"), or a name the server ignores, so a baseline pays autocannon's per-request rebuild too.
+   */
+  readonly freshHeader?: string;
 }
 
 export interface AutocannonResult {

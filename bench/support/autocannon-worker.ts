@@ -15,13 +15,13 @@ function run(options: AutocannonOptions, durationSeconds: number): Promise<autoc
     body: options.body,
     connections: options.connections,
     duration: durationSeconds,
-    ...(options.freshIdempotencyKey
+    ...(options.freshHeader !== undefined
       ? {
           requests: [
             {
               setupRequest: (request: autocannon.Request) => ({
                 ...request,
-                headers: { ...request.headers, 'idempotency-key': randomUUID() },
+                headers: { ...request.headers, [options.freshHeader as string]: randomUUID() },
               }),
             },
           ],

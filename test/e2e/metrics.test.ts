@@ -385,7 +385,6 @@ describe('metrics after scripted anonymous traffic (strict schemas)', () => {
         aviso_backend_connected: 'gauge',
         aviso_http_max_connections: 'gauge',
         aviso_sse_max_total_buffered_bytes: 'gauge',
-        // Idempotent notify (docs/api.md "Idempotent notify").
         aviso_idempotency_replays_total: 'counter',
         aviso_idempotency_conflicts_total: 'counter',
         aviso_idempotency_evictions_total: 'counter',

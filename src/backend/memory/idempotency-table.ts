@@ -28,13 +28,18 @@ interface Entry {
 }
 
 /**
- * The in-memory backend's records (docs/backends.md "Idempotent notify"): a Map in the order entries
- * were last written, so the oldest (the next to expire, and the first to evict when full) is
- * always first. Everything happens synchronously, so `begin` is atomic within the process, which
- * is the only one that can see this table.
+ * The in-memory backend's records (docs/backends.md "Idempotent notify"): a Map for lookups and a
+ * queue of writes in order, so the oldest record (the next to expire, and the first to evict when
+ * full) is found at the queue's head. Taking the first key of the Map instead costs time in
+ * proportion to the keys deleted before it (V8 keeps their slots until it rehashes), which made
+ * every write slower as the table filled. Everything happens synchronously, so `begin` is atomic
+ * within the process, which is the only one that can see this table.
  */
 export class IdempotencyTable implements IdempotencyRecords {
   private readonly entries = new Map<string, Entry>();
+  /** Every write in order; one whose revision is no longer its key's current one is skipped. */
+  private queue: { readonly recordKey: string; readonly revision: number }[] = [];
+  private head = 0;
   private nextRevision = 1;
 
   constructor(private readonly options: IdempotencyTableOptions) {}
@@ -73,24 +78,40 @@ export class IdempotencyTable implements IdempotencyRecords {
     if (this.entries.get(claim.recordKey)?.revision === claim.revision) this.entries.delete(claim.recordKey);
   }
 
-  /** Moves the key to the end (newest), evicting the oldest entries beyond `maxKeys`. */
+  /** Makes the key the newest, evicting the oldest entries beyond `maxKeys`. */
   private write(recordKey: string, record: IdempotencyRecord): number {
     const revision = this.nextRevision++;
     this.entries.delete(recordKey);
     while (this.entries.size >= this.options.maxKeys) {
-      const oldest = this.entries.keys().next().value as string;
-      this.entries.delete(oldest);
+      const oldest = this.oldest();
+      if (!oldest) break;
+      this.entries.delete(oldest.recordKey);
       this.options.onEvicted?.();
     }
     this.entries.set(recordKey, { record, revision, writtenAt: this.options.clock.now() });
+    this.queue.push({ recordKey, revision });
     return revision;
   }
 
   private expire(): void {
     const cutoff = this.options.clock.now() - this.options.windowMs;
-    for (const [key, entry] of this.entries) {
-      if (entry.writtenAt > cutoff) break;
-      this.entries.delete(key);
+    for (let oldest = this.oldest(); oldest && oldest.entry.writtenAt <= cutoff; oldest = this.oldest()) {
+      this.entries.delete(oldest.recordKey);
     }
+  }
+
+  /** The current entry written longest ago, dropping queue items that no longer are one. */
+  private oldest(): { recordKey: string; entry: Entry } | undefined {
+    while (this.head < this.queue.length) {
+      const { recordKey, revision } = this.queue[this.head] as { recordKey: string; revision: number };
+      const entry = this.entries.get(recordKey);
+      if (entry?.revision === revision) return { recordKey, entry };
+      this.head++;
+      if (this.head > 1024 && this.head * 2 > this.queue.length) {
+        this.queue = this.queue.slice(this.head);
+        this.head = 0;
+      }
+    }
+    return undefined;
   }
 }

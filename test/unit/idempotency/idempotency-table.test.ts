@@ -117,4 +117,23 @@ describe('IdempotencyTable', () => {
     await records.complete(claim, { processedAt: 'ta', sequence: 4 });
     expect(await records.begin('a', 'f1')).toEqual({ kind: 'replay', processedAt: 'ta', sequence: 4 });
   });
+
+  it('keeps the newest maxKeys of many keys, each rewritten and some abandoned, in write order', async () => {
+    const { records, clock, evictions } = table({ maxKeys: 100 });
+    let abandoned = 0;
+    for (let i = 0; i < 5_000; i++) {
+      const claim = await claimed(records, `k${i}`);
+      if (i % 7 === 0) {
+        await records.abandon(claim);
+        abandoned++;
+      } else {
+        await records.complete(claim, { processedAt: String(i), sequence: i });
+      }
+      clock.advance(1);
+    }
+    expect(records.size).toBe(100);
+    expect(evictions()).toBe(5_000 - abandoned - 100);
+    const kept = Array.from({ length: 5_000 }, (_, i) => i).filter((i) => i % 7 !== 0).slice(-100);
+    for (const i of kept) expect(await records.begin(`k${i}`, 'f1')).toEqual({ kind: 'replay', processedAt: String(i), sequence: i });
+  });
 });
