@@ -1,4 +1,5 @@
 import { connect, createServer, type Server, type Socket } from 'node:net';
+import { seededRandom } from '../../../bench/support/seeded-random.js';
 
 /**
  * A TCP proxy in front of HTTP/1.1 servers that cuts exchanges on purpose, for the exactly-once
@@ -39,7 +40,7 @@ const HEAD_END = Buffer.from('\r\n\r\n');
 
 export async function startCuttingProxy(options: CuttingProxyOptions): Promise<CuttingProxy> {
   const counts: Record<Fate | 'unreachable', number> = { pass: 0, answer: 0, request: 0, unreachable: 0 };
-  let random = mulberry32(options.seed ?? 23);
+  let random = seededRandom(options.seed ?? 23);
   let next = 0;
   const fate = (): Fate => {
     const draw = random();
@@ -131,14 +132,3 @@ export async function startCuttingProxy(options: CuttingProxyOptions): Promise<C
   };
 }
 
-/** A small seeded generator, so a failing run can be replayed with the same cuts. */
-function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
