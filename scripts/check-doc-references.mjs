@@ -16,8 +16,8 @@ const BASELINE = join(ROOT, 'scripts/doc-references.baseline');
 const SKIPPED_FILES = new Set(['scripts/doc-references.baseline', 'test/unit/scripts/check-doc-references.test.ts']);
 const DECISIONS = 'docs/design/decisions.md';
 const SPEC_FOLDER = ['..', 'shared'].join('/');
-/** A line that names another repository or a URL cites that repository's files, not ours. */
-const EXTERNAL = /(https?:\/\/|\b(ecmwf|nats-io|fastify|nchan|slact)\/[A-Za-z0-9_.-]+)/;
+/** A line that names another repository, a URL or an RFC cites that work's files and sections, not ours. */
+const EXTERNAL = /(https?:\/\/|\b(ecmwf|nats-io|fastify|nchan|slact)\/[A-Za-z0-9_.-]+|\bRFC ?[0-9]{3,5}\b)/;
 
 /** GitHub's heading anchor: lower case, punctuation dropped, spaces to hyphens. */
 export function slugOf(heading) {
@@ -46,6 +46,18 @@ export function anchorsOf(markdown) {
     for (const match of line.matchAll(/<a\s+(?:id|name)="([^"]+)"/g)) anchors.add(match[1]);
   }
   return anchors;
+}
+
+/** The numbers of a markdown text's numbered headings (`## 9.4 Effective cap`, `## 1. Scope`): what `§ 9.4` may cite. */
+export function sectionNumbersOf(markdown) {
+  const numbers = new Set();
+  let fenced = false;
+  for (const line of markdown.split('\n')) {
+    if (/^\s*```/.test(line)) fenced = !fenced;
+    const numbered = fenced ? null : /^#{1,6}\s+([0-9]+(?:\.[0-9]+)*)\.?\s/.exec(line);
+    if (numbered) numbers.add(numbered[1]);
+  }
+  return numbers;
 }
 
 /** Where a cited `.md` path points: a path with a folder from the citing file or the root; a bare name from docs/. */
@@ -81,7 +93,8 @@ export function danglingReferences(citingFile, text, readDoc) {
       const anchors = anchorsOf(readDoc(target) ?? '');
       if (anchor && !anchors.has(anchor.slice(1))) report(`${path}${anchor}`);
       if (quotedHeading && !anchors.has(slugOf(quotedHeading.trim().slice(1, -1).replace(/`/g, '')))) report(`${path}${quotedHeading}`);
-      if (section) report(`${path}${section.replace(/\s+/g, ' ')}`);
+      const number = section?.replace(/[\s§]/g, '').replace(/\.$/, '');
+      if (number && !sectionNumbersOf(readDoc(target) ?? '').has(number)) report(`${path}${section.replace(/\s+/g, ' ')}`);
     }
     // A section sign with no document before it on the line points nowhere.
     for (const match of line.matchAll(/§\s*[0-9][0-9.]*/g)) {

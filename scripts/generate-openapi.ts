@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { OPENAPI_DOCUMENT_PATH, renderOpenApiDocument } from '../src/http/openapi-document.js';
+import { OPENAPI_DOCUMENT_PATH, renderOpenApiDocument } from './openapi-document.js';
 
 /**
  * Writes schemas/openapi.json from the routes' schemas. Run from the repository root after a
- * build (`npm run docs:generate`); test/unit/http/openapi-document.test.ts fails while the
+ * build (`npm run docs:generate`); test/unit/scripts/openapi-document.test.ts fails while the
  * committed file differs from a fresh rendering.
  */
 const root = path.resolve(process.argv[2] ?? process.cwd());

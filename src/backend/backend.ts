@@ -1,4 +1,5 @@
 import type { StoragePolicyConfig } from '../config/model.js';
+import type { NotificationToStore, StoredNotification } from '../notification/stored-notification.js';
 import type { TopicPattern } from '../topic/topic-pattern.js';
 import type { IdempotencyRecords } from './idempotency-records.js';
 
@@ -8,39 +9,10 @@ import type { IdempotencyRecords } from './idempotency-records.js';
  * and one contract suite runs against both.
  */
 
+// The stored notification model is the contract's own vocabulary: importers of the contract keep one import.
+export { METADATA_KEYS, type Metadata, type NotificationToStore, type StoredNotification } from '../notification/stored-notification.js';
+
 export type BackendKind = 'in_memory' | 'jetstream';
-
-/** Message headers written by notify and returned verbatim (backends.md §2.2, D7). */
-export type Metadata = Readonly<Record<string, string>>;
-
-export const METADATA_KEYS = {
-  spatialBbox: 'spatial_bbox',
-  spatialGeometry: 'spatial_geometry',
-  spatialPointCloud: 'spatial_point_cloud',
-  /** D7: the full canonical identifier as sorted compact JSON, next to the reference's headers. */
-  identifier: 'aviso_identifier',
-} as const;
-
-export interface StoredNotification {
-  /**
-   * Backend sequence, ≥ 1, numbered per stream base on both backends (D28): dense from 1 in
-   * memory, the stream sequence on JetStream.
-   */
-  readonly sequence: number;
-  /** Wire topic exactly as published. */
-  readonly topic: string;
-  /** Stored payload text (notify stores compact JSON, `null` when absent). */
-  readonly payload: string;
-  /** Storage time in nanoseconds since the epoch (ms resolution in memory). */
-  readonly timestampNs: bigint;
-  readonly metadata?: Metadata;
-}
-
-export interface NotificationToStore {
-  readonly topic: string;
-  readonly payload: string;
-  readonly metadata?: Metadata;
-}
 
 export interface PublishOptions {
   /**

@@ -1,4 +1,4 @@
-import { smallestTotalBytes } from '../backend/memory/stored-bytes.js';
+import { smallestTotalBytes } from '../notification/stored-bytes.js';
 import { otlpTarget } from '../logging/otlp/otlp-target.js';
 import { MAX_POINT_CLOUD_POINTS } from '../schema/identifier-rule.js';
 import { corsOriginProblem, tlsSettingProblem } from './browser-access.js';

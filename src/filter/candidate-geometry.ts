@@ -1,5 +1,5 @@
 import { polygon as turfPolygon } from '@turf/helpers';
-import { METADATA_KEYS, type StoredNotification } from '../backend/backend.js';
+import { METADATA_KEYS, type StoredNotification } from '../notification/stored-notification.js';
 import { isJsonObject, JsonNumber, type JsonValue } from '../json/json-value.js';
 import { JsonSyntaxError, parseJsonBody } from '../json/lossless-parse.js';
 import { boundingBoxOf, parsedCoordinate } from '../schema/handlers/coordinates.js';

@@ -1,4 +1,4 @@
-import type { StoredNotification } from '../backend/backend.js';
+import type { StoredNotification } from '../notification/stored-notification.js';
 import type { EventSchema } from '../schema/event-schema.js';
 import type { SpatialFilter } from './spatial-filter.js';
 import type { NotificationPredicate, WatchSelection } from './watch-filter.js';

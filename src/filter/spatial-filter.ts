@@ -1,6 +1,6 @@
 import { booleanIntersects } from '@turf/boolean-intersects';
 import { booleanPointInPolygon } from '@turf/boolean-point-in-polygon';
-import type { StoredNotification } from '../backend/backend.js';
+import type { StoredNotification } from '../notification/stored-notification.js';
 import type { BoundingBox, LatLon, PolygonValue } from '../schema/handlers/field-handler.js';
 import { candidateGeometryOf, toPlanarPolygon, type PlanarPolygon, type PlanarPosition } from './candidate-geometry.js';
 

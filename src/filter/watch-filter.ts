@@ -1,4 +1,4 @@
-import type { StoredNotification } from '../backend/backend.js';
+import type { StoredNotification } from '../notification/stored-notification.js';
 import type { Constraint } from '../schema/handlers/field-handler.js';
 import type { StoredIdentityReader } from '../schema/stored-identifier.js';
 import type { TopicPattern } from '../topic/topic-pattern.js';

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { METADATA_KEYS, type Metadata } from '../backend/backend.js';
+import { METADATA_KEYS, type Metadata } from '../notification/stored-notification.js';
 import { canonicalJson } from '../json/canonical-json.js';
 
 /**

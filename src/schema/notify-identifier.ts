@@ -1,4 +1,4 @@
-import { METADATA_KEYS } from '../backend/backend.js';
+import { METADATA_KEYS } from '../notification/stored-notification.js';
 import { canonicalJson, compareCodePoints } from '../json/canonical-json.js';
 import { isJsonObject, type JsonObject, type JsonValue } from '../json/json-value.js';
 import { encodeTopic } from '../topic/percent-codec.js';

@@ -1,4 +1,4 @@
-import { METADATA_KEYS, type StoredNotification } from '../backend/backend.js';
+import { METADATA_KEYS, type StoredNotification } from '../notification/stored-notification.js';
 import { TopicDecodeError, decodeTopic } from '../topic/percent-codec.js';
 import { WILDCARD } from '../topic/topic-pattern.js';
 import type { EventSchema } from './event-schema.js';

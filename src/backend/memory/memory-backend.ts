@@ -22,7 +22,7 @@ import type { TopicPattern } from '../../topic/topic-pattern.js';
 import { DEFAULT_IDEMPOTENCY, PENDING_STALE_AFTER_MS, type IdempotencySettings } from '../idempotency-records.js';
 import { IdempotencyTable } from './idempotency-table.js';
 import { SequenceLog } from './sequence-log.js';
-import { ownMetadata, ownText, storedBytes } from './stored-bytes.js';
+import { ownMetadata, ownText, storedBytes } from '../../notification/stored-bytes.js';
 import { TopicHistories, type HistoryLimits } from './topic-histories.js';
 
 export interface MemoryBackendOptions extends HistoryLimits {

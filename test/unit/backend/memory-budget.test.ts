@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { NotificationTooLargeError, type LiveSink, type StoredNotification } from '../../../src/backend/backend.js';
 import type { EvictionCause } from '../../../src/backend/memory/history-telemetry.js';
 import { MemoryBackend } from '../../../src/backend/memory/memory-backend.js';
-import { NOTIFICATION_OVERHEAD_BYTES, storedBytes, textBytes } from '../../../src/backend/memory/stored-bytes.js';
+import { NOTIFICATION_OVERHEAD_BYTES, storedBytes, textBytes } from '../../../src/notification/stored-bytes.js';
 import { TopicPattern } from '../../../src/topic/topic-pattern.js';
 import { ManualClock } from '../../support/manual-clock.js';
 

@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { anchorsOf, danglingReferences, slugOf } from '../../../scripts/check-doc-references.mjs';
+import { anchorsOf, danglingReferences, sectionNumbersOf, slugOf } from '../../../scripts/check-doc-references.mjs';
 
 // The reference check of `npm run lint` (docs/design/README.md "References").
 const DOCS: Record<string, string> = {
   'docs/streaming.md': '# Streaming\n\n## Slow consumers\n\ntext\n\n## Slow consumers\n',
   'docs/design/decisions.md': '# Decisions\n\n<a id="d9"></a>\n## D9: bounded\n',
+  'docs/design/rules/streaming.md': '# Streaming\n\n## 9. Replay algorithm\n\n### 9.4 Effective cap `Q`\n\n```\n## 9.7 in a fence\n```\n',
 };
 const readDoc = (path: string): string | undefined => DOCS[path];
 const check = (text: string, file = 'src/streaming/x.ts'): string[] =>
@@ -16,6 +17,9 @@ describe('slugs and anchors', () => {
     expect([...anchorsOf(DOCS['docs/streaming.md'] ?? '')]).toEqual(['streaming', 'slow-consumers', 'slow-consumers-1']);
     expect(anchorsOf(DOCS['docs/design/decisions.md'] ?? '').has('d9')).toBe(true);
   });
+  it('numbers a document by its numbered headings, outside code fences', () => {
+    expect([...sectionNumbersOf(DOCS['docs/design/rules/streaming.md'] ?? '')]).toEqual(['9', '9.4']);
+  });
 });
 
 describe('references that resolve', () => {
@@ -23,8 +27,12 @@ describe('references that resolve', () => {
     expect(check('// see docs/streaming.md#slow-consumers and docs/streaming.md "Slow consumers" (D9)')).toEqual([]);
     expect(check('// bare names are looked up in docs/: streaming.md')).toEqual([]);
   });
-  it('skips lines that cite another repository', () => {
+  it('accepts a section sign naming a numbered heading of the cited document', () => {
+    expect(check('// docs/design/rules/streaming.md §9.4 and docs/design/rules/streaming.md §9.')).toEqual([]);
+  });
+  it('skips lines that cite another repository or an RFC', () => {
     expect(check('// ecmwf/aviso-client docs/src/internals/decisions.md §3')).toEqual([]);
+    expect(check('// HTTP/2 forbids them (RFC 9113 §8.2.2)')).toEqual([]);
   });
 });
 
@@ -34,6 +42,7 @@ describe('references that point nowhere', () => {
     expect(check('// docs/streaming.md#fast-consumers')).toEqual(['docs/streaming.md#fast-consumers']);
     expect(check('// docs/streaming.md "Fast consumers"')).toEqual(['docs/streaming.md "Fast consumers"']);
     expect(check('// streaming.md §4.2')).toEqual(['streaming.md §4.2']);
+    expect(check('// docs/design/rules/streaming.md §9.7')).toEqual(['docs/design/rules/streaming.md §9.7']);
     expect(check('// as §7.3 says')).toEqual(['§7.3']);
     expect(check('// D77 says so')).toEqual(['D77']);
   });

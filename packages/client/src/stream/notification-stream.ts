@@ -1,5 +1,5 @@
 import { sleep, type TimerHandle } from '../clock.js';
-import type { AvisoClient } from '../client.js';
+import type { StreamContext } from './stream-context.js';
 import { AvisoError, ConfigError, describeNetworkFailure, HistoryGapError, StateStoreError, TransportError } from '../errors.js';
 import { resumeKey } from '../state/resume-key.js';
 import type { StateStore } from '../state/store.js';
@@ -61,7 +61,7 @@ export class NotificationStream implements AsyncIterableIterator<Notification> {
   private baseline: number | undefined;
   private exitFlush: Promise<void> | undefined;
 
-  constructor(private readonly client: AvisoClient, private readonly request: WatchRequest) {
+  constructor(private readonly client: StreamContext, private readonly request: WatchRequest) {
     this.ranged = request.to !== undefined;
     this.replay = request.replayOnly === true || this.ranged;
     this.store = request.stateStore;

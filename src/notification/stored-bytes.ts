@@ -1,4 +1,4 @@
-import type { Metadata, NotificationToStore } from '../backend.js';
+import type { Metadata, NotificationToStore } from './stored-notification.js';
 
 /**
  * What one stored notification counts against `max_total_size` (docs/backends.md, "Memory

@@ -1,9 +1,9 @@
 import { pino } from 'pino';
-import { buildApp } from '../app.js';
-import { MemoryBackend } from '../backend/memory/memory-backend.js';
-import { systemClock } from '../clock.js';
-import { WATCH_ENDPOINT_DEFAULTS } from '../config/model.js';
-import { SchemaRegistry } from '../schema/schema-registry.js';
+import { buildApp } from '../src/app.js';
+import { MemoryBackend } from '../src/backend/memory/memory-backend.js';
+import { systemClock } from '../src/clock.js';
+import { WATCH_ENDPOINT_DEFAULTS } from '../src/config/model.js';
+import { SchemaRegistry } from '../src/schema/schema-registry.js';
 
 export const OPENAPI_DOCUMENT_PATH = 'schemas/openapi.json';
 

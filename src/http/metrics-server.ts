@@ -1,8 +1,8 @@
 import Fastify from 'fastify';
 import type { Logger } from 'pino';
-import { generateRequestId, registerRequestIdHeader } from '../http/request-id.js';
+import { generateRequestId, registerRequestIdHeader } from './request-id.js';
 import { childLogger } from '../logging/logger.js';
-import type { AvisoMetrics } from './aviso-metrics.js';
+import type { AvisoMetrics } from '../metrics/aviso-metrics.js';
 
 export interface MetricsServerOptions {
   readonly host: string;
