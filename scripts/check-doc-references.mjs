@@ -76,6 +76,7 @@ export function danglingReferences(citingFile, text, readDoc) {
   const exists = (path) => readDoc(path) !== undefined;
   const problems = [];
   const lines = text.split('\n');
+  const ownSections = citingFile.endsWith('.md') ? sectionNumbersOf(text) : new Set();
   lines.forEach((line, index) => {
     const report = (reference) => problems.push({ line: index + 1, reference });
     // The specification's folder beside a checkout: a person who clones the project does not have it.
@@ -96,9 +97,11 @@ export function danglingReferences(citingFile, text, readDoc) {
       const number = section?.replace(/[\s§]/g, '').replace(/\.$/, '');
       if (number && !sectionNumbersOf(readDoc(target) ?? '').has(number)) report(`${path}${section.replace(/\s+/g, ' ')}`);
     }
-    // A section sign with no document before it on the line points nowhere.
-    for (const match of line.matchAll(/§\s*[0-9][0-9.]*/g)) {
-      if (!cited.some((start) => start < match.index)) report(match[0].replace(/\s+/g, ''));
+    // A section sign with no document before it on the line cites the citing document's own
+    // numbered section, when it has numbered headings; otherwise it points nowhere.
+    for (const match of line.matchAll(/§\s*([0-9][0-9.]*[0-9]|[0-9])/g)) {
+      if (cited.some((start) => start < match.index)) continue;
+      if (!ownSections.has(match[1])) report(match[0].replace(/\s+/g, ''));
     }
     for (const match of line.matchAll(/(?<![A-Za-z0-9_#-])D([0-9]{1,2})(?![0-9A-Za-z_])/g)) {
       const decisions = anchorsOf(readDoc(DECISIONS) ?? '');

@@ -30,6 +30,10 @@ describe('references that resolve', () => {
   it('accepts a section sign naming a numbered heading of the cited document', () => {
     expect(check('// docs/design/rules/streaming.md §9.4 and docs/design/rules/streaming.md §9.')).toEqual([]);
   });
+  it('reads a bare section sign in a numbered document as its own section', () => {
+    const own = '# Rules\n\n## 1. Scope\n\nSee §1 and §2.\n';
+    expect(danglingReferences('docs/design/rules/x.md', own, readDoc).map((problem) => problem.reference)).toEqual(['§2']);
+  });
   it('skips lines that cite another repository or an RFC', () => {
     expect(check('// ecmwf/aviso-client docs/src/internals/decisions.md §3')).toEqual([]);
     expect(check('// HTTP/2 forbids them (RFC 9113 §8.2.2)')).toEqual([]);
