@@ -48,7 +48,7 @@ export function anchorsOf(markdown) {
   return anchors;
 }
 
-/** The numbers of a markdown text's numbered headings (`## 9.4 Effective cap`, `## 1. Scope`): what `§ 9.4` may cite. */
+/** The numbers of a markdown text's numbered headings (`## 9.4 Effective cap`, `## 1. Scope`): what a section sign may cite. */
 export function sectionNumbersOf(markdown) {
   const numbers = new Set();
   let fenced = false;
