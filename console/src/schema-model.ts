@@ -26,7 +26,7 @@ export interface SchemaList {
   readonly message?: string;
 }
 
-/** Constraint operators of schema-and-validation.md §8.4, in the order the form offers them. */
+/** Constraint operators of docs/design/rules/schema-and-validation.md §8.4, in the order the form offers them. */
 export const NUMBER_OPERATORS = ['eq', 'in', 'gt', 'gte', 'lt', 'lte', 'between'] as const;
 export const ENUM_OPERATORS = ['eq', 'in'] as const;
 export type Operator = (typeof NUMBER_OPERATORS)[number];

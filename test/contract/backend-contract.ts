@@ -14,7 +14,7 @@ import { TopicPattern } from '../../src/topic/topic-pattern.js';
 import { describeIdempotencyRecords } from './idempotency-contract.js';
 
 /**
- * The backend contract (backends.md §3, streaming.md §9–§12, D7, D10, D19, D22) as one suite that
+ * The backend contract (docs/design/rules/backends.md §3, docs/design/rules/streaming.md §9–§12, D7, D10, D19, D22) as one suite that
  * runs against every `NotificationBackend`. It only asserts what both backends promise. Both number
  * each stream base on its own, densely from 1 (D28; JetStream per stream), so a fresh base's
  * sequences are known exactly; history limits and deletions still leave gaps.
@@ -964,7 +964,7 @@ export function describeBackendContract(label: string, factory: BackendFactory):
       });
     });
 
-    describe('applySchemas (a configuration reload, browser.md §5)', () => {
+    describe('applySchemas (a configuration reload, docs/design/rules/browser.md §5)', () => {
       it('keeps stored notifications, numbering and live sinks of the bases it keeps or drops', async () => {
         const { backend, bases } = await setup(2);
         const [kept, dropped] = bases as [string, string];

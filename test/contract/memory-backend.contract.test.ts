@@ -4,7 +4,7 @@ import { describeBackendContract, uniqueBaseGenerator } from './backend-contract
 
 describeBackendContract('MemoryBackend', {
   async create({ keepHistory }) {
-    // maxHistoryPerTopic 1 is the configured default (backends.md §6.1).
+    // maxHistoryPerTopic 1 is the configured default (docs/design/rules/backends.md §6.1).
     return new MemoryBackend({ maxHistoryPerTopic: keepHistory ? 100 : 1, maxTopics: 10_000, clock: systemClock });
   },
   uniqueBase: uniqueBaseGenerator('mem'),

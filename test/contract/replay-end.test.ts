@@ -17,7 +17,7 @@ import { SHARED_NATS_URL, requireSharedNats } from '../support/nats-server.js';
 import { uniqueBaseGenerator, type BackendFactory } from './backend-contract.js';
 
 /**
- * The replay end of D25 (reference-0.13.md §1) resolved through each backend's contract: H without
+ * The replay end of D25 (docs/design/rules/reference-0.13.md §1) resolved through each backend's contract: H without
  * an end; min(H, to_id); for to_date, one below the first topic-matching notification stored
  * strictly after it, H when there is none up to H. Sequences are compared within one base only.
  */

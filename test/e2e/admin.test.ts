@@ -7,7 +7,7 @@ import { SseClient, withoutHeartbeats } from '../support/sse-client.js';
 import { frameLabel } from '../support/transcript.js';
 
 /**
- * Admin endpoints against the real server process (api.md §8.3–§8.5, §10; backends.md §8; D1,
+ * Admin endpoints against the real server process (docs/design/rules/api.md §8.3–§8.5, §10; docs/design/rules/backends.md §8; D1,
  * D11, D22, D28, D30), on both backends. Admin bodies keep the fixed order
  * `success, message, [notification_id,] request_id`, so they are compared as raw text.
  *
@@ -74,7 +74,7 @@ function del(server: RunningServer, path: string, init: { body?: string | Uint8A
 
 /**
  * The exact admin body: fixed key order, `request_id` equal to the header. A RegExp `message` is
- * for a message whose tail is not contractual (`<error>` in backends.md §8).
+ * for a message whose tail is not contractual (`<error>` in docs/design/rules/backends.md §8).
  */
 function expectAdminBody(
   response: JsonResponse,
@@ -127,7 +127,7 @@ async function resetAndSeed(server: RunningServer, plan: readonly (readonly [Str
   for (const [eventType, tags] of plan) {
     const sequences = (await storedIds(server, eventType)).map(sequenceOf);
     // Within one stream, notifications published one after the other get consecutive sequences on
-    // both backends, whatever other streams were written in between (backends.md §4, D28).
+    // both backends, whatever other streams were written in between (docs/design/rules/backends.md §4, D28).
     expect(sequences).toEqual(consecutive(sequences[0] ?? 0, tags.length));
     seeded[eventType] = sequences;
   }
@@ -136,10 +136,10 @@ async function resetAndSeed(server: RunningServer, plan: readonly (readonly [Str
 
 /**
  * The sequence the next notification of `eventType` gets after the seeding (and any wipe) — never a
- * wiped one (backends.md §8.4).
+ * wiped one (docs/design/rules/backends.md §8.4).
  */
 function nextSequence(seeded: Seeded, eventType: StreamName): number {
-  // backends.md §4, §7.11, D28: one sequence per stream on both backends, and a wipe keeps the
+  // docs/design/rules/backends.md §4, §7.11, D28: one sequence per stream on both backends, and a wipe keeps the
   // stream's last sequence, so numbering continues after that stream's own last notification.
   return Math.max(...seededOf(seeded, eventType)) + 1;
 }
@@ -212,7 +212,7 @@ describe.each(BACKEND_KINDS)('on the %s backend', (kind) => {
 
     it('a sequence that was never assigned is 404 (D11)', async () => {
       // The mars stream exists and its last sequence is far below 999999 on both backends, so the
-      // sequence, not the stream, is what is missing (backends.md §7.11).
+      // sequence, not the stream, is what is missing (docs/design/rules/backends.md §7.11).
       const { sequence } = await storeMars();
       expect(sequence).toBeLessThan(999_999);
       const response = await del(server, '/api/v1/admin/notification/mars@999999');
@@ -222,7 +222,7 @@ describe.each(BACKEND_KINDS)('on the %s backend', (kind) => {
     it("a sequence stored in another stream is 404 and stays stored", async () => {
       const marsLast = (await storeMars()).sequence;
       let diss = await storeDiss();
-      // backends.md §4, D28: each stream is numbered on its own, so a dissemination sequence may
+      // docs/design/rules/backends.md §4, D28: each stream is numbered on its own, so a dissemination sequence may
       // also be a mars one. Store until the diss sequence lies beyond the last mars sequence, so
       // that it certainly exists only in the other stream.
       while (diss.sequence <= marsLast) diss = await storeDiss();
@@ -231,7 +231,7 @@ describe.each(BACKEND_KINDS)('on the %s backend', (kind) => {
       expect(await storedIds(server, 'dissemination', { destination: diss.tag })).toEqual([`dissemination@${diss.sequence}`]);
     });
 
-    it('a stream that does not exist is 404 (backends.md §7.11)', async () => {
+    it('a stream that does not exist is 404 (docs/design/rules/backends.md §7.11)', async () => {
       const { tag, sequence } = await storeMars();
       const response = await del(server, `/api/v1/admin/notification/nope@${sequence}`);
       expectAdminBody(response, 404, { success: false, message: 'Notification not found', notification_id: `nope@${sequence}` });

@@ -7,8 +7,8 @@ import { serverConfig } from '../support/schemas.js';
 import { startServer, type LogLine, type RunningServer } from '../support/server-process.js';
 
 /**
- * Authentication and authorisation against the real server process (operations.md §2.1–§2.9,
- * §6; api.md §4–§6, §9.3, §10; D12), in both modes: `direct` with the fake auth-o-tron of §6 and
+ * Authentication and authorisation against the real server process (docs/design/rules/operations.md §2.1–§2.9,
+ * docs/design/rules/operations.md §6; docs/design/rules/api.md §4–§6, §9.3, §10; D12), in both modes: `direct` with the fake auth-o-tron of §6 and
  * `trusted_proxy` with tokens signed here. Responses are read with `node:http` so that the
  * separate `WWW-Authenticate` header fields stay visible (fetch would join them).
  *
@@ -20,7 +20,7 @@ import { startServer, type LogLine, type RunningServer } from '../support/server
  */
 
 // ---------------------------------------------------------------------------------------------
-// Schemas: one per row of the §2.7 table, plus `required: false` and a realm-wide `"*"` writer.
+// Schemas: one per row of the docs/design/rules/operations.md §2.7 table, plus `required: false` and a realm-wide `"*"` writer.
 
 const OTHER_REALM = 'otherrealm';
 
@@ -75,7 +75,7 @@ function config(auth: Record<string, unknown>, extra: Record<string, unknown> = 
 }
 
 // ---------------------------------------------------------------------------------------------
-// Messages (operations.md §2.8, exact).
+// Messages (docs/design/rules/operations.md §2.8, exact).
 
 const MSG = {
   headerRequired: 'Authorization header is required',
@@ -327,7 +327,7 @@ function expect400(reply: Reply, code: string, message?: string): void {
   expect(reply.challenges).toEqual([]);
 }
 
-/** Admin body of api.md §10 / operations.md §4.5, fixed key order. */
+/** Admin body of docs/design/rules/api.md §10 / docs/design/rules/operations.md §4.5, fixed key order. */
 function expectAdminBody(reply: Reply, status: number, message: string, notificationId?: string): void {
   const requestId = reply.headers['x-request-id'];
   const body =
@@ -338,7 +338,7 @@ function expectAdminBody(reply: Reply, status: number, message: string, notifica
 }
 
 // ---------------------------------------------------------------------------------------------
-// The per-stream table of operations.md §2.7.
+// The per-stream table of docs/design/rules/operations.md §2.7.
 
 type Outcome = 'ok' | 'anonymous' | 'readRole' | 'writeRole' | 'adminsOnly';
 type Row = Record<UserName, Outcome>;
@@ -398,19 +398,19 @@ describe.each(MODES)('%s mode', (mode) => {
     });
   }
 
-  describe('per-stream read/write rules (operations.md §2.7)', () => {
+  describe('per-stream read/write rules (docs/design/rules/operations.md §2.7)', () => {
     it.each(TABLE_ROWS)('%s: %s by %s → %s', async (name, operation, user, outcome) => {
       const reply = await perform(server(), operation, name, credential(user));
       if (outcome === 'ok') expectAllowed(reply, operation);
       else expectAuthError(reply, OUTCOME_ERROR[outcome].status, OUTCOME_ERROR[outcome].message, mode);
       if (mode === 'direct') {
-        // One auth-o-tron call per credentialed request, none for anonymous ones (§2.2).
+        // One auth-o-tron call per credentialed request, none for anonymous ones (docs/design/rules/operations.md §2.2).
         expect(fake.callCount).toBe(user === 'anonymous' ? 0 : 1);
       }
     });
   });
 
-  describe('tokens verified on public and private streams alike (operations.md §2.2, §2.5)', () => {
+  describe('tokens verified on public and private streams alike (docs/design/rules/operations.md §2.2, §2.5)', () => {
     const now = () => Math.floor(Date.now() / 1000);
     const admin = userClaims('admin-user', LOCAL_REALM, ['admin']);
 
@@ -492,7 +492,7 @@ describe.each(MODES)('%s mode', (mode) => {
     });
   });
 
-  describe('malformed Authorization headers (operations.md §2.2, §2.3.1, §2.4)', () => {
+  describe('malformed Authorization headers (docs/design/rules/operations.md §2.2, §2.3.1, §2.4)', () => {
     const malformed: [string, string, string][] =
       mode === 'direct'
         ? [
@@ -536,7 +536,7 @@ describe.each(MODES)('%s mode', (mode) => {
     });
   });
 
-  describe('admin endpoints (operations.md §2.2, §4.5)', () => {
+  describe('admin endpoints (docs/design/rules/operations.md §2.2, §4.5)', () => {
     const ENDPOINTS: [string, string, unknown][] = [
       ['DELETE', '/api/v1/admin/wipe/all', undefined],
       ['DELETE', '/api/v1/admin/wipe/stream', { stream_name: 'pub' }],
@@ -595,7 +595,7 @@ describe.each(MODES)('%s mode', (mode) => {
       expect({ status: reply.status, code: reply.json.code }).toEqual({ status: 404, code: 'NOT_FOUND' });
     });
 
-    it('admin paths are matched by the prefix /api/v1/admin (operations.md §2.1, §2.2)', async () => {
+    it('admin paths are matched by the prefix /api/v1/admin (docs/design/rules/operations.md §2.1, §2.2)', async () => {
       for (const path of ['/api/v1/administrator', '/api/v1/admin-tools/wipe']) {
         expectAuthError(await call(server(), 'DELETE', path), 401, MSG.headerRequired, mode);
       }
@@ -619,7 +619,7 @@ describe.each(MODES)('%s mode', (mode) => {
     });
   });
 
-  describe('schema endpoints and paths outside /api/v1 are never authenticated (operations.md §2.1)', () => {
+  describe('schema endpoints and paths outside /api/v1 are never authenticated (docs/design/rules/operations.md §2.1)', () => {
     const GARBAGE: [string, string][] = [
       ['wrong Basic password', `Basic ${Buffer.from('admin-user:wrong').toString('base64')}`],
       ['unknown Basic user', `Basic ${Buffer.from('nobody:nothing').toString('base64')}`],
@@ -681,7 +681,7 @@ describe.each(MODES)('%s mode', (mode) => {
     });
   });
 
-  describe('order of checks (operations.md §2.7, api.md §4–§6)', () => {
+  describe('order of checks (docs/design/rules/operations.md §2.7, docs/design/rules/api.md §4–§6)', () => {
     it.each(OPERATIONS)('%s: strict-mode unknown event type → 400 before any stream check, for anyone', async (operation) => {
       for (const user of USERS) {
         const reply = await perform(server(), operation, 'no_such_type', credential(user));
@@ -752,7 +752,7 @@ describe.each(MODES)('%s mode', (mode) => {
 
 // ---------------------------------------------------------------------------------------------
 
-describe('direct mode only (operations.md §2.3, §6; D12)', () => {
+describe('direct mode only (docs/design/rules/operations.md §2.3, §6; D12)', () => {
   it('a wrong password on a public stream → 401, not anonymous access (D12)', async () => {
     const authorization = `Basic ${Buffer.from('reader-user:wrong-pass').toString('base64')}`;
     for (const operation of OPERATIONS) {
@@ -935,7 +935,7 @@ async function waitForLogs(server: RunningServer, predicate: (line: LogLine) => 
   }
 }
 
-describe('auth telemetry in logs (operations.md §2.9)', () => {
+describe('auth telemetry in logs (docs/design/rules/operations.md §2.9)', () => {
   it('a middleware rejection logs auth.middleware.request.denied at warn with status, reason and path', async () => {
     const path = '/api/v1/admin/wipe/stream';
     await call(direct, 'DELETE', path, { body: { stream_name: 'pub' } });
@@ -977,7 +977,7 @@ describe('auth telemetry in logs (operations.md §2.9)', () => {
   });
 });
 
-describe('secrets never reach the logs (operations.md §1.4.3, §3.4.1)', () => {
+describe('secrets never reach the logs (docs/design/rules/operations.md §1.4.3, §3.4.1)', () => {
   const servers = (): [string, RunningServer][] => [
     ['direct', direct],
     ['trusted_proxy', proxy],

@@ -11,7 +11,7 @@ import { SseClient } from '../support/sse-client.js';
 import { TRANSCRIPT_REQUEST, transcriptNotification } from '../support/transcript.js';
 
 /**
- * browser.md §2 and §3 in headless Chromium: a page on another origin works when that origin is
+ * docs/design/rules/browser.md §2 and §3 in headless Chromium: a page on another origin works when that origin is
  * allowed and is blocked when it is not; with TLS, 20 streams stay open at once over HTTP/2.
  * Browser-side code is given as text: the project compiles without the DOM library.
  */

@@ -12,7 +12,7 @@ import type { SseClient } from '../support/sse-client.js';
 import { trackProcesses } from '../support/tracked-processes.js';
 
 /**
- * Live configuration reload (browser.md §5) against the real process: the config file is
+ * Live configuration reload (docs/design/rules/browser.md §5) against the real process: the config file is
  * rewritten, then `SIGHUP` or `POST /api/v1/admin/reload` makes the server re-read it.
  */
 

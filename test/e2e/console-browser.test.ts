@@ -6,13 +6,13 @@ import { serverConfig } from '../support/schemas.js';
 import { startServer, type RunningServer } from '../support/server-process.js';
 
 /**
- * The operator console (browser.md §4, docs/console.md) in headless Chromium against the real
+ * The operator console (docs/design/rules/browser.md §4, docs/console.md) in headless Chromium against the real
  * server process: the form built from the schema, watches and replays read with fetch, the
  * publish button, errors shown in place, authentication and several streams at once. Every page
  * is watched for console errors and failed or foreign requests.
  */
 
-/** "see it appear within a second" (browser.md §4). */
+/** "see it appear within a second" (docs/design/rules/browser.md §4). */
 const APPEAR_WITHIN_MS = 1000;
 
 const SECURE_SCHEMAS = {

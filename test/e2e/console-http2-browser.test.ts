@@ -6,7 +6,7 @@ import { startServer, type RunningServer } from '../support/server-process.js';
 import { createTestCertificates, type TestCertificates, withTls } from '../support/test-certificates.js';
 
 /**
- * browser.md §4: the console "works … with many streams open at once over HTTP/2". Over HTTP/1.1
+ * docs/design/rules/browser.md §4: the console "works … with many streams open at once over HTTP/2". Over HTTP/1.1
  * a browser stops at six connections per origin and each stream holds one; with
  * `application.tls` every stream of the page shares one HTTP/2 connection.
  */

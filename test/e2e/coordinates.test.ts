@@ -7,12 +7,12 @@ import { trackProcesses } from '../support/tracked-processes.js';
 import { frameLabel } from '../support/transcript.js';
 
 /**
- * Coordinates as JSON arrays (reference-0.13.md §3, D27, replacing D14 for geometry), against the
+ * Coordinates as JSON arrays (docs/design/rules/reference-0.13.md §3, D27, replacing D14 for geometry), against the
  * real server process on both backends: notify, watch and replay accept a polygon as
  * `[[lat,lon],…]`, as a string holding that JSON or as the legacy text, and a point as `[lat,lon]`
  * or `"lat,lon"`; every CloudEvent, live and replayed, carries the polygon as the canonical array
  * whatever form the producer sent. The array error messages are checked byte for byte with their
- * endpoint's code; notify also takes typed JSON numbers for Int and Float fields (§9).
+ * endpoint's code; notify also takes typed JSON numbers for Int and Float fields (docs/design/rules/reference-0.13.md §9).
  */
 
 type Endpoint = 'notification' | 'watch' | 'replay';
@@ -192,7 +192,7 @@ describe.each(BACKEND_KINDS)('on the %s backend', (kind) => {
     });
   });
 
-  describe('typed JSON on notify (reference-0.13.md §9)', () => {
+  describe('typed JSON on notify (docs/design/rules/reference-0.13.md §9)', () => {
     it('takes JSON numbers for Int and Float fields, delivered as canonical strings', async () => {
       const runTime = '1717';
       const response = await postJson(

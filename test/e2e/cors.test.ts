@@ -6,7 +6,7 @@ import { startServer, type RunningServer } from '../support/server-process.js';
 import { SseClient } from '../support/sse-client.js';
 import { TRANSCRIPT_REQUEST } from '../support/transcript.js';
 
-/** browser.md §2: CORS for `/api/v1/*`, off unless `application.cors.allowed_origins` lists origins. */
+/** docs/design/rules/browser.md §2: CORS for `/api/v1/*`, off unless `application.cors.allowed_origins` lists origins. */
 const CONSOLE = 'https://console.example.org';
 const STRANGER = 'https://stranger.example';
 

@@ -6,7 +6,7 @@ import { serverConfig } from '../support/schemas.js';
 import { startServer, type RunningServer } from '../support/server-process.js';
 import { SseClient } from '../support/sse-client.js';
 
-/** The ECPDS destination plugin through the real server (operations.md §2.10), trusted-proxy mode. */
+/** The ECPDS destination plugin through the real server (docs/design/rules/operations.md §2.10), trusted-proxy mode. */
 const SECRET = 'ecpds-e2e-jwt-secret';
 
 async function token(username: string, roles: string[] = ['reader']): Promise<string> {

@@ -18,8 +18,8 @@ const STATIC_DIR = join(ROOT, 'static');
 const PACKAGE_VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 const EVENT_TYPES = Object.keys(TEST_SCHEMAS).sort();
 /**
- * Operations in the OpenAPI document (operations.md §4.4, D26): 12 paths, one method each except
- * watch and replay, which also answer GET (browser.md §1); `/api/v1/admin/reload` is browser.md §5.
+ * Operations in the OpenAPI document (docs/design/rules/operations.md §4.4, D26): 12 paths, one method each except
+ * watch and replay, which also answer GET (docs/design/rules/browser.md §1); `/api/v1/admin/reload` is docs/design/rules/browser.md §5.
  */
 const DOCUMENTED_OPERATIONS = 14;
 

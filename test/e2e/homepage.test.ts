@@ -7,7 +7,7 @@ import { runServerToExit, startServer, type RunningServer } from '../support/ser
 
 /**
  * The homepage, the static files, the OpenAPI document and the Swagger UI against the real
- * server process (operations.md §4.3–§4.4, api.md §8.7–§8.9).
+ * server process (docs/design/rules/operations.md §4.3–§4.4, docs/design/rules/api.md §8.7–§8.9).
  *
  * Servers:
  * - `open`: in-memory, auth disabled, `static_files_path` = the repository's `static/`;
@@ -21,7 +21,7 @@ const PACKAGE_VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'ut
 const EVENT_TYPES = Object.keys(TEST_SCHEMAS).sort();
 const INDEX_NOT_FOUND = '<h1>Index file not found</h1><p>Please check the static files configuration.</p>';
 
-/** Every documented path and its methods (operations.md §4.4). */
+/** Every documented path and its methods (docs/design/rules/operations.md §4.4). */
 const DOCUMENTED_ROUTES: Readonly<Record<string, readonly string[]>> = {
   '/': ['get'],
   '/health': ['get'],
@@ -142,7 +142,7 @@ afterAll(async () => {
   await Promise.all([open, secured, missing].filter(Boolean).map((server) => server.stop()));
 });
 
-describe('GET / (operations.md §4.3, api.md §8.7)', () => {
+describe('GET / (docs/design/rules/operations.md §4.3, docs/design/rules/api.md §8.7)', () => {
   it('is an HTML page naming the service and the package version', async () => {
     const response = await get(`${open.url}/`);
     expect(response.status).toBe(200);
@@ -229,7 +229,7 @@ describe('application.homepage at startup (D29)', () => {
   });
 });
 
-describe('/static/ (operations.md §4.3, api.md §8.8)', () => {
+describe('/static/ (docs/design/rules/operations.md §4.3, docs/design/rules/api.md §8.8)', () => {
   it('serves the files of static_files_path', async () => {
     const response = await get(`${open.url}/static/logo.svg`);
     expect(response.status).toBe(200);
@@ -256,7 +256,7 @@ describe('/static/ (operations.md §4.3, api.md §8.8)', () => {
   });
 });
 
-describe('GET /api-docs/openapi.json (operations.md §4.4, api.md §8.9)', () => {
+describe('GET /api-docs/openapi.json (docs/design/rules/operations.md §4.4, docs/design/rules/api.md §8.9)', () => {
   let text: string;
   let document: OpenApiDocument;
 
@@ -277,7 +277,7 @@ describe('GET /api-docs/openapi.json (operations.md §4.4, api.md §8.9)', () =>
     expect(validator.version).toBe('3.1');
   });
 
-  it('has the info, tags and security schemes of §4.4', () => {
+  it('has the info, tags and security schemes of docs/design/rules/operations.md §4.4', () => {
     expect(document.info).toEqual({
       title: 'Aviso Notification Service API',
       version: PACKAGE_VERSION,
@@ -339,7 +339,7 @@ describe('GET /api-docs/openapi.json (operations.md §4.4, api.md §8.9)', () =>
     }
   });
 
-  it('has the component schemas named in §4.4', () => {
+  it('has the component schemas named in docs/design/rules/operations.md §4.4', () => {
     expect(Object.keys(document.components.schemas)).toEqual(expect.arrayContaining(COMPONENT_SCHEMAS));
   });
 
@@ -348,7 +348,7 @@ describe('GET /api-docs/openapi.json (operations.md §4.4, api.md §8.9)', () =>
   });
 });
 
-describe('/swagger-ui/ (operations.md §4.4)', () => {
+describe('/swagger-ui/ (docs/design/rules/operations.md §4.4)', () => {
   it('serves the UI, whose assets come from this server and answer 200', async () => {
     const page = await get(`${open.url}/swagger-ui/`);
     expect(page.status).toBe(200);

@@ -52,7 +52,7 @@ describe('two server processes on one JetStream', () => {
   });
 });
 
-describe('stream settings (backends.md §7.3–§7.4)', () => {
+describe('stream settings (docs/design/rules/backends.md §7.3–§7.4)', () => {
   const backend = new BackendUnderTest('jetstream');
   beforeAll(() => backend.start());
   afterAll(() => backend.stop());
@@ -190,7 +190,7 @@ describe('startup without NATS', () => {
   });
 });
 
-describe('token authentication (backends.md §7.2)', () => {
+describe('token authentication (docs/design/rules/backends.md §7.2)', () => {
   it('connects with the token from NATS_TOKEN, and cannot start without it', async () => {
     const nats = await startNatsServer({ extraArgs: ['--auth', 's3cret-token'] });
     try {

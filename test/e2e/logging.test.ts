@@ -15,7 +15,7 @@ import { BackendUnderTest } from '../support/backends.js';
 import { startNatsServer, type NatsServerProcess } from '../support/nats-server.js';
 
 /**
- * The JSON log stream of the real server process (operations.md §3.4, §3.5, §4.1, §4.2): line
+ * The JSON log stream of the real server process (docs/design/rules/operations.md §3.4, §3.5, §4.1, §4.2): line
  * format, request correlation, the event catalogue, level selection, redaction.
  *
  * Servers (all in-memory):
@@ -89,7 +89,7 @@ async function bearer(username: string, roles: readonly string[], secret: string
   return `Bearer ${token}`;
 }
 
-/** Checks one line against §3.4.1; `resource` is the exact expected resource. */
+/** Checks one line against docs/design/rules/operations.md §3.4.1; `resource` is the exact expected resource. */
 function expectLineShape(line: LogLine, resource: Record<string, string>): void {
   for (const key of Object.keys(line)) expect(TOP_LEVEL.has(key), `top-level member ${key}`).toBe(true);
   expect(line.timestamp).toMatch(SECOND);
@@ -241,12 +241,12 @@ describe('the main server at info (auth, ecpds section, NATS token, k8s resource
     await server?.stop();
   });
 
-  it('writes every line in the OpenTelemetry shape of §3.4.1 with the k8s resource from the environment', () => {
+  it('writes every line in the OpenTelemetry shape of docs/design/rules/operations.md §3.4.1 with the k8s resource from the environment', () => {
     expect(server.logs.length).toBeGreaterThan(10);
     for (const line of server.logs) expectLineShape(line, RESOURCE);
   });
 
-  it('logs the startup events in order with their attributes (§4.1, §3.4.3)', () => {
+  it('logs the startup events in order with their attributes (docs/design/rules/operations.md §4.1, docs/design/rules/operations.md §3.4.3)', () => {
     const names = server.logs.map(eventName);
     const order = [
       'configuration.load.succeeded',
@@ -312,7 +312,7 @@ describe('the main server at info (auth, ecpds section, NATS token, k8s resource
     expect(line?.attributes).toMatchObject({ request_id: requestId, ...attributes });
   });
 
-  it('gives the parse and validation failures their error fields (§3.4.3)', () => {
+  it('gives the parse and validation failures their error fields (docs/design/rules/operations.md §3.4.3)', () => {
     const parse = find(server.logs, 'api.request.parse.failed', ids.parse)?.attributes ?? {};
     expect(typeof parse['exception.message']).toBe('string');
     expect(parse).toHaveProperty('details');
@@ -328,7 +328,7 @@ describe('the main server at info (auth, ecpds section, NATS token, k8s resource
   });
 
   it('adds the request context (request_id, bucketed event_type, display topic) to the request’s later events', () => {
-    // §3.4.1 "Request context": once known, event_type and topic go on every event of the request.
+    // docs/design/rules/operations.md §3.4.1 "Request context": once known, event_type and topic go on every event of the request.
     const context: Record<string, unknown> = {};
     for (const key of ['notifyOk', 'watch', 'replay'] as const) {
       const attributes = find(server.logs, 'http.request.completed', ids[key])?.attributes ?? {};
@@ -380,7 +380,7 @@ describe('the main server at info (auth, ecpds section, NATS token, k8s resource
     expect(message('redactUrl')).toContain('https://[REDACTED]@example.com/x');
   });
 
-  it('logs the shutdown events in order after SIGTERM, ends open streams and exits 0 (§4.2)', async () => {
+  it('logs the shutdown events in order after SIGTERM, ends open streams and exits 0 (docs/design/rules/operations.md §4.2)', async () => {
     const closing = (async () => {
       for (;;) {
         const event = await watch.next(15_000);
@@ -512,7 +512,7 @@ describe('D34: the access line is a debug line by default', () => {
   });
 });
 
-describe('level selection (§3.4.2)', () => {
+describe('level selection (docs/design/rules/operations.md §3.4.2)', () => {
   it('logging.level: warn hides info lines', async () => {
     const server = await spawnQuiet(serverConfig({ logging: { level: 'warn' } }));
     try {
@@ -583,7 +583,7 @@ describe('level selection (§3.4.2)', () => {
 /** The 500 events need a backend that can fail: JetStream with its NATS server killed. */
 // Each request here waits out the JetStream timeouts of a vanished server (two 5 s publish attempts),
 // so the tests get a budget with room for a loaded machine.
-describe('backend failure events (operations.md §3.4.3)', { timeout: 45_000 }, () => {
+describe('backend failure events (docs/design/rules/operations.md §3.4.3)', { timeout: 45_000 }, () => {
   let nats: NatsServerProcess;
   let server: RunningServer;
   beforeAll(async () => {

@@ -9,7 +9,7 @@ import { startServer, type RunningServer } from '../support/server-process.js';
 import { SseClient } from '../support/sse-client.js';
 
 /**
- * Prometheus metrics of the real server process (operations.md §3.3): scripted traffic on the
+ * Prometheus metrics of the real server process (docs/design/rules/operations.md §3.3): scripted traffic on the
  * public port, then `GET /metrics` on the separate metrics port, parsed by the small exposition
  * parser below and compared series by series with exact values.
  *
@@ -349,7 +349,7 @@ describe('metrics after scripted anonymous traffic (strict schemas)', () => {
       }
     });
 
-    it('declares each family with the type of the inventory (§3.3.2, §3.3.3)', () => {
+    it('declares each family with the type of the inventory (docs/design/rules/operations.md §3.3.2, docs/design/rules/operations.md §3.3.3)', () => {
       const expected: Record<string, string> = {
         aviso_build_info: 'gauge',
         aviso_http_requests_total: 'counter',
@@ -393,7 +393,7 @@ describe('metrics after scripted anonymous traffic (strict schemas)', () => {
       expect(declared).toEqual(expected);
     });
 
-    it('exposes the process metrics operations.md §3.3.1 requires', () => {
+    it('exposes the process metrics docs/design/rules/operations.md §3.3.1 requires', () => {
       for (const name of [
         'process_cpu_seconds_total',
         'process_resident_memory_bytes',
@@ -801,7 +801,7 @@ describe.each([
       valueOf(afterFlood, 'aviso_http_requests_total', { route: '/api/v1/schema/{event_type}', method: 'GET', status_code: '404' }),
     ).toBe(FLOOD / 10);
 
-    // Log fields use the bucketed event type too (operations.md §1.4.8, §3.4.1).
+    // Log fields use the bucketed event type too (docs/design/rules/operations.md §1.4.8, §3.4.1).
     const configured = new Set([...SCHEMA_NAMES, 'generic', 'unknown']);
     for (const line of server.logs) {
       const eventType = line.attributes?.event_type;

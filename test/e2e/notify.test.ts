@@ -55,7 +55,7 @@ describe('POST /api/v1/notification', () => {
     [{ point: '52.5,13.4' }, 'identifier.point is only supported for watch/replay endpoints, not /notification'],
     [{ time: '25:00' }, "Field 'time' has invalid hours: 25. Hours must be 0-23 in 24-hour format"],
     [{ colour: 'red' }, "Unknown field 'colour' provided for notify operation"],
-  ])('rejects %j with the exact message (api.md §5.3)', async (change, message) => {
+  ])('rejects %j with the exact message (docs/design/rules/api.md §5.3)', async (change, message) => {
     const response = await notify({ ...MARS, identifier: { ...MARS.identifier, ...change } });
     expect(response.status).toBe(400);
     expect(response.json).toEqual({

@@ -10,7 +10,7 @@ import { MARS_EXAMPLE, serverConfig } from '../support/schemas.js';
 import { runServerToExit, startServer, type LogLine, type RunningServer } from '../support/server-process.js';
 
 /**
- * OTLP log export of the real server process (reference-0.13.md §7) against receivers started
+ * OTLP log export of the real server process (docs/design/rules/reference-0.13.md §7) against receivers started
  * here: an OTLP/HTTP one (node:http collecting the JSON bodies of POST /v1/logs), an OTLP/gRPC one
  * (@grpc/grpc-js serving LogsService/Export), a port that refuses connections and a receiver that
  * accepts a request and never answers. Timing is never measured: "does not slow requests" is

@@ -6,7 +6,7 @@ import { SseClient, withoutHeartbeats } from '../support/sse-client.js';
 import { frameLabel } from '../support/transcript.js';
 
 /**
- * D28 (reference-0.13.md §4) against the real server process, on both backends: each stream base
+ * D28 (docs/design/rules/reference-0.13.md §4) against the real server process, on both backends: each stream base
  * is numbered on its own, densely from 1. The aviso 2.x client treats a sequence jump on an
  * unfiltered watch (`"identifier": {}`) as a fatal history gap, so the watch on one event type
  * must see 1, 2, 3 while another event type is written in between. Both backends start empty

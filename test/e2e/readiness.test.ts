@@ -12,8 +12,8 @@ import { trackProcesses } from '../support/tracked-processes.js';
 import { TRANSCRIPT_REQUEST, TRANSCRIPT_TOPIC, transcriptNotification } from '../support/transcript.js';
 
 /**
- * `GET /ready` (D26, reference-0.13.md §2) and the JetStream connection and stream rules of
- * reference-0.13.md §6 (storage mismatch, `max_reconnect_attempts`, `enable_auto_reconnect`),
+ * `GET /ready` (D26, docs/design/rules/reference-0.13.md §2) and the JetStream connection and stream rules of
+ * docs/design/rules/reference-0.13.md §6 (storage mismatch, `max_reconnect_attempts`, `enable_auto_reconnect`),
  * against the real server process. Each JetStream case runs on a private nats-server so stopping
  * it disturbs nobody.
  */

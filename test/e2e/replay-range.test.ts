@@ -10,7 +10,7 @@ import { BOTH_ENDS, TO_DATE_EMPTY, TO_ID_EMPTY, invalidToDate, invalidToId } fro
 import { trackProcesses } from '../support/tracked-processes.js';
 
 /**
- * Replay ranges (D25, reference-0.13.md §1) against the real server process on both backends:
+ * Replay ranges (D25, docs/design/rules/reference-0.13.md §1) against the real server process on both backends:
  * `to_id`/`to_date`, `end_sequence`/`to_date` in every `replay_started`, the quota counted inside
  * the window, the resume of a dropped range the way the aviso client does it, and every
  * validation message with its place in the validation order.
@@ -225,7 +225,7 @@ describe.each(BACKEND_KINDS)('replay ranges on the %s backend', (kind) => {
 });
 
 // ---------------------------------------------------------------------------------------------
-// Validation (reference-0.13.md §1). The server is backend-independent up to stream setup.
+// Validation (docs/design/rules/reference-0.13.md §1). The server is backend-independent up to stream setup.
 
 const REPLAY_NEEDS_CURSOR =
   'Replay endpoint requires either from_id or from_date parameter. Use from_id for sequence-based replay or from_date for time-based replay.';

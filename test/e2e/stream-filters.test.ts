@@ -7,8 +7,8 @@ import { SseClient, withoutHeartbeats, type SseEvent } from '../support/sse-clie
 import { frameLabel } from '../support/transcript.js';
 
 /**
- * Watch and replay filters against the real server process (schema-and-validation.md §6.2, §8,
- * §9; seed "Spatial Filter Model" and "Identifier Constraints"; D7, D18, D21, D27).
+ * Watch and replay filters against the real server process (docs/design/rules/schema-and-validation.md §6.2, §8,
+ * docs/design/rules/schema-and-validation.md §9; seed "Spatial Filter Model" and "Identifier Constraints"; D7, D18, D21, D27).
  *
  * Every case stores matching and non-matching notifications and checks that exactly the matching
  * ones arrive, once replayed (`from_id` "0") and once live. Cases share one server; each run pins
@@ -656,9 +656,9 @@ describe.each(BACKEND_KINDS)('on the %s backend', (kind) => {
   });
 
   /**
-   * On JetStream each schema-less event type gets its own stream on first use (backends.md §7.3,
-   * §7.4). That stream keeps only the latest notification of each exact topic: the fixed
-   * `max_msgs_per_subject: 1` of §7.4 can only be lifted by a schema's `storage_policy`, which a
+   * On JetStream each schema-less event type gets its own stream on first use (docs/design/rules/backends.md §7.3,
+   * docs/design/rules/backends.md §7.4). That stream keeps only the latest notification of each exact topic: the fixed
+   * `max_msgs_per_subject: 1` of docs/design/rules/backends.md §7.4 can only be lifted by a schema's `storage_policy`, which a
    * schema-less type does not have (B10). In memory `max_history_per_topic` covers every topic.
    * The replays below that store several notifications on one exact topic say so explicitly.
    */
@@ -703,7 +703,7 @@ describe.each(BACKEND_KINDS)('on the %s backend', (kind) => {
       expect(events[0]?.json.topic).toBe(`${type}.x.2`);
       expect(events.map(frameLabel).slice(-2)).toEqual(['replay_completed', 'end_of_stream']);
       if (backend.kind === 'jetstream') {
-        // One notification per exact topic on a schema-less JetStream stream (backends.md §7.4, B10):
+        // One notification per exact topic on a schema-less JetStream stream (docs/design/rules/backends.md §7.4, B10):
         // all three matching notifications share the topic <type>.x.2, so each replaced the one
         // before and only the last is replayed; the others are on other topics and do not match.
         expect(notes(events.slice(1, -2))).toEqual(['a=x c=2 (other key)']);
@@ -776,8 +776,8 @@ describe.each(BACKEND_KINDS)('on the %s backend', (kind) => {
       let second: number | undefined;
       if (backend.kind === 'jetstream') {
         // Both share the exact topic <type>.v, and a schema-less JetStream stream keeps one
-        // notification per exact topic (backends.md §7.4, B10): "second" replaced "first". The
-        // type's stream was created for "first" (§7.3), and a new stream numbers from 1 (§4).
+        // notification per exact topic (docs/design/rules/backends.md §7.4, B10): "second" replaced "first". The
+        // type's stream was created for "first" (docs/design/rules/backends.md §7.3), and a new stream numbers from 1 (docs/design/rules/backends.md §4).
         expect(notes(all)).toEqual(['second']);
         first = 1;
         second = Number(pattern.exec(ids[0] ?? '')?.[1]);

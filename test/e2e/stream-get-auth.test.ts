@@ -7,7 +7,7 @@ import { startServer, type RunningServer } from '../support/server-process.js';
 import { SseClient } from '../support/sse-client.js';
 
 /**
- * `auth.browser_cookie` (browser.md §1) against the real server process: the bearer token is also
+ * `auth.browser_cookie` (docs/design/rules/browser.md §1) against the real server process: the bearer token is also
  * read from the cookie on GET streams only; never on POST streams or notify; never from the URL.
  */
 

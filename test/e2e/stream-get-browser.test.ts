@@ -10,7 +10,7 @@ import { serverConfig } from '../support/schemas.js';
 import { startServer, type RunningServer } from '../support/server-process.js';
 
 /**
- * The browser's own `EventSource` against the GET streams (browser.md §1), in headless Chromium:
+ * The browser's own `EventSource` against the GET streams (docs/design/rules/browser.md §1), in headless Chromium:
  * notifications arrive, a `max_duration_reached` close is followed by the browser's reconnect with
  * `Last-Event-ID` and neither a gap nor a duplicate, and a finished replay stops reconnecting.
  * The page is served by the server itself, so the streams are same-origin.

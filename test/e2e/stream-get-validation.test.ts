@@ -4,7 +4,7 @@ import { serverConfig } from '../support/schemas.js';
 import { startServer, type RunningServer } from '../support/server-process.js';
 
 /**
- * The 400s of `GET /api/v1/watch` and `GET /api/v1/replay` (browser.md §1) against the real server
+ * The 400s of `GET /api/v1/watch` and `GET /api/v1/replay` (docs/design/rules/browser.md §1) against the real server
  * process: every POST rule answered identically, and what only a query or `Last-Event-ID` can get
  * wrong. Frames, resume and 204: stream-get.test.ts.
  */

@@ -8,7 +8,7 @@ import { SseClient, type SseEvent } from '../support/sse-client.js';
 import { TRANSCRIPT_REQUEST, transcriptNotification } from '../support/transcript.js';
 
 /**
- * `GET /api/v1/watch` and `GET /api/v1/replay` (browser.md §1) against the real server process:
+ * `GET /api/v1/watch` and `GET /api/v1/replay` (docs/design/rules/browser.md §1) against the real server process:
  * the POST frames plus `id:`/`retry:` lines, `Last-Event-ID` resume and the 204 of a finished
  * replay. Their 400s: stream-get-validation.test.ts; the cookie: stream-get-auth.test.ts;
  * `EventSource` itself: stream-get-browser.test.ts.

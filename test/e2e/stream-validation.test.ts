@@ -5,8 +5,8 @@ import { startServer, type RunningServer } from '../support/server-process.js';
 import { SseClient } from '../support/sse-client.js';
 
 /**
- * Every 400 of POST /api/v1/watch and /api/v1/replay, against the real server process (api.md §3,
- * §4, §6.1, §7, §9; schema-and-validation.md §5.10, §6.2, §8.4; D6, D21). Each rejection is
+ * Every 400 of POST /api/v1/watch and /api/v1/replay, against the real server process (docs/design/rules/api.md §3,
+ * docs/design/rules/api.md §4, docs/design/rules/api.md §6.1, docs/design/rules/api.md §7, docs/design/rules/api.md §9; docs/design/rules/schema-and-validation.md §5.10, §6.2, §8.4; D6, D21). Each rejection is
  * checked byte for byte (error bodies are compact JSON with sorted keys, D1), with `request_id`
  * equal to the `X-Request-ID` header, and no event stream is started.
  */
@@ -471,7 +471,7 @@ describe.each(ENDPOINTS)('%s: identifier names and presence', (endpoint) => {
   });
 });
 
-describe.each(ENDPOINTS)('%s: constraint objects (schema-and-validation.md §8.4)', (endpoint) => {
+describe.each(ENDPOINTS)('%s: constraint objects (docs/design/rules/schema-and-validation.md §8.4)', (endpoint) => {
   const cases: readonly (readonly [string, Record<string, unknown>, string])[] = [
     ['no operator', { severity: {} }, "Field 'severity' constraint must contain exactly one operator"],
     ['two operators', { severity: { gte: 4, lt: 7 } }, "Field 'severity' constraint must contain exactly one operator"],
@@ -557,7 +557,7 @@ describe.each(ENDPOINTS)('%s: constraint objects (schema-and-validation.md §8.4
     await expectRejected(endpoint, body, "Field 'severity' operator 'eq' expects integer value");
   });
 
-  // §8.4's "expects finite numeric value" cannot be reached over HTTP: JSON has no NaN or
+  // docs/design/rules/schema-and-validation.md §8.4's "expects finite numeric value" cannot be reached over HTTP: JSON has no NaN or
   // infinity, and the only non-finite operand it can spell, an overflowing literal, is refused by
   // the JSON parser first (serde_json in the reference: "number out of range").
   it('rejects an overflowing Float operand (1e400) as INVALID_JSON', async () => {
@@ -666,7 +666,7 @@ describe.each(ENDPOINTS)('%s: request body and event type', (endpoint) => {
     expectShapeA(answer, endpoint, 'INVALID_REQUEST_SHAPE', parsed.message as string);
   });
 
-  // GET is the browser form of the stream (browser.md §1, stream-get.test.ts); other methods are refused.
+  // GET is the browser form of the stream (docs/design/rules/browser.md §1, stream-get.test.ts); other methods are refused.
   it('answers DELETE with 405, an Allow header and a JSON body', async () => {
     const answer = await request(`${server.url}/api/v1/${endpoint}`, { method: 'DELETE' });
     expect(answer.status).toBe(405);

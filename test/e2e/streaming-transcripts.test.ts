@@ -15,7 +15,7 @@ import {
 } from '../support/transcript.js';
 
 /**
- * streaming.md §15, against the real server process, on both backends. Sequences 1 and 2 go to the
+ * docs/design/rules/streaming.md §15, against the real server process, on both backends. Sequences 1 and 2 go to the
  * same stream on a topic the transcript request does not match (time 0000), so the three
  * transcript notifications get sequences 3, 4 and 5 as in the spec, on both backends (each numbers
  * a stream base on its own, D28).

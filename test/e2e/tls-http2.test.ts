@@ -20,7 +20,7 @@ import {
 } from '../support/transcript.js';
 
 /**
- * browser.md §3: with `application.tls` the server speaks HTTPS, HTTP/2 by ALPN and HTTP/1.1 on
+ * docs/design/rules/browser.md §3: with `application.tls` the server speaks HTTPS, HTTP/2 by ALPN and HTTP/1.1 on
  * the same port, and every route and stream behaves as over plain HTTP. Runs the streaming
  * behaviour of the e2e suite (live, replay, errors, lifecycle) over both protocols against the
  * real process.
@@ -150,7 +150,7 @@ describe.each(PROTOCOLS)('streams and routes over $name', ({ connect }) => {
     expectClose(events.at(-1), 'end_of_stream', requestId);
   });
 
-  it('a GET replay (browser.md §1) carries retry: and id: lines, and its Last-Event-ID at the end answers 204', async () => {
+  it('a GET replay (docs/design/rules/browser.md §1) carries retry: and id: lines, and its Last-Event-ID at the end answers 204', async () => {
     const sequences: number[] = [];
     for (const note of ['g1', 'g2']) {
       expect((await publish(note)).status).toBe(200);

@@ -9,7 +9,7 @@ import { http2Client, https1Client } from '../support/tls-clients.js';
 import { TRANSCRIPT_REQUEST, expectCloudEvent, transcriptNotification } from '../support/transcript.js';
 
 /**
- * browser.md §3 and §5: the certificate files are read at startup and again on every reload, so a
+ * docs/design/rules/browser.md §3 and §5: the certificate files are read at startup and again on every reload, so a
  * renewed certificate is served from the next handshake on while open connections and their
  * streams go on; files that cannot be used refuse the reload with startup's line.
  */

@@ -6,12 +6,12 @@ import { SseClient, withoutHeartbeats } from '../support/sse-client.js';
 import { TOKEN_EXPIRED_CLOSE, expectControl } from '../support/transcript.js';
 
 /**
- * browser.md §6 against the real server process: "A stream opened with a JWT that expires in 2 s
- * is closed as §6 says", in trusted-proxy mode (the JWT is the forwarded one) and in direct mode
+ * docs/design/rules/browser.md §6 against the real server process: "A stream opened with a JWT that expires in 2 s
+ * is closed as docs/design/rules/browser.md §6 says", in trusted-proxy mode (the JWT is the forwarded one) and in direct mode
  * (the JWT is the one the fake auth-o-tron returns). Frames are read with eventsource-parser.
  *
  * "Expires" is the server's own rule, the one every request is judged by: a JWT is refused from
- * `exp + 61 s` on (`exp < floor(now / 1000) − 60`, operations.md §2.5). A token that expires in 2 s
+ * `exp + 61 s` on (`exp < floor(now / 1000) − 60`, docs/design/rules/operations.md §2.5). A token that expires in 2 s
  * is therefore minted with `exp` 59 s in the past; the stream must end once that instant has
  * passed, and a reconnect with the same token must then get its 401.
  */
@@ -90,7 +90,7 @@ function tokenExpiredLogs(server: RunningServer, requestId: string | null): LogL
 
 /**
  * Opens a watch with `authorization`, sees a notification delivered, then reads until the server
- * ends the stream: the last frame must be the §6 close, after the token's refusal instant.
+ * ends the stream: the last frame must be the docs/design/rules/browser.md §6 close, after the token's refusal instant.
  */
 async function expectClosedAtExpiry(server: RunningServer, authorization: string, publisher: string, refusedAt: number) {
   const client = await SseClient.open(`${server.url}/api/v1/watch`, WATCH, { headers: { authorization } });
@@ -121,7 +121,7 @@ async function expectClosedAtExpiry(server: RunningServer, authorization: string
   }
 }
 
-describe('a stream opened with a JWT that expires in 2 s is closed as browser.md §6 says', () => {
+describe('a stream opened with a JWT that expires in 2 s is closed as docs/design/rules/browser.md §6 says', () => {
   it('trusted proxy: the forwarded JWT; a reconnect with it gets 401, so do notify and admin; a fresh one resumes', async () => {
     const server = servers.trusted_proxy;
     const { exp, refusedAt } = expiringIn(2000);

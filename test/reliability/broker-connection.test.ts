@@ -6,7 +6,7 @@ import { startServer, type RunningServer } from '../support/server-process.js';
 import { SseClient } from '../support/sse-client.js';
 
 /**
- * D33 (reference-0.13.md §8): one request must never cut the broker connection. nats-server closes
+ * D33 (docs/design/rules/reference-0.13.md §8): one request must never cut the broker connection. nats-server closes
  * the whole connection on a control line over 4 KiB (a long subject) and refuses a message over
  * its `max_payload`; before D33 a replay with a few-kilobyte identifier value did the first, and
  * every request in flight failed. Each hostile request here must get its documented 4xx, and

@@ -9,7 +9,7 @@ import { http2Client, https1Client, type ProtocolClient } from '../support/tls-c
 import { TRANSCRIPT_REQUEST } from '../support/transcript.js';
 
 /**
- * Foreign origins against the CORS policy of the real server process (browser.md §2,
+ * Foreign origins against the CORS policy of the real server process (docs/design/rules/browser.md §2,
  * docs/security.md "CORS"), over HTTP/2 and HTTP/1.1 on its TLS port: origins that look like the
  * listed one (another scheme or port, a suffix or prefix of its host, a trailing dot or slash, user
  * info, a list, `null`, `*`), then random origins and random mutations of the listed one. None may

@@ -686,7 +686,7 @@ describe('hostile input against the real server (issue 9)', { timeout: 120_000 }
     });
   });
 
-  describe('admin endpoints with auth enabled (operations.md §2.2)', () => {
+  describe('admin endpoints with auth enabled (docs/design/rules/operations.md §2.2)', () => {
     const adminRoutes: [string, string, string | undefined][] = [
       ['DELETE', '/api/v1/admin/notification/mars@1', undefined],
       ['DELETE', '/api/v1/admin/wipe/stream', JSON.stringify({ stream_name: 'mars' })],

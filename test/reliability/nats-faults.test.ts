@@ -289,7 +289,7 @@ describe('a single NATS server is killed and restarted (same port, same store)',
   });
 
   // A client that gives up (`max_reconnect_attempts` > 0) stays down for good since 0.13
-  // (reference-0.13.md §6); test/e2e/readiness.test.ts covers that case.
+  // (docs/design/rules/reference-0.13.md §6); test/e2e/readiness.test.ts covers that case.
   const cases = [
     {
       name: 'the client keeps reconnecting (max_reconnect_attempts: 0)',

@@ -10,7 +10,7 @@ import { replaceConfigFile } from './support/config-files.js';
 import { expectStillServing } from './support/still-serving.js';
 
 /**
- * Broken configurations on reload (browser.md §5) against the real server process on its TLS
+ * Broken configurations on reload (docs/design/rules/browser.md §5) against the real server process on its TLS
  * port: syntax errors, wrong types, semantic errors and unusable TLS files, one after another, by
  * SIGHUP and by the admin route in turn. Each one is refused with the line startup prints for the
  * same file, and the running configuration keeps serving: the same event types, the same

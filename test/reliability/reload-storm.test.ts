@@ -10,7 +10,7 @@ import { replaceConfigFile } from './support/config-files.js';
 import { expectStillServing, failureLines } from './support/still-serving.js';
 
 /**
- * A storm of configuration reloads (browser.md §5, docs/security.md) against the real server
+ * A storm of configuration reloads (docs/design/rules/browser.md §5, docs/security.md) against the real server
  * process on its TLS port: 100 SIGHUPs, each applying a configuration that adds or removes an event
  * type and changes another (and re-reads the certificate files), while 220 watches are open over
  * HTTP/2 and HTTP/1.1 and notifications keep arriving. Every watch must survive, keep its filter,

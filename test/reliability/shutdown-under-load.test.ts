@@ -9,7 +9,7 @@ import { eventually } from '../support/eventually.js';
 import { RawSseStream, openStreams } from './support/raw-sse.js';
 
 /**
- * Graceful shutdown under load (issue 9; streaming.md §8.4, operations.md §4.2): a real server
+ * Graceful shutdown under load (issue 9; docs/design/rules/streaming.md §8.4, docs/design/rules/operations.md §4.2): a real server
  * process with 1,000 open watch streams and notify traffic gets SIGTERM. Every stream must end
  * with the `server_shutdown` frame, every notify must either be acknowledged (200) or fail cleanly,
  * the process must exit 0 within the grace period, and (JetStream) every acknowledged notify must
@@ -20,7 +20,7 @@ const STREAMS = 1_000;
 /** Streams that match the notify traffic; the others watch a topic nobody publishes to. */
 const ACTIVE_STREAMS = 100;
 const NOTIFY_LOOPS = 4;
-/** operations.md §4.2: in-flight requests get 30 s; the metrics listener 5 s before that. */
+/** docs/design/rules/operations.md §4.2: in-flight requests get 30 s; the metrics listener 5 s before that. */
 const SHUTDOWN_GRACE_MS = 30_000;
 const METRICS_GRACE_MS = 5_000;
 /** Backend drain, log flush and process exit on a loaded machine. */

@@ -13,7 +13,7 @@ import { eventually } from '../support/eventually.js';
 import { RawSseStream, metricSum, rssBytes, sequenceOf, type RawFrame } from './support/raw-sse.js';
 
 /**
- * Slow and vanishing clients (issue 9, D9; streaming.md §12) against the real server process:
+ * Slow and vanishing clients (issue 9, D9; docs/design/rules/streaming.md §12) against the real server process:
  * on one topic, healthy watchers read normally while one watcher stops reading (its socket paused,
  * so the kernel buffers fill and the server sees backpressure), one reads in short bursts with long
  * pauses, and one disconnects in the middle of a frame. With a small

@@ -12,7 +12,7 @@ import { decodeTopic, encodeTopic } from '../../src/topic/percent-codec.js';
 import { TopicPattern } from '../../src/topic/topic-pattern.js';
 
 /**
- * Topic injection (issue 9; schema-and-validation.md §7–§8, D18, D20): identifier values made of
+ * Topic injection (issue 9; docs/design/rules/schema-and-validation.md §7–§8, D18, D20): identifier values made of
  * the subject syntax — `.`, `*`, `>`, `%` and its escapes, whitespace, control characters,
  * unicode, the empty string — must never let a watcher or a replay for one identifier receive a
  * notification posted for another, whether the other value is crafted to look like a wildcard or

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { CompactSign, SignJWT } from 'jose';
 
 /**
- * The minimal fake auth-o-tron of operations.md §6: a real HTTP server on an ephemeral loopback
+ * The minimal fake auth-o-tron of docs/design/rules/operations.md §6: a real HTTP server on an ephemeral loopback
  * port answering `GET /authenticate` only (anything else `404`).
  *
  * - The three Basic users get `200`, `Authorization: Bearer <jwt>` and the body
@@ -14,7 +14,7 @@ import { CompactSign, SignJWT } from 'jose';
  *   unchecked in the response's `Authorization` header.
  * - Anything else is `401` with an empty body.
  *
- * Knobs (`setKnob`) switch one behaviour of §2.3.3 per test: `forbid`, `fail`, `hang` and
+ * Knobs (`setKnob`) switch one behaviour of docs/design/rules/operations.md §2.3.3 per test: `forbid`, `fail`, `hang` and
  * `no_token` replace every answer; `body_token:<field>`, `body_string` and `body_raw` change only
  * how a successful answer delivers its token (no response header then); `no_username` issues the
  * Basic users' tokens without `username` and `sub`. `setIssuedExp` fixes the `exp` of the tokens

@@ -2,7 +2,7 @@ import { createServer as createHttpServer, type IncomingMessage, type Server, ty
 import { createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
 
 /**
- * A real HTTP fake of ECPDS's destination list (operations.md §6 "Companion fake ECPDS"), on an
+ * A real HTTP fake of ECPDS's destination list (docs/design/rules/operations.md §6 "Companion fake ECPDS"), on an
  * ephemeral loopback port, for the ECPDS plugin's tests.
  */
 
@@ -33,7 +33,7 @@ export const MIXED_DESTINATIONS: readonly unknown[] = [
 ];
 
 export type FakeEcpdsBehaviour =
-  /** §6 directory: `ecpds-user*` → CIP/FOO, `ecpds-unavailable` → 500, anyone else → empty list. */
+  /** docs/design/rules/operations.md §6 directory: `ecpds-user*` → CIP/FOO, `ecpds-unavailable` → 500, anyone else → empty list. */
   | { readonly kind: 'directory' }
   /** This status with an empty body, for every authenticated request. */
   | { readonly kind: 'status'; readonly status: number }

@@ -1,7 +1,7 @@
 import { expect } from 'vitest';
 import { UUID_V4 } from './http.js';
 
-/** Helpers for the GET stream tests (browser.md §1): a POST body as a query, answers compared. */
+/** Helpers for the GET stream tests (docs/design/rules/browser.md §1): a POST body as a query, answers compared. */
 
 export type Endpoint = 'watch' | 'replay';
 export const CODE: Record<Endpoint, string> = { watch: 'INVALID_WATCH_REQUEST', replay: 'INVALID_REPLAY_REQUEST' };
@@ -41,7 +41,7 @@ export function withoutRequestId(answer: Answer): string {
   return answer.text.replaceAll(requestId, '<request id>');
 }
 
-/** A 400 with exactly this shape-A body (api.md §9.1). */
+/** A 400 with exactly this shape-A body (docs/design/rules/api.md §9.1). */
 export function expectShapeA(answer: Answer, endpoint: Endpoint, code: string, message: string): void {
   const requestId = answer.headers.get('x-request-id');
   expect(answer.text).toBe(JSON.stringify({ code, details: message, error: LABEL[endpoint], message, request_id: requestId }));

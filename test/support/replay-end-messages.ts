@@ -1,4 +1,4 @@
-/** reference-0.13.md §1: the end point's messages, byte for byte, as the spec words them. */
+/** docs/design/rules/reference-0.13.md §1: the end point's messages, byte for byte, as the spec words them. */
 export const BOTH_ENDS =
   'Cannot specify both to_id and to_date. Please provide only one replay end parameter. Use to_id for a sequence-based end or to_date for a time-based end.';
 export const TO_ID_EMPTY = 'to_id cannot be empty. Provide a valid sequence number or omit the field';

@@ -66,7 +66,7 @@ export function serverConfig(overrides: Record<string, unknown> = {}): Record<st
   };
 }
 
-/** The notify example of api.md §5.3. */
+/** The notify example of docs/design/rules/api.md §5.3. */
 export const MARS_EXAMPLE = {
   event_type: 'mars',
   identifier: {

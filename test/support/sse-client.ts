@@ -24,7 +24,7 @@ export class SseClient extends SseEventQueue {
     });
   }
 
-  /** A GET stream (browser.md §1): `url` carries the query; `headers` e.g. `Last-Event-ID`. */
+  /** A GET stream (docs/design/rules/browser.md §1): `url` carries the query; `headers` e.g. `Last-Event-ID`. */
   static async openGet(url: string, headers: Record<string, string> = {}): Promise<SseClient> {
     return SseClient.request(url, { method: 'GET', headers });
   }
@@ -59,7 +59,7 @@ export class SseClient extends SseEventQueue {
   }
 }
 
-/** Events without heartbeats, which may appear anywhere after the opening frame (streaming.md §8.2). */
+/** Events without heartbeats, which may appear anywhere after the opening frame (docs/design/rules/streaming.md §8.2). */
 export function withoutHeartbeats(events: readonly SseEvent[]): SseEvent[] {
   return events.filter((e) => e.event !== 'heartbeat');
 }

@@ -5,7 +5,7 @@ export interface SseEvent {
   readonly data: string;
   /** `data` parsed as JSON. */
   readonly json: Record<string, unknown>;
-  /** The frame's `id:` line, when it has one (GET streams' notifications, browser.md §1). */
+  /** The frame's `id:` line, when it has one (GET streams' notifications, docs/design/rules/browser.md §1). */
   readonly id?: string;
 }
 

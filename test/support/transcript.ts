@@ -20,7 +20,7 @@ export function transcriptNotification(note: string) {
 export const SECOND = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/;
 const CLOUD_EVENT_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{3}|\.\d{6}|\.\d{9})?Z$/;
 
-/** `CE(n)` of §15, byte for byte except its storage time, which is taken from the frame, and the polygon of D27. */
+/** `CE(n)` of docs/design/rules/streaming.md §15, byte for byte except its storage time, which is taken from the frame, and the polygon of D27. */
 export function expectCloudEvent(event: SseEvent | undefined, name: string, sequence: number, note: string): void {
   expect(event?.event).toBe(name);
   const time = event?.json.time as string;
@@ -57,7 +57,7 @@ export const SLOW_CONSUMER_CLOSE = {
   reason: 'end_of_stream',
 } as const;
 
-/** The close of a stream whose JWT expired (browser.md §6): `end_of_stream` with its cause, as D32. */
+/** The close of a stream whose JWT expired (docs/design/rules/browser.md §6): `end_of_stream` with its cause, as D32. */
 export const TOKEN_EXPIRED_CLOSE = {
   cause: 'token_expired',
   message: 'Credentials expired',

@@ -39,7 +39,7 @@ function requestIdOf(response: Response, body: Record<string, unknown>): string 
   throw new DecodeError('the response carries no request id');
 }
 
-/** A client of one aviso server (client.md §2). */
+/** A client of one aviso server (docs/design/rules/client.md §2). */
 export class AvisoClient {
   readonly baseUrl: URL;
   /** The base URL as given, for the resume key (the aviso client hashes its own normalisation of it). */

@@ -1,5 +1,5 @@
 /**
- * Typed errors with stable names (client.md §2). `name` is part of the contract: callers and the
+ * Typed errors with stable names (docs/design/rules/client.md §2). `name` is part of the contract: callers and the
  * CLI switch on it, so it is set explicitly rather than left to minifiers.
  */
 export class AvisoError extends Error {

@@ -1,5 +1,5 @@
 /**
- * @aviso-ts/client: a typed client for aviso notification servers (client.md §2–§4).
+ * @aviso-ts/client: a typed client for aviso notification servers (docs/design/rules/client.md §2–§4).
  * Everything here runs in Node 20+ and in browsers, except `JsonFileStore` and
  * `CredentialsFileAuth`, which load Node modules on first use.
  */

@@ -1,4 +1,4 @@
-/** Public option and result types of the library (client.md §2). */
+/** Public option and result types of the library (docs/design/rules/client.md §2). */
 import type { AuthProvider } from './auth/provider.js';
 import type { Clock } from './clock.js';
 import type { StateStore } from './state/store.js';

@@ -153,7 +153,7 @@ describe('LiveDispatch', () => {
     expect(received).toEqual(['first:1', 'first:2', 'late:2']);
   });
 
-  it('ignores a topic that does not decode (§7.3)', () => {
+  it('ignores a topic that does not decode (docs/design/rules/schema-and-validation.md §7.3)', () => {
     const dispatch = new LiveDispatch();
     const received: number[] = [];
     dispatch.register(new TopicPattern(['mars', '*']), { deliver: (n) => received.push(n.sequence), end: () => undefined });

@@ -19,7 +19,7 @@ const cloudIn = (text: string): SpatialPredicate => compileSpatialFilter({ kind:
 /** The square lat 0..2, lon 0..2 used by most cases. */
 const SQUARE = rectangleText(0, 0, 2, 2);
 
-describe('polygon_intersects (§9.2)', () => {
+describe('polygon_intersects (docs/design/rules/schema-and-validation.md §9.2)', () => {
   const stored = storedPolygon(SQUARE);
 
   it('matches overlapping polygons', () => {
@@ -111,7 +111,7 @@ describe('polygon_intersects (§9.2)', () => {
   });
 });
 
-describe('point_in_polygon (§9.3)', () => {
+describe('point_in_polygon (docs/design/rules/schema-and-validation.md §9.3)', () => {
   const reference = storedPolygon('(52.5,13.4,52.6,13.5,52.5,13.6,52.4,13.5,52.5,13.4)');
 
   it('matches the reference example point inside the stored polygon', () => {
@@ -183,7 +183,7 @@ describe('point_in_polygon (§9.3)', () => {
   });
 });
 
-describe('legacy payload polygon (§9.2 step 3)', () => {
+describe('legacy payload polygon (docs/design/rules/schema-and-validation.md §9.2 step 3)', () => {
   const withPayload = (payload: unknown, metadata: Record<string, string> = { [BBOX]: '0,0,2,2' }): StoredNotification =>
     notification(metadata, typeof payload === 'string' ? payload : JSON.stringify(payload));
   const request = intersects(rectangleText(1, 1, 3, 3));
@@ -239,7 +239,7 @@ describe('legacy payload polygon (§9.2 step 3)', () => {
   });
 });
 
-describe('cloud_in_polygon (§9.4)', () => {
+describe('cloud_in_polygon (docs/design/rules/schema-and-validation.md §9.4)', () => {
   const request = cloudIn(SQUARE);
 
   it('matches when a later point is inside', () => {

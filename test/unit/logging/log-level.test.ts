@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { configuredLevel, effectiveLevel } from '../../../src/logging/log-level.js';
 
-describe('configuredLevel (operations.md §1.4.2)', () => {
+describe('configuredLevel (docs/design/rules/operations.md §1.4.2)', () => {
   it.each([
     ['debug', 'debug'],
     ['WARN', 'warn'],
@@ -13,7 +13,7 @@ describe('configuredLevel (operations.md §1.4.2)', () => {
   });
 });
 
-describe('effectiveLevel with RUST_LOG (operations.md §3.4.2)', () => {
+describe('effectiveLevel with RUST_LOG (docs/design/rules/operations.md §3.4.2)', () => {
   it('uses logging.level when RUST_LOG is unset or blank', () => {
     expect(effectiveLevel('warn', undefined)).toEqual({ level: 'warn' });
     expect(effectiveLevel('warn', '   ')).toEqual({ level: 'warn' });

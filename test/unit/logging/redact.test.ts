@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { redactText, redactValue } from '../../../src/logging/redact.js';
 
-describe('redactValue (operations.md §3.4.1)', () => {
+describe('redactValue (docs/design/rules/operations.md §3.4.1)', () => {
   it('replaces the values of secret-looking keys at any depth', () => {
     expect(
       redactValue({

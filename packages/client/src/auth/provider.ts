@@ -1,5 +1,5 @@
 /**
- * Auth providers (client.md §2): each yields the `Authorization` header value for a request, or
+ * Auth providers (docs/design/rules/client.md §2): each yields the `Authorization` header value for a request, or
  * `undefined` to send none, and may refresh its credential after a 401.
  */
 export interface AuthProvider {

@@ -7,7 +7,7 @@ import { replayCommand, type ReplayFlags } from './commands/replay.js';
 import { completionScript, SHELLS } from './completions.js';
 
 /**
- * The `aviso` command tree, flag for flag the aviso client's (client.md §5). Each action
+ * The `aviso` command tree, flag for flag the aviso client's (docs/design/rules/client.md §5). Each action
  * receives a ready CommandContext from `run` and returns its exit code.
  */
 export type Run = (command: Command, body: (ctx: CommandContext) => Promise<number | void>) => Promise<void>;

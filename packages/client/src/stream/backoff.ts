@@ -1,4 +1,4 @@
-/** Timing rules of the reconnect supervisor (client.md §3), pure so they are unit-testable. */
+/** Timing rules of the reconnect supervisor (docs/design/rules/client.md §3), pure so they are unit-testable. */
 
 export const OPENING_DEADLINE_MS = 10_000;
 export const BACKOFF_BASE_MS = 250;

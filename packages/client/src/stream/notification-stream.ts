@@ -28,7 +28,7 @@ function storeFailure(operation: 'get' | 'put', error: unknown): StateStoreError
 }
 
 /**
- * A supervised watch (client.md §3): an async iterator of notifications that reconnects and
+ * A supervised watch (docs/design/rules/client.md §3): an async iterator of notifications that reconnects and
  * resumes by itself and ends only when the stream is complete, closed, or hits a terminal error.
  */
 export class NotificationStream implements AsyncIterableIterator<Notification> {

@@ -13,7 +13,7 @@ export interface ResponseContext {
 }
 
 /**
- * client.md §3 on a watch's HTTP answer: `undefined` for 200 + `text/event-stream` (read it);
+ * docs/design/rules/client.md §3 on a watch's HTTP answer: `undefined` for 200 + `text/event-stream` (read it);
  * a reconnect for 5xx, 429/503 (after `Retry-After`) and a first 401 (after a refresh); a throw
  * for everything terminal.
  */
@@ -39,7 +39,7 @@ export async function responseOutcome(response: Response, context: ResponseConte
   throw new StreamProtocolError(`expected Content-Type text/event-stream, got ${response.headers.get('content-type') ?? 'none'}`);
 }
 
-/** client.md §3 on a `connection-closing` frame. `sessionMs`: how long the connection had been open. */
+/** docs/design/rules/client.md §3 on a `connection-closing` frame. `sessionMs`: how long the connection had been open. */
 export function closeOutcome(data: Record<string, unknown>, context: { readonly replay: boolean; readonly sessionMs: number }): Outcome {
   const reason = data.reason;
   if (typeof reason !== 'string' || !CLOSE_REASONS.has(reason)) throw new StreamProtocolError(`unknown close reason ${JSON.stringify(reason)}`);

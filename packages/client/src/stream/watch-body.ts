@@ -1,7 +1,7 @@
 import type { WatchRequest } from '../types.js';
 
 /**
- * The POST body of one connection (client.md §3 "Resume"): the same request every time, with
+ * The POST body of one connection (docs/design/rules/client.md §3 "Resume"): the same request every time, with
  * `from_id` = `resumeAfter` + 1 once something is known to resume after (`from_date` only on the
  * first connection), and a range's pinned `end_sequence` as `to_id` once it is known.
  */

@@ -1,7 +1,7 @@
 import type { ConnectionOptions, TLSSocket } from 'node:tls';
 import { Agent, buildConnector, Client, DecoratorHandler, Dispatcher } from 'undici';
 
-/** client.md §3: watches to one server share connections, at most this many per connection. */
+/** docs/design/rules/client.md §3: watches to one server share connections, at most this many per connection. */
 export const MAX_STREAMS_PER_CONNECTION = 64;
 
 type Protocol = 'h1' | 'h2' | 'unknown';

@@ -35,7 +35,7 @@ beforeAll(async () => {
 });
 afterAll(() => server?.stop());
 
-/** A token the server refuses `seconds` from now (it allows 61 s past `exp`, operations.md §2.5). */
+/** A token the server refuses `seconds` from now (it allows 61 s past `exp`, docs/design/rules/operations.md §2.5). */
 const expiringIn = (seconds: number): Promise<string> => signToken({ ...CLAIMS, exp: Math.ceil(Date.now() / 1000) + seconds - 61 });
 
 describe('the credentials file', () => {

@@ -5,7 +5,7 @@ import { AvisoClient, type WatchStatus } from '../../src/index.js';
 import { ManualClock, until } from '../support/manual-clock.js';
 
 /**
- * The waits after a close frame (client.md §3), on a manual clock against a scripted SSE server:
+ * The waits after a close frame (docs/design/rules/client.md §3), on a manual clock against a scripted SSE server:
  * `server_shutdown` waits 5 s; `max_duration_reached` reconnects at once, unless the session
  * lasted under 1 s, which turns the immediate reconnect into backoff.
  */

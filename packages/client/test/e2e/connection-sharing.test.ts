@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { AvisoClient, type NotificationStream } from '../../src/index.js';
 
 /**
- * client.md §3: watches to one server share connections, at most 64 per connection. An SSE
+ * docs/design/rules/client.md §3: watches to one server share connections, at most 64 per connection. An SSE
  * response holds an HTTP/1.1 connection, so sharing is HTTP/2 multiplexing: a TLS h2 server
  * (self-signed test certificate) counts the sessions the client opens.
  */

@@ -6,7 +6,7 @@ import { FaultProxy } from '../support/fault-proxy.js';
 import { ManualClock, until } from '../support/manual-clock.js';
 
 /**
- * The supervisor's timing rules (client.md §3) through the fault proxy in front of the real
+ * The supervisor's timing rules (docs/design/rules/client.md §3) through the fault proxy in front of the real
  * in-memory server, on a manual clock: deadlines, watchdog and waits are reached by advancing
  * the clock, never by sleeping; sockets move on the real event loop.
  */

@@ -18,7 +18,7 @@ import {
 } from '../../src/index.js';
 
 /**
- * Terminal cases of client.md §3 against a scripted SSE server over real sockets: each script
+ * Terminal cases of docs/design/rules/client.md §3 against a scripted SSE server over real sockets: each script
  * answers one connection; `next()` must reject with the documented error type.
  */
 type Script = (res: ServerResponse) => void;

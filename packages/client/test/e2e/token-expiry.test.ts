@@ -6,9 +6,9 @@ import { AuthError, AvisoClient, BearerAuth, type WatchStatus } from '../../src/
 import { take } from '../support/take.js';
 
 /**
- * What the client does when the server ends a watch because its JWT expired (browser.md §6:
+ * What the client does when the server ends a watch because its JWT expired (docs/design/rules/browser.md §6:
  * `end_of_stream`, cause `token_expired`), against the real server in trusted-proxy mode. By
- * client.md §3 it reconnects from its cursor; the expired token gets a 401, the provider is
+ * docs/design/rules/client.md §3 it reconnects from its cursor; the expired token gets a 401, the provider is
  * refreshed once, and a fresh token resumes the watch without a gap. A token that cannot be
  * refreshed ends in `AuthError` (the second 401).
  */
@@ -35,7 +35,7 @@ afterAll(() => server?.stop());
 
 const CLAIMS = { sub: 'admin-user', username: 'admin-user', realm: LOCAL_REALM, roles: ['admin'] };
 
-/** A token the server refuses about 2 s from now (exp + 61 s, operations.md §2.5). */
+/** A token the server refuses about 2 s from now (exp + 61 s, docs/design/rules/operations.md §2.5). */
 function expiringSoon(): Promise<string> {
   return signToken({ ...CLAIMS, exp: Math.ceil((Date.now() + 2000) / 1000) - 61 });
 }
@@ -50,7 +50,7 @@ async function until(condition: () => boolean, what: string, ms = 10_000): Promi
 
 const reasons = (statuses: readonly WatchStatus[]): string[] => statuses.flatMap((s) => (s.type === 'reconnecting' ? [s.reason] : []));
 
-describe('a watch whose token expires (browser.md §6, client.md §3)', () => {
+describe('a watch whose token expires (docs/design/rules/browser.md §6, docs/design/rules/client.md §3)', () => {
   it('reconnects, refreshes its credential after the 401 and resumes without a gap', async () => {
     const publisher = new AvisoClient({ baseUrl: server.url, auth: new BearerAuth(await signToken(CLAIMS)) });
     const minted: string[] = [];

@@ -2,7 +2,7 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 
 /**
- * A TCP proxy between a client and a server that injects the faults of client.md §6: drop every
+ * A TCP proxy between a client and a server that injects the faults of docs/design/rules/client.md §6: drop every
  * open connection, stall (stop forwarding server bytes while the sockets stay open), truncate the
  * server's bytes in the middle of a frame, black-hole new connections (accepted, never answered),
  * and answer new connections itself with `503` and a `Retry-After`. Faults are switched by the

@@ -26,7 +26,7 @@ describe('closeOutcome', () => {
       reason: 'end_of_stream (slow_consumer)',
     });
   });
-  it('a watch or a replay closed because its token expired resumes (browser.md §6: end_of_stream, cause token_expired)', () => {
+  it('a watch or a replay closed because its token expired resumes (docs/design/rules/browser.md §6: end_of_stream, cause token_expired)', () => {
     for (const replay of [true, false]) {
       expect(closeOutcome({ reason: 'end_of_stream', cause: 'token_expired' }, { replay, sessionMs: 5000 })).toEqual({
         kind: 'reconnect',

@@ -6,7 +6,7 @@ import { parseAckSubject } from '../../../../src/backend/jetstream/replay-fetch.
 
 const encoder = new TextEncoder();
 
-/** The definition: nats-core's own header decode, then the metadata rule of backends.md §7.7. */
+/** The definition: nats-core's own header decode, then the metadata rule of docs/design/rules/backends.md §7.7. */
 function viaNatsCore(text: string): Record<string, string> | undefined | 'throws' {
   let headers: MsgHdrsImpl;
   try {

@@ -18,7 +18,7 @@ const defaults: JetStreamConfig = {
 };
 const layout = { name: 'MARS', subjects: ['mars.>'], storagePolicy: undefined };
 
-describe('desiredStreamConfig (backends.md §7.4)', () => {
+describe('desiredStreamConfig (docs/design/rules/backends.md §7.4)', () => {
   it('uses the fixed layer and unlimited limits by default', () => {
     expect(desiredStreamConfig(layout, defaults, false)).toEqual({
       name: 'MARS',

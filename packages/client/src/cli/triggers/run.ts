@@ -16,7 +16,7 @@ export interface RunOptions {
   readonly backoffMs?: (attempt: number) => number;
 }
 
-/** The supervisor's schedule (client.md §3): full jitter, uniform in [0, min(250 ms · 2^attempt, 30 s)). */
+/** The supervisor's schedule (docs/design/rules/client.md §3): full jitter, uniform in [0, min(250 ms · 2^attempt, 30 s)). */
 const triggerBackoffMs = (attempt: number): number => backoffDelay(attempt, Math.random);
 
 function attempt(spec: TriggerSpec, n: TriggerNotification, ctx: TriggerEnvironment): Promise<void> {
