@@ -13,6 +13,7 @@ import { StartCursorError, resolveStartCursor, type StartCursorRequest } from '.
 import type { OpenOutcome, StreamSupervisor } from '../streaming/stream-supervisor.js';
 import { addLogContext } from '../logging/logger.js';
 import type { AvisoMetrics } from '../metrics/aviso-metrics.js';
+import { takeOverForStream } from './http-stream-sink.js';
 import { recordResponseHead } from './request-telemetry.js';
 import { RouteStreamTelemetry } from './stream-telemetry.js';
 import { authError, streamInitializationFailedError, unknownEventTypeError, validationError } from './error-bodies.js';
@@ -95,8 +96,11 @@ async function serveStream(
   const telemetry = new RouteStreamTelemetry(deps.metrics, endpoint, eventType, request.authUser?.username);
   let outcome: OpenOutcome;
   try {
-    outcome = await deps.streams.open(reply, {
+    const opening = {
       endpoint,
+      requestId: request.id,
+      logger: request.log as Logger,
+      credentialsExpireAt: request.authUser?.expiresAt,
       selection,
       schema,
       cursor,
@@ -105,7 +109,8 @@ async function serveStream(
       telemetry,
       ...(browser ? { browser: { eventType: body.event_type } } : {}),
       ...(resumeAfter !== undefined ? { resumeAfter } : {}),
-    });
+    };
+    outcome = await deps.streams.open(opening, () => takeOverForStream(reply));
   } catch (error) {
     telemetry.released();
     throw streamInitializationFailedError(error instanceof Error ? error.message : String(error), topic);
