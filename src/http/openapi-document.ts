@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 import { buildApp } from '../app.js';
 import { MemoryBackend } from '../backend/memory/memory-backend.js';
-import { systemClock } from '../clock.js';
+import { systemClock } from '../time/clock.js';
 import { WATCH_ENDPOINT_DEFAULTS } from '../config/model.js';
 import { SchemaRegistry } from '../schema/schema-registry.js';
 

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { NotificationBackend, ReplayCursor, StartCursor } from '../backend/backend.js';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../time/clock.js';
 import type { CloudEventRenderer } from './cloudevent.js';
 import {
   replayCompleted,
@@ -11,7 +11,7 @@ import {
   type StreamIdentity,
 } from './frames.js';
 import { deliverHistory, type ReplayBatchHost, type ReplayBatchOptions } from './replay-batches.js';
-import type { StartCursorRequest } from './start-cursor.js';
+import type { StartCursorRequest } from './stream-range.js';
 import type { StreamOutput } from './stream-output.js';
 import type { StreamRequest, StreamSettings } from './stream-request.js';
 

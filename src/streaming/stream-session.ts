@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { LiveSink, LiveSubscription, NotificationBackend, StoredNotification } from '../backend/backend.js';
-import { setTimeoutAt, type Clock, type TimerHandle } from '../clock.js';
+import { setTimeoutAt, type Clock, type TimerHandle } from '../time/clock.js';
 import type { DueQueue } from './due-queue.js';
 import type { CloudEventRenderer } from './cloudevent.js';
 import type { ConnectionGuards } from './connection-watch.js';
@@ -22,8 +22,8 @@ import { sseHeaders } from './sse-headers.js';
 import { logSlowConsumerClose, logStreamReset, logTokenExpiryClose } from './stream-close-log.js';
 import { StreamOutput } from './stream-output.js';
 import type { StreamSink } from './stream-sink.js';
-import { resolveReplayEnd } from './end-point.js';
-import { formatFromDateEcho } from './start-cursor.js';
+import { resolveReplayEnd } from './stream-range.js';
+import { formatFromDateEcho } from '../time/time-format.js';
 import type { SlowConsumerTrigger, StreamRequest, StreamSettings } from './stream-request.js';
 import { runReplay, type ReplayStart } from './replay-phase.js';
 

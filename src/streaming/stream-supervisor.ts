@@ -1,14 +1,13 @@
 import type { Logger } from 'pino';
 import type { NotificationBackend } from '../backend/backend.js';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../time/clock.js';
 import { SharedFilters } from '../filter/shared-filters.js';
 import { compileWatchFilter, type WatchSelection } from '../filter/watch-filter.js';
 import type { EventSchema } from '../schema/event-schema.js';
 import type { StoredIdentityReader } from '../schema/stored-identifier.js';
 import type { CloudEventRenderer } from './cloudevent.js';
-import type { ReplayEndRequest } from './end-point.js';
 import type { CloseReason } from './frames.js';
-import type { StartCursorRequest } from './start-cursor.js';
+import type { ReplayEndRequest, StartCursorRequest } from './stream-range.js';
 import type { StreamSettings, StreamTelemetry } from './stream-request.js';
 import type { ConnectionGuards } from './connection-watch.js';
 import { DueQueue } from './due-queue.js';

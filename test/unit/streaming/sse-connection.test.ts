@@ -1,7 +1,7 @@
 import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { systemClock } from '../../../src/clock.js';
+import { systemClock } from '../../../src/time/clock.js';
 import { HttpStreamSink } from '../../../src/http/http-stream-sink.js';
 import { BufferBudget } from '../../../src/streaming/buffer-budget.js';
 import type { ConnectionEvents } from '../../../src/streaming/connection-watch.js';
