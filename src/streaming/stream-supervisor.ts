@@ -88,15 +88,11 @@ export class StreamSupervisor {
    * set the stream up; the caller answers with an HTTP error.
    */
   async open(request: OpenStreamRequest, takeOver: () => StreamSink): Promise<OpenOutcome> {
-    const { selection, schema, logger, credentialsExpireAt, ...rest } = request;
+    const { logger, ...opened } = request;
+    const { selection, schema } = opened;
     const filter = this.filters.acquire(selection, schema, () => compileWatchFilter(selection, this.deps.identities));
     const session = new StreamSession(
-      {
-        ...rest,
-        selection,
-        credentialsExpireAt,
-        predicate: filter.predicate,
-      },
+      { ...opened, predicate: filter.predicate },
       {
         backend: this.deps.backend,
         renderer: this.deps.renderer,
