@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 import { buildApp } from '../src/app.js';
 import { MemoryBackend } from '../src/backend/memory/memory-backend.js';
-import { systemClock } from '../src/clock.js';
+import { systemClock } from '../src/time/clock.js';
 import { WATCH_ENDPOINT_DEFAULTS } from '../src/config/model.js';
 import { SchemaRegistry } from '../src/schema/schema-registry.js';
 

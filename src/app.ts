@@ -1,7 +1,7 @@
 import { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { NotificationBackend } from './backend/backend.js';
-import type { Clock } from './clock.js';
+import type { Clock } from './time/clock.js';
 import { registerAuthHook } from './auth/auth-hook.js';
 import { Authenticator } from './auth/authenticator.js';
 import type { ReadAuthorizationPlugin } from './auth/read-plugin.js';

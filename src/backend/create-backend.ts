@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../time/clock.js';
 import type { AppConfig } from '../config/model.js';
 import { idempotencyWindowSeconds } from '../config/idempotency-model.js';
 import { parseSize } from '../config/units.js';

@@ -3,7 +3,7 @@ import type { Authenticator } from '../auth/authenticator.js';
 import { createEcpdsPlugin, type EcpdsPlugin } from '../auth/ecpds/ecpds-plugin.js';
 import type { NotificationBackend } from '../backend/backend.js';
 import { configuredBases } from '../backend/create-backend.js';
-import { systemClock } from '../clock.js';
+import { systemClock } from '../time/clock.js';
 import type { AvisoMetrics } from '../metrics/aviso-metrics.js';
 import { loadTlsMaterial, replaceTlsMaterial, TlsFileError, type TlsMaterial } from '../http/tls-options.js';
 import { SchemaRegistry } from '../schema/schema-registry.js';

@@ -6,7 +6,7 @@ import { boundingBoxOf, parsedCoordinate } from '../schema/handlers/coordinates.
 import type { BoundingBox, LatLon } from '../schema/handlers/field-handler.js';
 import { createPolygonHandler } from '../schema/handlers/polygon-handler.js';
 import { IdentifierError } from '../schema/identifier-error.js';
-import { trimRust } from '../schema/rust-whitespace.js';
+import { trimRust } from '../text/rust-whitespace.js';
 
 /**
  * The geometry a stored notification carries, read from its metadata headers (and, for polygons,

@@ -4,14 +4,14 @@ import { addLogContext } from '../logging/logger.js';
 import type { AvisoMetrics, NotificationStatus } from '../metrics/aviso-metrics.js';
 import { displayTopic } from '../topic/percent-codec.js';
 import { ApiError } from './api-error.js';
+import { endPointNotSupported, hasEndPoint } from './request-range.js';
 import { NotificationTooLargeError, type NotificationBackend } from '../backend/backend.js';
 import type { StreamAccess } from '../auth/stream-access.js';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../time/clock.js';
 import { IdentifierError } from '../schema/identifier-error.js';
 import { assertNoPointOnNotify, prepareNotification, type PreparedNotification } from '../schema/notify-identifier.js';
 import type { SchemaRegistry } from '../schema/schema-registry.js';
-import { endPointNotSupported, hasEndPoint } from '../streaming/end-point.js';
-import { formatUtcSeconds } from '../time-format.js';
+import { formatUtcSeconds } from '../time/time-format.js';
 import { IdempotencyConflictError, storeOnce } from '../idempotency/store-once.js';
 import {
   idempotencyKeyInProgressError,

@@ -8,15 +8,16 @@ import type { WatchSelection } from '../filter/watch-filter.js';
 import { IdentifierError } from '../schema/identifier-error.js';
 import type { SchemaRegistry } from '../schema/schema-registry.js';
 import { checkSpatialShape, prepareWatch, type StreamEndpoint } from '../schema/watch-identifier.js';
-import { LATEST, endPointNotSupported, hasEndPoint, resolveEndPoint, type ReplayEndRequest } from '../streaming/end-point.js';
-import { StartCursorError, resolveStartCursor, type StartCursorRequest } from '../streaming/start-cursor.js';
+import { LATEST, type ReplayEndRequest, type StartCursorRequest } from '../streaming/stream-range.js';
 import type { OpenOutcome, StreamSupervisor } from '../streaming/stream-supervisor.js';
 import { addLogContext } from '../logging/logger.js';
 import type { AvisoMetrics } from '../metrics/aviso-metrics.js';
+import { takeOverForStream } from './http-stream-sink.js';
 import { recordResponseHead } from './request-telemetry.js';
 import { RouteStreamTelemetry } from './stream-telemetry.js';
 import { authError, streamInitializationFailedError, unknownEventTypeError, validationError } from './error-bodies.js';
 import { parseNotificationRequest, type NotificationRequest } from './request-body.js';
+import { StartCursorError, endPointNotSupported, hasEndPoint, resolveEndPoint, resolveStartCursor } from './request-range.js';
 import { parseLastEventId, parseStreamQuery } from './stream-query.js';
 import { ROUTE_DOCS } from './route-docs.js';
 import { MAX_TOPIC_BYTES, patternSubjectBytes, topicTooLongMessage } from '../topic/topic-limit.js';
@@ -95,8 +96,11 @@ async function serveStream(
   const telemetry = new RouteStreamTelemetry(deps.metrics, endpoint, eventType, request.authUser?.username);
   let outcome: OpenOutcome;
   try {
-    outcome = await deps.streams.open(reply, {
+    const opening = {
       endpoint,
+      requestId: request.id,
+      logger: request.log as Logger,
+      credentialsExpireAt: request.authUser?.expiresAt,
       selection,
       schema,
       cursor,
@@ -105,7 +109,8 @@ async function serveStream(
       telemetry,
       ...(browser ? { browser: { eventType: body.event_type } } : {}),
       ...(resumeAfter !== undefined ? { resumeAfter } : {}),
-    });
+    };
+    outcome = await deps.streams.open(opening, () => takeOverForStream(reply));
   } catch (error) {
     telemetry.released();
     throw streamInitializationFailedError(error instanceof Error ? error.message : String(error), topic);

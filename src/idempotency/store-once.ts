@@ -1,6 +1,6 @@
 import type { NotificationBackend, NotificationToStore } from '../backend/backend.js';
-import type { Clock } from '../clock.js';
-import { formatUtcSeconds } from '../time-format.js';
+import type { Clock } from '../time/clock.js';
+import { formatUtcSeconds } from '../time/time-format.js';
 import { idempotencyRecordKey, notificationFingerprint } from './fingerprint.js';
 import type { ConflictReason } from './idempotency-telemetry.js';
 

@@ -1,5 +1,5 @@
 import { pino, type DestinationStream, type Logger, type LevelWithSilent } from 'pino';
-import { formatUtcSeconds } from '../time-format.js';
+import { formatUtcSeconds } from '../time/time-format.js';
 import { redactField, redactText } from './redact.js';
 
 /**

@@ -4,7 +4,7 @@ import { buildApp } from '../app.js';
 import { createEcpdsPlugin, type EcpdsPlugin } from '../auth/ecpds/ecpds-plugin.js';
 import type { NotificationBackend } from '../backend/backend.js';
 import { createBackend } from '../backend/create-backend.js';
-import { systemClock } from '../clock.js';
+import { systemClock } from '../time/clock.js';
 import type { AppConfig } from '../config/model.js';
 import { ConfigurationReloader, type ConfigurationReload } from '../config/reload.js';
 import { schemasListingEcpds } from '../config/validate.js';

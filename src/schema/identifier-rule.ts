@@ -19,7 +19,6 @@ export const StringRule = Type.Object(
   { additionalProperties: false },
 );
 
-export const DATE_FORMATS = ['%Y%m%d', '%Y-%m-%d'] as const;
 export const DateRule = Type.Object(
   {
     type: Type.Literal('DateHandler'),

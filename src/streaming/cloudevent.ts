@@ -3,7 +3,7 @@ import { canonicalJson } from '../json/canonical-json.js';
 import type { JsonValue } from '../json/json-value.js';
 import { JsonSyntaxError, parseJsonBody } from '../json/lossless-parse.js';
 import type { StoredIdentity, StoredIdentityReader } from '../schema/stored-identifier.js';
-import { formatCloudEventTime } from '../time-format.js';
+import { formatCloudEventTime } from '../time/time-format.js';
 import { deliveredPolygon } from './delivered-polygon.js';
 import { frameText, sseIdLine } from './frames.js';
 

@@ -2,7 +2,7 @@ import { canonicalPairs, parsedCoordinate } from '../schema/handlers/coordinates
 import type { LatLon } from '../schema/handlers/field-handler.js';
 import { createPolygonHandler } from '../schema/handlers/polygon-handler.js';
 import { IdentifierError } from '../schema/identifier-error.js';
-import { trimRust } from '../schema/rust-whitespace.js';
+import { trimRust } from '../text/rust-whitespace.js';
 
 /**
  * A stored polygon as a CloudEvent carries it (D27, reference-0.13.md §3): always the canonical

@@ -1,4 +1,4 @@
-import { setTimeoutAt, type Clock, type TimerHandle } from '../clock.js';
+import { setTimeoutAt, type Clock, type TimerHandle } from '../time/clock.js';
 
 interface Node<T> {
   readonly value: T;

@@ -1,5 +1,5 @@
 import { canonicalJson } from '../json/canonical-json.js';
-import { formatUtcSeconds } from '../time-format.js';
+import { formatUtcSeconds } from '../time/time-format.js';
 
 /**
  * The typed frames of a stream (streaming.md §5) and their one renderer (§3.2). Nothing else

@@ -1,4 +1,4 @@
-import type { Clock, TimerHandle } from '../clock.js';
+import type { Clock, TimerHandle } from '../time/clock.js';
 
 /** A stream connection the watchdog looks at; it decides itself what a check means for it. */
 export interface WatchedConnection {

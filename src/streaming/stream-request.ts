@@ -1,7 +1,6 @@
 import type { NotificationPredicate, WatchSelection } from '../filter/watch-filter.js';
-import type { ReplayEndRequest } from './end-point.js';
 import type { Frame } from './frames.js';
-import type { StartCursorRequest } from './start-cursor.js';
+import type { ReplayEndRequest, StartCursorRequest } from './stream-range.js';
 
 // What opening a stream asks for, and the settings and telemetry it runs with (stream-session.ts).
 

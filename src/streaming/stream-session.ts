@@ -1,26 +1,14 @@
-import type { ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import type {
-  LiveSink,
-  LiveSubscription,
-  NotificationBackend,
-  ReplayCursor,
-  StartCursor,
-  StoredNotification,
-} from '../backend/backend.js';
-import { setTimeoutAt, type Clock, type TimerHandle } from '../clock.js';
+import type { LiveSink, LiveSubscription, NotificationBackend, StoredNotification } from '../backend/backend.js';
+import { setTimeoutAt, type Clock, type TimerHandle } from '../time/clock.js';
 import type { DueQueue } from './due-queue.js';
-import { displayTopic } from '../topic/percent-codec.js';
-import { CloudEventRenderError, type CloudEventRenderer, type FrameStyle } from './cloudevent.js';
+import type { CloudEventRenderer } from './cloudevent.js';
+import type { ConnectionGuards } from './connection-watch.js';
 import {
-  cloudEventCreationFailed,
   connectionClosing,
   connectionEstablished,
   heartbeat,
-  positionBlock,
   renderFrame,
-  replayCompleted,
-  replayLimitReached,
   replayStarted,
   retryBlock,
   streamProcessingFailed,
@@ -29,11 +17,15 @@ import {
   type StreamEnding,
   type StreamIdentity,
 } from './frames.js';
-import { SseConnection, sseHeaders, type ConnectionGuards } from './sse-connection.js';
-import { resolveReplayEnd } from './end-point.js';
-import { formatFromDateEcho, type StartCursorRequest } from './start-cursor.js';
+import { SseConnection } from './sse-connection.js';
+import { sseHeaders } from './sse-headers.js';
+import { logSlowConsumerClose, logStreamReset, logTokenExpiryClose } from './stream-close-log.js';
+import { StreamOutput } from './stream-output.js';
+import type { StreamSink } from './stream-sink.js';
+import { resolveReplayEnd } from './stream-range.js';
+import { formatFromDateEcho } from '../time/time-format.js';
 import type { SlowConsumerTrigger, StreamRequest, StreamSettings } from './stream-request.js';
-import { deliverHistory, type ReplayBatchHost, type ReplayBatchOptions } from './replay-batches.js';
+import { runReplay, type ReplayStart } from './replay-phase.js';
 
 export interface StreamDependencies {
   readonly backend: NotificationBackend;
@@ -73,11 +65,9 @@ export class StreamSession {
   private replayEnd = 0;
   /** Live notifications that arrived before the live phase (during replay, or before the opening frame). */
   private backlog: StoredNotification[] = [];
-  private connection: SseConnection | undefined;
+  private output: StreamOutput | undefined;
   private readonly timers: TimerHandle[] = [];
   private readonly identity: StreamIdentity;
-  /** GET streams' frames carry `id:` lines (read once per notification frame, so kept). */
-  private readonly frameStyle: FrameStyle;
   /** Set when the live subscription ended before the response began. */
   private endedBeforeBegin: { readonly error?: Error } | undefined;
 
@@ -86,7 +76,6 @@ export class StreamSession {
     private readonly deps: StreamDependencies,
   ) {
     this.identity = { topic: request.selection.pattern.display, requestId: request.requestId };
-    this.frameStyle = request.browser ? 'with-id' : 'plain';
   }
 
   get topic(): string {
@@ -125,14 +114,11 @@ export class StreamSession {
     this.release();
   }
 
-  /**
-   * Starts the response: headers and the opening frame at once, then heartbeats and the phases.
-   * `corsHeaders` replace the default `Access-Control-Allow-Origin: *` when CORS applies.
-   */
-  begin(response: ServerResponse, corsHeaders?: Readonly<Record<string, string>>): void {
+  /** Starts the response on `sink`: headers and the opening frame at once, then heartbeats and the phases. */
+  begin(sink: StreamSink): void {
     const { settings, clock } = this.deps;
     const connection = new SseConnection(
-      response,
+      sink,
       { maxQueuedFrames: settings.maxBufferedEvents, maxHeldBytes: settings.maxBufferedBytes },
       this.deps.guards,
       {
@@ -140,10 +126,18 @@ export class StreamSession {
         reset: () => this.onReset(),
       },
     );
-    this.connection = connection;
+    const { browser } = this.request;
+    this.output = new StreamOutput(connection, {
+      identity: this.identity,
+      renderer: this.deps.renderer,
+      style: browser ? 'with-id' : 'plain',
+      browser,
+      telemetry: this.request.telemetry,
+      overflowed: (trigger) => this.closeSlowConsumer(trigger),
+    });
     connection.onOver(() => this.release());
-    connection.open(sseHeaders(this.request.requestId, corsHeaders));
-    if (this.request.browser) connection.send(retryBlock());
+    connection.open(sseHeaders(this.request.requestId));
+    if (browser) connection.send(retryBlock());
 
     const { cursor, end } = this.request;
     if (cursor.kind === 'live') {
@@ -169,7 +163,7 @@ export class StreamSession {
 
     if (this.endedBeforeBegin) this.onLiveEnded(this.endedBeforeBegin.error);
     else if (cursor.kind === 'live') this.enterLive();
-    else void this.runReplay(cursor);
+    else this.startReplay(cursor);
   }
 
   /** The heartbeat interval passed (streaming.md §8.2): called by the process's heartbeat queue. */
@@ -189,14 +183,15 @@ export class StreamSession {
     // A stream that completes keeps what it already queued; an interrupted one drops it (§7), and
     // so does a slow consumer, whose queue is what overflowed.
     const keepQueued = ending.reason === 'end_of_stream' && ending.cause === undefined;
-    if (this.connection) for (const frame of frames) this.request.telemetry.frameSent(frame.kind);
+    if (this.output) for (const frame of frames) this.request.telemetry.frameSent(frame.kind);
     this.release();
-    this.connection?.finish(lastFrames, keepQueued, closeConnection);
+    this.output?.connection.finish(lastFrames, keepQueued, closeConnection);
   }
 
   private release(): void {
     if (this.phase === 'closed') return;
     this.phase = 'closed';
+    this.output?.stop();
     for (const timer of this.timers) timer.cancel();
     this.timers.length = 0;
     this.subscription?.close();
@@ -209,26 +204,13 @@ export class StreamSession {
     return this.phase === 'closed';
   }
 
+  private get logged(): { topic: string; endpoint: 'watch' | 'replay' } {
+    return { topic: this.identity.topic, endpoint: this.request.endpoint };
+  }
+
   /** Queues a frame; a stream whose client cannot keep up is ended instead of buffering more (D9). */
   private send(frame: Frame): boolean {
-    return this.enqueue((connection) => connection.send(renderFrame(frame)), frame.kind, 1);
-  }
-
-  /** Replay frames of one batch, queued together. */
-  private sendReplayFrames(frames: readonly Buffer[]): boolean {
-    return this.enqueue((connection) => connection.sendAll(frames), 'notification', frames.length);
-  }
-
-  /** Queues through `write`; a queue that is full ends the stream with the slow-consumer close. */
-  private enqueue(write: (connection: SseConnection) => boolean, kind: Frame['kind'], count: number): boolean {
-    const connection = this.connection;
-    if (!connection || this.closed) return false;
-    if (write(connection)) {
-      for (let i = 0; i < count; i++) this.request.telemetry.frameSent(kind);
-      return true;
-    }
-    if (connection.isOpen) this.closeSlowConsumer(connection.lastRefusal ?? 'buffered_events');
-    return false;
+    return this.output?.send(frame) ?? false;
   }
 
   /**
@@ -239,37 +221,15 @@ export class StreamSession {
    */
   private closeSlowConsumer(trigger: SlowConsumerTrigger, stalledMs?: number): void {
     if (this.closed) return;
-    const { settings } = this.deps;
-    this.deps.logger.warn(
-      {
-        event_name: 'stream.slow_consumer.closed',
-        topic: this.identity.topic,
-        endpoint: this.request.endpoint,
-        reason: 'end_of_stream',
-        cause: 'slow_consumer',
-        trigger,
-        buffered_bytes: this.connection?.heldBytes ?? 0,
-        max_buffered_events: settings.maxBufferedEvents,
-        max_buffered_bytes: settings.maxBufferedBytes,
-        ...(stalledMs === undefined ? {} : { stalled_ms: stalledMs }),
-      },
-      'Stream closed: the client did not keep up',
-    );
+    const bufferedBytes = this.output?.connection.heldBytes ?? 0;
+    logSlowConsumerClose(this.deps.logger, this.logged, trigger, bufferedBytes, this.deps.settings, stalledMs);
     this.request.telemetry.slowConsumerClosed(trigger);
     this.end({ reason: 'end_of_stream', cause: 'slow_consumer' }, [], true);
   }
 
   /** D37: the stream was closed but its client did not read the end within the bound. */
   private onReset(): void {
-    this.deps.logger.warn(
-      {
-        event_name: 'stream.end.reset',
-        topic: this.identity.topic,
-        endpoint: this.request.endpoint,
-        bound_ms: this.deps.guards.watchdog.boundMs,
-      },
-      'Stream reset: its client did not read the end of the stream in time',
-    );
+    logStreamReset(this.deps.logger, this.logged, this.deps.guards.watchdog.boundMs);
     this.request.telemetry.streamReset();
   }
 
@@ -280,16 +240,7 @@ export class StreamSession {
    */
   private closeTokenExpired(): void {
     if (this.closed) return;
-    this.deps.logger.info(
-      {
-        event_name: 'stream.token_expired.closed',
-        topic: this.identity.topic,
-        endpoint: this.request.endpoint,
-        reason: 'end_of_stream',
-        cause: 'token_expired',
-      },
-      'Stream closed: its credentials expired',
-    );
+    logTokenExpiryClose(this.deps.logger, this.logged);
     this.request.telemetry.tokenExpiryClosed();
     this.end({ reason: 'end_of_stream', cause: 'token_expired' });
   }
@@ -321,28 +272,16 @@ export class StreamSession {
   /** D23: a live subscription that cannot continue ends the stream, with an error frame if it failed. */
   private onLiveEnded(error?: Error): void {
     if (this.closed) return;
-    if (!this.connection) {
+    if (!this.output) {
       this.endedBeforeBegin = error ? { error } : {};
       return;
     }
     this.close('end_of_stream', error ? [streamProcessingFailed(this.identity, error.message)] : []);
   }
 
-  /**
-   * Everything a completed replay was asked for up to here was delivered: its end, or just below
-   * its `from_id` when that lies past the end.
-   */
-  private completedReplayPosition(cursor: Exclude<StartCursorRequest, { kind: 'live' }>): bigint {
-    const end = BigInt(this.replayEnd);
-    return cursor.kind === 'sequence' && cursor.requested - 1n > end ? cursor.requested - 1n : end;
-  }
-
   /** A GET stream's `id:`-only block; false when the stream ended instead (a slow consumer). */
   private markPosition(sequence: bigint | number): boolean {
-    const browser = this.request.browser;
-    if (!browser) return true;
-    const block = positionBlock(browser.eventType, sequence);
-    return block === '' || this.enqueue((connection) => connection.send(block), 'control', 0);
+    return this.output?.markPosition(sequence) ?? false;
   }
 
   private enterLive(): void {
@@ -358,123 +297,30 @@ export class StreamSession {
 
   /** A live notification onto the stream, its lag from acceptance recorded (docs/metrics.md). */
   private deliverLive(notification: StoredNotification): boolean {
-    if (!this.sendNotification('live-notification', notification)) return false;
+    if (!this.output?.sendNotification('live-notification', notification)) return false;
     this.deps.deliveryLag(notification.timestampNs);
     return true;
   }
 
-  /** Renders and queues one notification; a rendering failure is a non-fatal error frame (§6.3). */
-  private sendNotification(event: 'live-notification' | 'replay', notification: StoredNotification): boolean {
-    let bytes: Buffer;
-    try {
-      bytes = this.deps.renderer.frameBytes(notification, event, this.frameStyle);
-    } catch (error) {
-      if (!(error instanceof CloudEventRenderError)) throw error;
-      return this.sendRenderFailure(notification, error);
-    }
-    return this.sendNotificationBytes(bytes);
-  }
-
-  private sendRenderFailure(notification: StoredNotification, error: CloudEventRenderError): boolean {
-    return this.send(
-      cloudEventCreationFailed(this.identity, {
-        sequence: notification.sequence,
-        notificationTopic: displayTopic(notification.topic),
-        message: error.message,
-      }),
-    );
-  }
-
-  /**
-   * What `send` does for a notification frame's bytes, without the frame object and the closure: this
-   * runs once per watcher for every notification a fan-out delivers.
-   */
-  private sendNotificationBytes(bytes: Buffer): boolean {
-    const connection = this.connection;
-    if (!connection || this.closed) return false;
-    if (connection.send(bytes)) {
-      this.request.telemetry.frameSent('notification');
-      return true;
-    }
-    if (connection.isOpen) this.closeSlowConsumer(connection.lastRefusal ?? 'buffered_events');
-    return false;
-  }
-
-  /** The replay algorithm of streaming.md §9.2, with the lookahead of §9.5 and the bound H of §10. */
-  private async runReplay(cursor: Exclude<StartCursorRequest, { kind: 'live' }>): Promise<void> {
+  private startReplay(cursor: ReplayStart): void {
     this.phase = 'replay';
-    const start: StartCursor = cursor.kind === 'sequence' ? { kind: 'sequence', sequence: cursor.sequence } : cursor;
-    let history: ReplayCursor;
-    try {
-      history = await this.deps.backend.openReplay({
-        pattern: this.request.selection.pattern,
-        start,
-        upperBound: this.replayEnd,
-      });
-    } catch (error) {
-      this.failReplay(error);
-      return;
-    }
-    try {
-      if (!(await deliverHistory(history, this.replayOptions(), this.replayHost()))) return;
-    } finally {
-      history.close();
-    }
-    if (this.request.endpoint === 'replay') {
-      // A GET replay's reconnect then names its end and is answered 204 (streaming.md, "Browsers").
-      if (!this.markPosition(this.completedReplayPosition(cursor))) return;
-      this.close('end_of_stream', [replayCompleted(this.identity, this.deps.clock.now())]);
-      return;
-    }
-    if (!this.send(replayCompleted(this.identity, this.deps.clock.now()))) return;
-    this.enterLive();
-  }
-
-  private replayOptions(): ReplayBatchOptions {
-    const { renderer, settings } = this.deps;
-    return {
-      connection: this.connection as SseConnection,
-      renderer,
-      predicate: this.request.predicate,
-      quota: this.request.quota,
-      style: this.frameStyle,
-      batchSize: settings.replayBatchSize,
-      batchDelayMs: settings.replayBatchDelayMs,
-      maxBufferedEvents: settings.maxBufferedEvents,
-      maxBufferedBytes: settings.maxBufferedBytes,
-    };
-  }
-
-  private replayHost(): ReplayBatchHost {
-    return {
-      isClosed: () => this.closed,
-      sendFrames: (frames) => this.sendReplayFrames(frames),
-      sendRenderFailure: (notification, error) => this.sendRenderFailure(notification, error),
-      closeAtLimit: () => this.close('end_of_stream', [replayLimitReached(this.identity, this.deps.clock.now(), this.request.quota)]),
-      fail: (error) => this.failReplay(error),
-      sleep: (ms) => this.sleep(ms),
-    };
-  }
-
-  /** A backend failure during replay: the `error` frame, then `end_of_stream` (§9.6). */
-  private failReplay(error: unknown): void {
-    if (this.closed) return;
-    const message = error instanceof Error ? error.message : String(error);
-    this.deps.logger.error({ event_name: 'stream.replay.fetch.failed', error: message }, 'Replay batch failed');
-    this.close('end_of_stream', [streamProcessingFailed(this.identity, message)]);
-  }
-
-  /** Waits between replay batches; ends early when the stream does. */
-  private sleep(ms: number): Promise<void> {
-    const connection = this.connection as SseConnection;
-    return new Promise((resolve) => {
-      const wake = (): void => {
-        timer.cancel();
-        forget();
-        resolve();
-      };
-      const timer = this.deps.clock.setTimeout(wake, ms);
-      const forget = connection.onOver(wake);
-    });
+    const { backend, renderer, clock, settings, logger } = this.deps;
+    void runReplay(
+      {
+        backend,
+        renderer,
+        clock,
+        settings,
+        logger,
+        request: this.request,
+        identity: this.identity,
+        output: this.output as StreamOutput,
+        replayEnd: this.replayEnd,
+        isClosed: () => this.closed,
+        close: (reason, finalFrames) => this.close(reason, finalFrames),
+        enterLive: () => this.enterLive(),
+      },
+      cursor,
+    );
   }
 }

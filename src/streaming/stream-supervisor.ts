@@ -1,20 +1,18 @@
-import type { FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
 import type { NotificationBackend } from '../backend/backend.js';
-import type { Clock } from '../clock.js';
-import { streamCorsHeaders } from '../http/cors.js';
+import type { Clock } from '../time/clock.js';
 import { SharedFilters } from '../filter/shared-filters.js';
 import { compileWatchFilter, type WatchSelection } from '../filter/watch-filter.js';
 import type { EventSchema } from '../schema/event-schema.js';
 import type { StoredIdentityReader } from '../schema/stored-identifier.js';
 import type { CloudEventRenderer } from './cloudevent.js';
-import type { ReplayEndRequest } from './end-point.js';
 import type { CloseReason } from './frames.js';
-import type { StartCursorRequest } from './start-cursor.js';
+import type { ReplayEndRequest, StartCursorRequest } from './stream-range.js';
 import type { StreamSettings, StreamTelemetry } from './stream-request.js';
-import type { ConnectionGuards } from './sse-connection.js';
+import type { ConnectionGuards } from './connection-watch.js';
 import { DueQueue } from './due-queue.js';
 import { StreamSession, type StreamSchedule } from './stream-session.js';
+import type { StreamSink } from './stream-sink.js';
 
 export interface StreamSupervisorDependencies {
   readonly backend: NotificationBackend;
@@ -31,6 +29,14 @@ export interface StreamSupervisorDependencies {
 
 export interface OpenStreamRequest {
   readonly endpoint: 'watch' | 'replay';
+  readonly requestId: string;
+  /** The request's logger: the stream's lines carry its context. */
+  readonly logger: Logger;
+  /**
+   * When the credentials the request was opened with are refused (`AuthUser.expiresAt`): whichever
+   * route opened the stream, it ends then.
+   */
+  readonly credentialsExpireAt: number | undefined;
   readonly selection: WatchSelection;
   /** The schema the selection was validated against; absent for a schema-less event type. */
   readonly schema?: EventSchema | undefined;
@@ -77,26 +83,22 @@ export class StreamSupervisor {
   }
 
   /**
-   * Sets up the backend side, then takes over the response. Rejects (before anything is sent)
-   * when the backend cannot set the stream up; the caller answers with an HTTP error.
+   * Sets up the backend side, then has the transport take the response over (`takeOver`, called
+   * only when a stream will be sent). Rejects (before anything is sent) when the backend cannot
+   * set the stream up; the caller answers with an HTTP error.
    */
-  async open(reply: FastifyReply, request: OpenStreamRequest): Promise<OpenOutcome> {
-    const { selection, schema } = request;
+  async open(request: OpenStreamRequest, takeOver: () => StreamSink): Promise<OpenOutcome> {
+    const { logger, ...opened } = request;
+    const { selection, schema } = opened;
     const filter = this.filters.acquire(selection, schema, () => compileWatchFilter(selection, this.deps.identities));
     const session = new StreamSession(
-      {
-        ...request,
-        requestId: reply.request.id,
-        // Whichever route opened the stream, it ends when the credentials it was opened with do.
-        credentialsExpireAt: reply.request.authUser?.expiresAt,
-        predicate: filter.predicate,
-      },
+      { ...opened, predicate: filter.predicate },
       {
         backend: this.deps.backend,
         renderer: this.deps.renderer,
         clock: this.deps.clock,
         settings: this.deps.settings,
-        logger: reply.log as Logger,
+        logger,
         guards: this.deps.guards,
         schedule: this.schedule,
         deliveryLag: this.deps.deliveryLag,
@@ -118,8 +120,7 @@ export class StreamSupervisor {
       return 'finished';
     }
     this.sessions.add(session);
-    reply.hijack();
-    session.begin(reply.raw, streamCorsHeaders(reply.request, reply));
+    session.begin(takeOver());
     // A stream opened while shutting down consists of its opening frame and the shutdown close (§8.1).
     if (this.closingReason) session.close(this.closingReason);
     return 'opened';

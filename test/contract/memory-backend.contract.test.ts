@@ -1,5 +1,5 @@
 import { MemoryBackend } from '../../src/backend/memory/memory-backend.js';
-import { systemClock } from '../../src/clock.js';
+import { systemClock } from '../../src/time/clock.js';
 import { describeBackendContract, uniqueBaseGenerator } from './backend-contract.js';
 
 describeBackendContract('MemoryBackend', {

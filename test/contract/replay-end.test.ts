@@ -7,10 +7,10 @@ import type { NotificationBackend, StoredNotification } from '../../src/backend/
 import { JetStreamBackend } from '../../src/backend/jetstream/jetstream-backend.js';
 import { streamNameOf as streamName } from '../../src/topic/stream-name.js';
 import { MemoryBackend } from '../../src/backend/memory/memory-backend.js';
-import { systemClock } from '../../src/clock.js';
+import { systemClock } from '../../src/time/clock.js';
 import type { JetStreamConfig } from '../../src/config/model.js';
-import { LATEST, resolveReplayEnd, type ReplayEndRequest } from '../../src/streaming/end-point.js';
-import { parseFromDate } from '../../src/streaming/start-cursor.js';
+import { parseFromDate } from '../../src/http/request-range.js';
+import { LATEST, resolveReplayEnd, type ReplayEndRequest } from '../../src/streaming/stream-range.js';
 import { encodeTopic } from '../../src/topic/percent-codec.js';
 import { TopicPattern } from '../../src/topic/topic-pattern.js';
 import { SHARED_NATS_URL, requireSharedNats } from '../support/nats-server.js';

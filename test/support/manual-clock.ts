@@ -1,4 +1,4 @@
-import type { Clock, TimerHandle } from '../../src/clock.js';
+import type { Clock, TimerHandle } from '../../src/time/clock.js';
 
 interface Timer {
   due: number;

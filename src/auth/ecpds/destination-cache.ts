@@ -1,4 +1,4 @@
-import type { Clock } from '../../clock.js';
+import type { Clock } from '../../time/clock.js';
 import type { DestinationFetch } from './fetch-outcome.js';
 
 /** §2.10.6: how a check obtained its destination set. */

@@ -1,4 +1,4 @@
-import type { Clock } from '../../clock.js';
+import type { Clock } from '../../time/clock.js';
 import type { EcpdsConfig } from '../../config/model.js';
 import { authError } from '../../http/error-bodies.js';
 import type { ReadAuthorizationPlugin, ReadCheckContext } from '../read-plugin.js';

@@ -9,6 +9,8 @@ import {
   type ConsumerConfig,
 } from '@nats-io/jetstream';
 import type { Batch, FetchRequest, ReplayCursor, ReplayRequest, StartCursor, StoredNotification } from '../backend.js';
+import { readRfc3339 } from '../../time/instant-text.js';
+import { formatRfc3339Nanos } from '../../time/time-format.js';
 import { encodeToken } from '../../topic/percent-codec.js';
 import { fromCoreMessage } from './message-mapping.js';
 import type { NatsClients } from './nats-link.js';
@@ -182,7 +184,7 @@ export class JetStreamReplayCursor implements ReplayCursor {
       // leader for seconds while its first pull went unanswered (the replay then failed on a timeout).
       num_replicas: 1,
       ...(start.kind === 'date'
-        ? { deliver_policy: DeliverPolicy.StartTime, opt_start_time: rfc3339Nanos(start.atNs) }
+        ? { deliver_policy: DeliverPolicy.StartTime, opt_start_time: formatRfc3339Nanos(start.atNs) }
         : start.sequence > 0
           ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: start.sequence }
           : { deliver_policy: DeliverPolicy.All }),
@@ -315,15 +317,9 @@ export function parseAckSubject(reply: string): { streamSequence: number; timest
 async function startsAfterLastMessage(clients: NatsClients, streamName: string, atNs: bigint): Promise<boolean> {
   const { state } = await clients.jsm.streams.info(streamName);
   if (state.messages === 0) return true;
-  return atNs > parseRfc3339Nanos(state.last_ts);
-}
-
-/** Nanoseconds since the epoch of an RFC 3339 UTC timestamp with up to 9 fraction digits. */
-export function parseRfc3339Nanos(text: string): bigint {
-  const match = /^(.*?)(?:\.(\d+))?Z$/.exec(text);
-  const whole = BigInt(Date.parse(`${match?.[1] ?? text}Z`)) * 1_000_000n;
-  const fraction = BigInt((match?.[2] ?? '').padEnd(9, '0').slice(0, 9) || '0');
-  return whole + fraction;
+  const lastNs = readRfc3339(state.last_ts);
+  if (lastNs === undefined) throw new Error(`JetStream reported a last message time that is not RFC 3339: '${state.last_ts}'`);
+  return atNs > lastNs;
 }
 
 /**
@@ -334,12 +330,4 @@ export function parseRfc3339Nanos(text: string): bigint {
 function fromEpochAtTheEarliest<T extends ReplayRequest>(request: T): T {
   if (request.start.kind !== 'date' || request.start.atNs > 0n) return request;
   return { ...request, start: { kind: 'sequence', sequence: 0 } };
-}
-
-/** RFC 3339 with nanoseconds, as `opt_start_time` takes it. */
-export function rfc3339Nanos(epochNs: bigint): string {
-  const seconds = epochNs / 1_000_000_000n - (epochNs % 1_000_000_000n < 0n ? 1n : 0n);
-  const nanos = epochNs - seconds * 1_000_000_000n;
-  const whole = new Date(Number(seconds) * 1000).toISOString().slice(0, 19);
-  return `${whole}.${nanos.toString().padStart(9, '0')}Z`;
 }

@@ -16,7 +16,7 @@ import type {
 } from '../backend.js';
 import { NotificationTooLargeError, pagingCursor } from '../backend.js';
 import { LiveDispatch } from '../live-dispatch.js';
-import type { Clock } from '../../clock.js';
+import type { Clock } from '../../time/clock.js';
 import { streamNameOf, streamNameOfTopic } from '../../topic/stream-name.js';
 import type { TopicPattern } from '../../topic/topic-pattern.js';
 import { DEFAULT_IDEMPOTENCY, PENDING_STALE_AFTER_MS, type IdempotencySettings } from '../idempotency-records.js';

@@ -1,7 +1,7 @@
 import { JsonNumber, type JsonValue } from '../../json/json-value.js';
 import { JsonSyntaxError, parseJsonBody } from '../../json/lossless-parse.js';
 import { canonicalFloatText, NumberParseError, parseRustF64 } from '../number-text.js';
-import { trimRust } from '../rust-whitespace.js';
+import { trimRust } from '../../text/rust-whitespace.js';
 import type { BoundingBox, LatLon } from './field-handler.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { JsonValue } from '../../json/json-value.js';
 import { IdentifierError } from '../identifier-error.js';
 import { canonicalFloatText } from '../number-text.js';
-import { trimRust } from '../rust-whitespace.js';
+import { trimRust } from '../../text/rust-whitespace.js';
 import { scalarText } from '../scalar-text.js';
 import {
   boundingBoxOf,

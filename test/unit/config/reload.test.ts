@@ -4,7 +4,7 @@ import { Authenticator } from '../../../src/auth/authenticator.js';
 import type { EcpdsPlugin } from '../../../src/auth/ecpds/ecpds-plugin.js';
 import type { AuthUser } from '../../../src/auth/auth-user.js';
 import { MemoryBackend } from '../../../src/backend/memory/memory-backend.js';
-import { systemClock } from '../../../src/clock.js';
+import { systemClock } from '../../../src/time/clock.js';
 import type { AppConfig } from '../../../src/config/model.js';
 import { ConfigurationReloader } from '../../../src/config/reload.js';
 import { createDisabledMetrics } from '../../../src/metrics/prometheus-metrics.js';

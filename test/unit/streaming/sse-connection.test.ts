@@ -1,9 +1,11 @@
 import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { systemClock } from '../../../src/clock.js';
+import { systemClock } from '../../../src/time/clock.js';
+import { HttpStreamSink } from '../../../src/http/http-stream-sink.js';
 import { BufferBudget } from '../../../src/streaming/buffer-budget.js';
-import { SseConnection, type ConnectionEvents, type ConnectionLimits } from '../../../src/streaming/sse-connection.js';
+import type { ConnectionEvents } from '../../../src/streaming/connection-watch.js';
+import { SseConnection, type ConnectionLimits } from '../../../src/streaming/sse-connection.js';
 import { StallWatchdog } from '../../../src/streaming/stall-watchdog.js';
 import { eventually } from '../../support/eventually.js';
 
@@ -39,7 +41,7 @@ function connectionOf(
 ): { connection: SseConnection; events: Recorder; shared: ReturnType<typeof guards> } {
   const events = options.events ?? new Recorder();
   const shared = options.shared ?? guards();
-  const connection = new SseConnection(response, { ...LIMITS, ...options.limits }, shared, events);
+  const connection = new SseConnection(new HttpStreamSink(response), { ...LIMITS, ...options.limits }, shared, events);
   return { connection, events, shared };
 }
 

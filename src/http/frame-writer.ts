@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import type { FrameWriter } from '../streaming/stream-sink.js';
 
 /**
  * How a stream's frames reach its socket (docs/architecture.md "Live dispatch", "Writing frames").
@@ -9,17 +10,9 @@ import type { Socket } from 'node:net';
  * response's own `write` would build the chunk header and three writes per socket. Frames written
  * together go out in one system call. Anything else (HTTP/2, an HTTP/1.0 client, a response not yet
  * on its socket) writes through the response.
+ *
+ * This is the writer for a response whose head was just sent.
  */
-export interface FrameWriter {
-  /** Bytes handed to Node but not yet to the kernel. */
-  readonly pendingBytes: number;
-  /** Writes the frames in order; `written` runs once the last of them reached the kernel. */
-  writeAll(frames: readonly (string | Buffer)[], written: () => void): void;
-  /** `listener` runs once what is pending has gone to the kernel, after a write found it full. */
-  onceDrained(listener: () => void): void;
-}
-
-/** The writer for a response whose head was just sent. */
 export function frameWriterFor(response: ServerResponse): FrameWriter {
   const socket = response.socket;
   if (response.req.httpVersionMajor === 1 && response.chunkedEncoding && socket && response.headersSent && response.writableLength === 0) {

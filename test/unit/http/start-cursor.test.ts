@@ -1,12 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  StartCursorError,
-  formatFromDateEcho,
-  parseFromDate,
-  parseFromId,
-  resolveStartCursor,
-} from '../../../src/streaming/start-cursor.js';
+import { StartCursorError, parseFromDate, parseFromId, resolveStartCursor } from '../../../src/http/request-range.js';
+import { formatFromDateEcho } from '../../../src/time/time-format.js';
 
 const FROM_ID_EMPTY = 'from_id cannot be empty. Provide a valid sequence number or omit the field';
 const FROM_DATE_EMPTY = 'from_date cannot be empty. Provide a valid datetime/timestamp or omit the field';

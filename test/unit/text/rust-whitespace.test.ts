@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isRustWhitespace, trimRust, trimRustStart } from '../../../src/schema/rust-whitespace.js';
+import { isRustWhitespace, trimRust, trimRustStart } from '../../../src/text/rust-whitespace.js';
 
 describe('Rust whitespace', () => {
   it.each([' ', '\t', '\n', '\r', '\v', '\f', '\u0085', '\u00a0', '\u2003', '\u3000'])(

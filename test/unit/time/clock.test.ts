@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_TIMER_DELAY_MS, setTimeoutAt, systemClock } from '../../src/clock.js';
-import { ManualClock } from '../support/manual-clock.js';
+import { MAX_TIMER_DELAY_MS, setTimeoutAt, systemClock } from '../../../src/time/clock.js';
+import { ManualClock } from '../../support/manual-clock.js';
 
 describe('setTimeoutAt', () => {
   it('fires once when the clock reaches the instant, not before', () => {

@@ -1,17 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import {
-  LATEST,
+  StartCursorError,
   endPointNotSupported,
   hasEndPoint,
-  resolveEndPoint,
-} from '../../../src/streaming/end-point.js';
-import {
-  StartCursorError,
-  formatRfc3339Utc,
   parseFromDate,
+  resolveEndPoint,
   resolveStartCursor,
-  type StartCursorRequest,
-} from '../../../src/streaming/start-cursor.js';
+} from '../../../src/http/request-range.js';
+import { LATEST, type StartCursorRequest } from '../../../src/streaming/stream-range.js';
+import { formatRfc3339Utc } from '../../../src/time/time-format.js';
 import { BOTH_ENDS, TO_DATE_EMPTY, TO_ID_EMPTY, invalidToDate, invalidToId } from '../../support/replay-end-messages.js';
 
 const fromId = (value: string): StartCursorRequest => resolveStartCursor('replay', value, undefined);

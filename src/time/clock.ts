@@ -1,6 +1,6 @@
 /**
- * Time source injected into the app and backends (design.md "Time"), so heartbeats, maximum
- * durations and date cursors are testable without real waiting.
+ * Time source injected into the app and backends, so heartbeats, maximum durations and date
+ * cursors are testable without real waiting.
  */
 export interface Clock {
   /** Milliseconds since the Unix epoch. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatCloudEventTime, formatUtcSeconds } from '../../src/time-format.js';
+import { formatCloudEventTime, formatUtcSeconds } from '../../../src/time/time-format.js';
 
 describe('formatUtcSeconds', () => {
   it('truncates to whole seconds with a Z suffix', () => {
