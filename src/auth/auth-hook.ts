@@ -5,7 +5,7 @@ import type { Authenticator } from './authenticator.js';
 import { presentedAuthorization } from './browser-cookie.js';
 import type { AuthOutcome, AvisoMetrics } from '../metrics/aviso-metrics.js';
 
-/** `outcome` of `aviso_auth_requests_total` for each rejection status (operations.md §2.9). */
+/** `outcome` of `aviso_auth_requests_total` for each rejection status (docs/design/rules/operations.md §2.9). */
 const AUTH_OUTCOMES: Readonly<Record<number, AuthOutcome>> = {
   401: 'unauthorized',
   403: 'forbidden',
@@ -14,7 +14,7 @@ const AUTH_OUTCOMES: Readonly<Record<number, AuthOutcome>> = {
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The verified caller, when credentials were presented (operations.md §2.2). */
+    /** The verified caller, when credentials were presented (docs/design/rules/operations.md §2.2). */
     authUser: AuthUser | undefined;
   }
 }
@@ -36,13 +36,13 @@ export function requestPaths(routePattern: string | undefined, rawUrl: string): 
   return { decoded, candidates: routePattern ? [routePattern, decoded] : [decoded] };
 }
 
-/** Only `/api/v1` is authenticated, and the schema routes never are (operations.md §2.1). */
+/** Only `/api/v1` is authenticated, and the schema routes never are (docs/design/rules/operations.md §2.1). */
 export function isAuthenticatedPath(path: string): boolean {
   const underApi = path === '/api/v1' || path.startsWith('/api/v1/');
   return underApi && !path.startsWith('/api/v1/schema');
 }
 
-/** A plain prefix, as in the reference: `/api/v1/administrator` is an admin path too (§2.2). */
+/** A plain prefix, as in the reference: `/api/v1/administrator` is an admin path too (docs/design/rules/operations.md §2.2). */
 export function isAdminPath(path: string): boolean {
   return path.startsWith('/api/v1/admin');
 }

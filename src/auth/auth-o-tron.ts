@@ -1,6 +1,6 @@
 import { isJwtShaped } from './authorization-header.js';
 
-/** How auth-o-tron answered one credential check (operations.md §2.3.3). */
+/** How auth-o-tron answered one credential check (docs/design/rules/operations.md §2.3.3). */
 export type AuthOTronAnswer =
   | { readonly kind: 'token'; readonly token: string }
   | { readonly kind: 'rejected' }
@@ -84,7 +84,7 @@ function shaped(token: string): string | undefined {
   return isJwtShaped(token) ? token : undefined;
 }
 
-/** Error texts may quote URLs; credentials in them must not reach the logs (operations.md §3.4.1). */
+/** Error texts may quote URLs; credentials in them must not reach the logs (docs/design/rules/operations.md §3.4.1). */
 export function stripUserInfo(text: string): string {
   return text.replace(/([a-z][a-z0-9+.-]*:\/\/)[^/@\s]+@/gi, '$1[REDACTED]@');
 }

@@ -1,4 +1,4 @@
-/** What the `Authorization` header of a request amounts to (operations.md §2.3.1, §2.4). */
+/** What the `Authorization` header of a request amounts to (docs/design/rules/operations.md §2.3.1, §2.4). */
 export type PresentedCredentials =
   | { readonly kind: 'none' }
   /** Unusable; a 401 with this message on admin paths, anonymous elsewhere. */
@@ -37,7 +37,7 @@ export function parseTrustedProxyHeader(raw: string | undefined): PresentedCrede
   return { kind: 'present', header, token };
 }
 
-/** Three non-empty base64url segments: a structural check only (§2.3.3). */
+/** Three non-empty base64url segments: a structural check only (docs/design/rules/operations.md §2.3.3). */
 export function isJwtShaped(text: string): boolean {
   return /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(text);
 }

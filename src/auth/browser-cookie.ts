@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 
-/** The GET stream routes, the only ones that read `auth.browser_cookie` (browser.md §1). */
+/** The GET stream routes, the only ones that read `auth.browser_cookie` (docs/design/rules/browser.md §1). */
 const BROWSER_STREAM_ROUTES: ReadonlySet<string> = new Set(['/api/v1/watch', '/api/v1/replay']);
 
 /**

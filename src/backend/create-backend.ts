@@ -11,7 +11,7 @@ import type { MemoryHistoryTelemetry } from './memory/history-telemetry.js';
 import { MemoryBackend } from './memory/memory-backend.js';
 
 /**
- * Builds the configured backend (backends.md §3.1); rejects when it cannot start (stage C). The
+ * Builds the configured backend (docs/design/rules/backends.md §3.1); rejects when it cannot start (stage C). The
  * in-memory backend reports its evictions and held bytes to `memoryTelemetry`.
  */
 export async function createBackend(

@@ -34,7 +34,7 @@ export class LiveDispatch {
     try {
       tokens = decodeTopic(notification.topic);
     } catch (error) {
-      if (error instanceof TopicDecodeError) return; // an undecodable topic never matches a watch (§7.3)
+      if (error instanceof TopicDecodeError) return; // an undecodable topic never matches a watch (docs/design/rules/schema-and-validation.md §7.3)
       throw error;
     }
     for (const entry of this.index.match(tokens)) {

@@ -5,7 +5,7 @@ import { parseWebUrl } from './homepage-links.js';
 export const ANY_ORIGIN = '*';
 
 /**
- * The startup check of `application.cors.allowed_origins` (browser.md §2). A browser sends its
+ * The startup check of `application.cors.allowed_origins` (docs/design/rules/browser.md §2). A browser sends its
  * `Origin` header as `scheme://host[:port]`, lower-case, with no path and the default port
  * left out, and the server compares it as text: an entry written any other way (a trailing
  * slash, a path, upper case, `:443` on https) could never match, so it is refused with the form

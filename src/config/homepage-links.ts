@@ -9,7 +9,7 @@ export const HOMEPAGE_KEYS = [
 ] as const satisfies readonly (keyof HomepageConfig)[];
 
 /**
- * The startup check of D29 (reference-0.13.md §5): each homepage link must be an absolute
+ * The startup check of D29 (docs/design/rules/reference-0.13.md §5): each homepage link must be an absolute
  * `http`/`https` URL with a host and no user info, so the page can only ever link to a web page
  * (never `javascript:` or `data:`) and never shows a credential. The value is not echoed in the
  * message: a URL with user info is exactly what must not reach the logs.

@@ -1,14 +1,14 @@
 /**
- * The prose of docs/configuration.md about browser access (browser.md §2, §3): CORS and TLS with
+ * The prose of docs/configuration.md about browser access (docs/design/rules/browser.md §2, §3): CORS and TLS with
  * HTTP/2, rendered after the startup rules and before the field reference.
  */
 export const BROWSER_ACCESS_REFERENCE = `
 ## CORS
 
 \`application.cors.allowed_origins\` lets web pages on other origins call \`/api/v1/*\`
-(browser.md §2). It is empty by default, and then the server sends no CORS header at all, except
+(docs/design/rules/browser.md §2). It is empty by default, and then the server sends no CORS header at all, except
 the \`Access-Control-Allow-Origin: *\` every watch/replay stream has always carried (streaming.md
-§3.1, unchanged for reference clients).
+docs/design/rules/streaming.md §3.1, unchanged for reference clients).
 
 \`\`\`yaml
 application:
@@ -46,7 +46,7 @@ application:
 
 \`application.tls\` makes the public port speak HTTPS, with HTTP/2 when the client offers it by
 ALPN (\`h2\`: browsers, curl, Node's \`http2\`) and HTTP/1.1 otherwise, on the same port
-(browser.md §3). Without it the port serves plain HTTP/1.1 as before.
+(docs/design/rules/browser.md §3). Without it the port serves plain HTTP/1.1 as before.
 
 \`\`\`yaml
 application:

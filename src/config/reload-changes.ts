@@ -2,7 +2,7 @@ import { compareCodePoints } from '../json/canonical-json.js';
 import type { AppConfig } from './model.js';
 
 /**
- * What a configuration reload changes (browser.md §5), computed from two loaded configurations:
+ * What a configuration reload changes (docs/design/rules/browser.md §5), computed from two loaded configurations:
  * which event types were added, removed or changed, and which settings differ but only take
  * effect at the next restart.
  */

@@ -1,5 +1,5 @@
 /**
- * Duration and size literals of the configuration (operations.md §1.5). Both grammars are
+ * Duration and size literals of the configuration (docs/design/rules/operations.md §1.5). Both grammars are
  * "leading ASCII digits, then a unit from a closed table"; everything else is an error whose
  * message is the reason, ready to be prefixed with the field path by the caller.
  *

@@ -13,7 +13,7 @@ export interface AdminRouteDeps {
 
 const U64_MAX = 18_446_744_073_709_551_615n;
 
-/** Admin operations (api.md §8.3–§8.5, backends.md §8); bodies keep their fixed field order (D1). */
+/** Admin operations (docs/design/rules/api.md §8.3–§8.5, docs/design/rules/backends.md §8); bodies keep their fixed field order (D1). */
 export function registerAdminRoutes(app: FastifyInstance, deps: AdminRouteDeps): void {
   const { registry, backend } = deps;
   /** An event type (exact, then ASCII case-insensitive) stands for its topic base; anything else is a base. */
@@ -104,13 +104,13 @@ function knownStreamBase(registry: SchemaRegistry, name: string): string | undef
   return registry.isConfiguredBase(name) ? name : undefined;
 }
 
-/** D30 (reference-0.13.md §6): the known event types are listed, sorted, when a schema is configured. */
+/** D30 (docs/design/rules/reference-0.13.md §6): the known event types are listed, sorted, when a schema is configured. */
 function streamNotFoundMessage(registry: SchemaRegistry, name: string): string {
   const known = registry.configured && registry.eventTypes.length > 0 ? `. Known event types: ${registry.eventTypes.join(', ')}` : '';
   return `Stream not found: ${name}${known}`;
 }
 
-/** backends.md §8.1 parsing of `<stream>@<sequence>`, after trimming. */
+/** docs/design/rules/backends.md §8.1 parsing of `<stream>@<sequence>`, after trimming. */
 export function parseNotificationId(raw: string): { stream: string; sequence: number } | { problem: string } {
   const id = raw.trim();
   const at = id.indexOf('@');
@@ -126,8 +126,8 @@ export function parseNotificationId(raw: string): { stream: string; sequence: nu
 }
 
 /**
- * The wipe body is JSON with a JSON media type (api.md §2.2); unknown fields are ignored.
- * Problems are answered in the admin shape (api.md §10).
+ * The wipe body is JSON with a JSON media type (docs/design/rules/api.md §2.2); unknown fields are ignored.
+ * Problems are answered in the admin shape (docs/design/rules/api.md §10).
  */
 function readWipeStreamBody(request: FastifyRequest): { streamName: string } | { problem: string } {
   const mediaType = (request.rawContentType ?? request.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';

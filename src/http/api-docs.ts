@@ -6,7 +6,7 @@ import { API_COMPONENTS } from './api-schemas.js';
 
 /**
  * The OpenAPI 3.1 document generated from the routes' TypeBox schemas and the Swagger UI that
- * browses it (operations.md §4.4). Must be registered before the routes it describes.
+ * browses it (docs/design/rules/operations.md §4.4). Must be registered before the routes it describes.
  */
 export async function registerApiDocs(app: FastifyInstance): Promise<void> {
   for (const component of API_COMPONENTS) app.addSchema(component);

@@ -1,7 +1,7 @@
 import Type from 'typebox';
 
 /**
- * TypeBox models of the HTTP API for the OpenAPI document (operations.md §4.4). Request bodies are
+ * TypeBox models of the HTTP API for the OpenAPI document (docs/design/rules/operations.md §4.4). Request bodies are
  * parsed by `request-body.ts`, which produces the protocol's exact error texts; these models
  * describe the same shapes for clients and tools.
  */
@@ -23,7 +23,7 @@ export const NotificationRequest = Type.Object(
     event_type: Type.String({ description: 'A configured event type (or any name when strict mode is off).' }),
     identifier: Type.Record(
       Type.String(),
-      // The shapes a client may send (reference-0.13.md §3, §9); the handlers judge the values.
+      // The shapes a client may send (docs/design/rules/reference-0.13.md §3, §9); the handlers judge the values.
       Type.Union([
         Type.String({ description: 'Any value as text; a polygon or point string that starts with [ is read as JSON.' }),
         Type.Number({ description: 'A typed JSON number, read through its literal text (4 and 4.0 differ).' }),

@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
 
 /**
- * The operator console at `/console/` (docs/console.md, browser.md §4): the page, its stylesheet
+ * The operator console at `/console/` (docs/console.md, docs/design/rules/browser.md §4): the page, its stylesheet
  * and compiled modules from `dist/console/` (built by `npm run build:console` next to the server,
  * so `npm start` and the container serve the same files, whatever `static_files_path` says), and
  * the `eventsource-parser` package's ESM build at `/console/vendor/eventsource-parser.js`. Files

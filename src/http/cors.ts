@@ -14,7 +14,7 @@ declare module 'fastify' {
 const API_PREFIX = '/api/v1/';
 
 /**
- * What a preflight grants (browser.md §2): JSON POSTs with a bearer token, GET streams' resume
+ * What a preflight grants (docs/design/rules/browser.md §2): JSON POSTs with a bearer token, GET streams' resume
  * header, and notify's `Idempotency-Key` with the answers a retrying page must read
  * (docs/api.md "Idempotent notify").
  */
@@ -80,7 +80,7 @@ const GRANT: FastifyCorsOptions = {
 /**
  * The CORS headers of a stream response, which is written past fastify's reply (the stream
  * hijacks it): undefined when CORS does not apply, and the stream keeps the reference's
- * `Access-Control-Allow-Origin: *` (streaming.md §3.1); otherwise what the policy set on the
+ * `Access-Control-Allow-Origin: *` (docs/design/rules/streaming.md §3.1); otherwise what the policy set on the
  * reply, which is nothing for a refused origin.
  */
 export function streamCorsHeaders(request: FastifyRequest, reply: FastifyReply): Record<string, string> | undefined {

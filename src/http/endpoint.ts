@@ -2,7 +2,7 @@
 export type EndpointName = 'notify' | 'watch' | 'replay';
 
 export interface EndpointLabels {
-  /** `error` field of shape-A bodies (api.md §9.2). */
+  /** `error` field of shape-A bodies (docs/design/rules/api.md §9.2). */
   readonly label: string;
   /** `code` of validation failures. */
   readonly validationCode: string;

@@ -4,8 +4,8 @@ import { sendOrderedJson } from './json-reply.js';
 import { ROUTE_DOCS } from './route-docs.js';
 
 /**
- * `GET /health` (api.md §8.6): liveness only, no dependency checks. `GET /ready` (D26,
- * reference-0.13.md §2): readiness from the backend's connection state, so an orchestrator stops
+ * `GET /health` (docs/design/rules/api.md §8.6): liveness only, no dependency checks. `GET /ready` (D26,
+ * docs/design/rules/reference-0.13.md §2): readiness from the backend's connection state, so an orchestrator stops
  * routing to a process that cannot store or stream while NATS is away, without restarting it.
  */
 export function registerHealthRoutes(app: FastifyInstance, backend: NotificationBackend): void {

@@ -13,7 +13,7 @@ import { ROUTE_DOCS } from './route-docs.js';
 const INDEX_NOT_FOUND = '<h1>Index file not found</h1><p>Please check the static files configuration.</p>';
 
 /**
- * `GET /` and `/static/*` (operations.md §4.3): `index.html` from `application.static_files_path`,
+ * `GET /` and `/static/*` (docs/design/rules/operations.md §4.3): `index.html` from `application.static_files_path`,
  * read on every request with `{{SERVER_VERSION}}`, `{{EVENT_TYPES}}` and the four
  * `application.homepage` links (`{{CLIENT_DOCUMENTATION_URL}}` …, D29) filled in, and the directory
  * itself with listings.
@@ -57,7 +57,7 @@ export async function registerHomeRoutes(
     list: { format: 'html', render: renderListing },
     // swagger-ui registers its own instance of the plugin.
     decorateReply: false,
-    // A directory answers with its listing (operations.md §4.3), not with an index.html inside it.
+    // A directory answers with its listing (docs/design/rules/operations.md §4.3), not with an index.html inside it.
     index: false,
   });
 }

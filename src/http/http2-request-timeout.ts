@@ -27,8 +27,8 @@ export function requestTimeoutError(): ApiError {
  *
  * The clock starts when the stream's head is complete (the request reaches fastify) and stops when
  * the client ends the stream. When it runs out first, the stream is answered `408 REQUEST_TIMEOUT`
- * through the error handler if its response has not started, then reset with `NO_ERROR` (RFC 9113
- * §8.1: a complete answer, and the client may stop sending); a stream whose response has started
+ * through the error handler if its response has not started, then reset with `NO_ERROR` (RFC 9113 §8.1:
+ * a complete answer, and the client may stop sending); a stream whose response has started
  * is reset. The connection and its other streams go on. A stream already streaming its response
  * with the request complete (a watch) is never touched: the bound is on receiving the request.
  */

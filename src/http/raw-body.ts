@@ -8,7 +8,7 @@ declare module 'fastify' {
 }
 
 /**
- * notify/watch/replay read the raw body whatever the Content-Type says (api.md §2.2). fastify
+ * notify/watch/replay read the raw body whatever the Content-Type says (docs/design/rules/api.md §2.2). fastify
  * answers 415 by itself, before any route runs, when it cannot parse the header (an empty value,
  * `;;;`), so the header is moved aside in `onRequest` and every body is read as a buffer. Routes
  * that care about the media type (wipe-stream) read `request.rawContentType`.

@@ -6,7 +6,7 @@ export const generateRequestId = (): string => randomUUID();
 
 /**
  * Sets the header in `onRequest`, so every response carries it: errors, 404/405, 413 and SSE
- * replies that bypass fastify's send path (operations.md §3.2).
+ * replies that bypass fastify's send path (docs/design/rules/operations.md §3.2).
  */
 export function registerRequestIdHeader(app: FastifyInstance): void {
   app.addHook('onRequest', async (request, reply) => {

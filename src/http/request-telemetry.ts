@@ -19,7 +19,7 @@ interface RequestTiming {
 
 const timings = new WeakMap<FastifyRequest, RequestTiming>();
 
-/** operations.md §3.5: infrastructure paths log their access line at debug, business routes at info. */
+/** docs/design/rules/operations.md §3.5: infrastructure paths log their access line at debug, business routes at info. */
 export function isInfrastructurePath(path: string): boolean {
   return (
     path === '/health' ||
@@ -37,7 +37,7 @@ export function isInfrastructurePath(path: string): boolean {
 export type AccessLogLevel = 'debug' | 'info';
 
 /**
- * HTTP request metrics and the access log line (operations.md §3.3.2, §3.5), recorded when the
+ * HTTP request metrics and the access log line (docs/design/rules/operations.md §3.3.2, §3.5), recorded when the
  * response head is produced: in `onSend` for ordinary replies, by `recordResponseHead` for streams,
  * whose replies fastify never sends itself. The access line is written at `accessLog` for business
  * routes and at `debug` for infrastructure paths (docs/logging.md, "The access line").
@@ -55,7 +55,7 @@ export function registerRequestTelemetry(app: FastifyInstance, metrics: AvisoMet
   app.addHook('onSend', async (request, reply) => {
     recordResponseHead(request, reply, metrics);
   });
-  // An aborted or failed request still leaves the in-flight gauge (§3.3.2: never leaks).
+  // An aborted or failed request still leaves the in-flight gauge (docs/design/rules/operations.md §3.3.2: never leaks).
   app.addHook('onResponse', async (request) => timings.get(request)?.endInFlight());
   app.addHook('onRequestAbort', async (request) => timings.get(request)?.endInFlight());
 }

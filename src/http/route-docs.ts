@@ -1,7 +1,7 @@
 import Type from 'typebox';
 import { OPTIONAL_AUTH, REQUIRED_AUTH, SSE_RESPONSE, ref } from './api-schemas.js';
 
-/** The OpenAPI description of each route (operations.md §4.4), kept out of the handlers. */
+/** The OpenAPI description of each route (docs/design/rules/operations.md §4.4), kept out of the handlers. */
 
 const error = (description: string) => ({ ...ref('ErrorResponse'), description });
 const authErrors = {
@@ -17,7 +17,7 @@ const writeErrors = {
   ),
 };
 
-/** The GET streams' query (browser.md §1): the POST body's fields, `identifier` as JSON text. */
+/** The GET streams' query (docs/design/rules/browser.md §1): the POST body's fields, `identifier` as JSON text. */
 function streamQuery(endpoint: 'watch' | 'replay') {
   const text = (description: string) => Type.Optional(Type.String({ description }));
   return Type.Object(

@@ -6,7 +6,7 @@ import { ROUTE_DOCS } from './route-docs.js';
 
 const NO_SCHEMA = 'No notification schema configured';
 
-/** `GET /api/v1/schema` and `GET /api/v1/schema/{event_type}` (api.md §8.1–§8.2): public views only. */
+/** `GET /api/v1/schema` and `GET /api/v1/schema/{event_type}` (docs/design/rules/api.md §8.1–§8.2): public views only. */
 export function registerSchemaRoutes(app: FastifyInstance, registry: SchemaRegistry): void {
   app.get('/api/v1/schema', { schema: ROUTE_DOCS.schemaList }, async (request, reply) => {
     const schema: Record<string, unknown> = {};

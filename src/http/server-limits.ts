@@ -66,7 +66,7 @@ interface ClientErrorAnswer {
   readonly message: string;
 }
 
-/** What a request that never reached the router gets (api.md §9.1 shape: code, error, message, request_id). */
+/** What a request that never reached the router gets (docs/design/rules/api.md §9.1 shape: code, error, message, request_id). */
 export function describeClientError(errorCode: string | undefined): ClientErrorAnswer {
   switch (errorCode) {
     case 'ERR_HTTP_REQUEST_TIMEOUT':

@@ -24,7 +24,7 @@ export interface Transport {
 
 /**
  * The fastify instance on its server: plain HTTP/1.1 exactly as without TLS, or HTTPS serving
- * HTTP/2 (ALPN `h2`) and HTTP/1.1 on one port (browser.md §3).
+ * HTTP/2 (ALPN `h2`) and HTTP/1.1 on one port (docs/design/rules/browser.md §3).
  *
  * The app is typed as the HTTP/1 instance either way: Node's HTTP/2 compatibility request and
  * response offer what routes use of them (headers, `writeHead`, `write`, `drain`, `close`), and
@@ -69,7 +69,7 @@ export function createFastify(options: FastifyServerOptions, transport: Transpor
   limitHttp2HeadTime(server, limits.headers_timeout_ms, checkIntervalMs, logger);
   limitHttp2RequestTime(http2App, limits.request_timeout_ms);
   const connections = trackConnections(server);
-  // Shutdown (operations.md §4.2): no new streams on HTTP/2 connections, idle HTTP/1.1 ones closed;
+  // Shutdown (docs/design/rules/operations.md §4.2): no new streams on HTTP/2 connections, idle HTTP/1.1 ones closed;
   // what is in flight finishes. Node's http2 server does neither by itself before Node 24.
   app.addHook('preClose', async () => connections.closeIdle());
   return app as unknown as FastifyInstance;
@@ -114,7 +114,7 @@ export function isHttp2(request: Pick<IncomingMessage | Http2ServerRequest, 'htt
   return request.httpVersionMajor === 2;
 }
 
-/** Closes every connection at once: the end of the shutdown grace (operations.md §4.2). */
+/** Closes every connection at once: the end of the shutdown grace (docs/design/rules/operations.md §4.2). */
 export function closeAllConnections(server: object): void {
   const tracked = trackers.get(server);
   if (tracked) tracked.destroyAll();

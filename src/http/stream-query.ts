@@ -5,7 +5,7 @@ import { requestError, validationError } from './error-bodies.js';
 import { ALLOWED_REQUEST_FIELDS, parseRequestValue, type NotificationRequest } from './request-body.js';
 
 /**
- * The GET forms of watch and replay (browser.md §1): the query mirrors the POST body, so it is
+ * The GET forms of watch and replay (docs/design/rules/browser.md §1): the query mirrors the POST body, so it is
  * turned into the same JSON value and judged by the same parse stages (`request-body.ts`) and
  * then the same validation as a POST.
  */
@@ -56,7 +56,7 @@ function otherEventTypeMessage(value: string, eventType: string): string {
 }
 
 /**
- * `Last-Event-ID: <event_type>@<n>` (browser.md §1): the sequence of the last notification the
+ * `Last-Event-ID: <event_type>@<n>` (docs/design/rules/browser.md §1): the sequence of the last notification the
  * browser received, `undefined` when the header is absent (or empty, which `EventSource` never
  * sends). A malformed value or another event type is the endpoint's validation error.
  */

@@ -4,7 +4,7 @@ import type { Frame } from '../streaming/frames.js';
 import type { SlowConsumerTrigger, StreamTelemetry } from '../streaming/stream-request.js';
 
 /**
- * What one stream reports (operations.md §3.3.4), bound to its route and event type. Counted once
+ * What one stream reports (docs/design/rules/operations.md §3.3.4), bound to its route and event type. Counted once
  * everything before backend setup succeeded: active +1 and total +1 now, active −1 and the
  * duration observed when the stream is released (or setup fails). One object per stream, not a
  * closure per event; the counter of notification frames is bound at the first one, so a

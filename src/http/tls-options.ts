@@ -5,7 +5,7 @@ import type { TlsConfig } from '../config/model.js';
 import type { ServerLimits } from './server-limits.js';
 
 /**
- * HTTP/2 streams one client may keep open on one connection (browser.md §3: at least 128; the
+ * HTTP/2 streams one client may keep open on one connection (docs/design/rules/browser.md §3: at least 128; the
  * aviso client multiplexes up to 64 watches, a console opens many). Bounded rather than Node's
  * unlimited default so one connection cannot hold an unbounded number of streams.
  */
@@ -36,7 +36,7 @@ export class TlsFileError extends Error {
 /**
  * Reads the files of `application.tls` and checks that the key belongs to the certificate, so a
  * wrong file fails here with its name instead of on the first handshake. Used at startup and meant
- * for a configuration reload too (browser.md §3, §5). Throws `TlsFileError`.
+ * for a configuration reload too (docs/design/rules/browser.md §3, §5). Throws `TlsFileError`.
  */
 export function loadTlsMaterial(tls: TlsConfig): TlsMaterial {
   const cert = readTlsFile('cert_file', tls.cert_file);
@@ -87,7 +87,7 @@ export function secureServerOptions(material: TlsMaterial, limits: ServerLimits)
 
 /**
  * Serves new certificate material on a running HTTPS server from the next handshake on; open
- * connections keep theirs. For a configuration reload (browser.md §5) after `loadTlsMaterial`.
+ * connections keep theirs. For a configuration reload (docs/design/rules/browser.md §5) after `loadTlsMaterial`.
  */
 export function replaceTlsMaterial(server: object, material: TlsMaterial): void {
   (server as Pick<TlsServer, 'setSecureContext'>).setSecureContext({ ...material });

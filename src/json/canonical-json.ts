@@ -1,7 +1,7 @@
 import { JsonNumber } from './json-value.js';
 
 /**
- * Compact JSON with object keys sorted by code point, recursively (D1, streaming.md §3.4).
+ * Compact JSON with object keys sorted by code point, recursively (D1, docs/design/rules/streaming.md §3.4).
  * Accepts our lossless `JsonValue`s as well as plain values; numbers from requests keep their
  * source text, plain numbers use JavaScript's shortest round-trip form.
  */

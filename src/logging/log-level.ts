@@ -9,7 +9,7 @@ const LEVELS: Readonly<Record<string, LevelWithSilent>> = {
   off: 'silent',
 };
 
-/** `logging.level` is lenient: anything unknown means `info` (operations.md §1.4.2). */
+/** `logging.level` is lenient: anything unknown means `info` (docs/design/rules/operations.md §1.4.2). */
 export function configuredLevel(level: string | undefined): LevelWithSilent {
   const lower = (level ?? '').trim().toLowerCase();
   return lower !== 'off' && LEVELS[lower] ? (LEVELS[lower] as LevelWithSilent) : 'info';
@@ -22,7 +22,7 @@ export interface EffectiveLevel {
 }
 
 /**
- * operations.md §3.4.2: `RUST_LOG`, when set and not blank, overrides `logging.level` with its bare
+ * docs/design/rules/operations.md §3.4.2: `RUST_LOG`, when set and not blank, overrides `logging.level` with its bare
  * level (the last one wins); `target=level` directives and target selectors are accepted and
  * ignored. A value that does not parse falls back to `logging.level` with one warning.
  */

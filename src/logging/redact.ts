@@ -1,5 +1,5 @@
 /**
- * Log redaction (operations.md §3.4.1): secret-looking keys lose their values, URLs lose their
+ * Log redaction (docs/design/rules/operations.md §3.4.1): secret-looking keys lose their values, URLs lose their
  * user info, and free text loses `password=…`, `token: …` and `Bearer …` values.
  */
 

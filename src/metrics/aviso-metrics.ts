@@ -4,7 +4,7 @@ import type { SlowConsumerTrigger } from '../streaming/stream-request.js';
 import type { MemoryHistoryTelemetry } from '../backend/memory/history-telemetry.js';
 import type { IdempotencyTelemetry } from '../idempotency/idempotency-telemetry.js';
 
-/** `route` label of SSE metrics (operations.md §3.3.4). */
+/** `route` label of SSE metrics (docs/design/rules/operations.md §3.3.4). */
 export type SseRoute = '/api/v1/watch' | '/api/v1/replay';
 
 /** `status` label of `aviso_notifications_total`. */
@@ -19,7 +19,7 @@ export type ConfigReloadResult = 'success' | 'failure';
 export type AuthModeLabel = 'direct' | 'trusted_proxy';
 
 /**
- * Everything the server records for Prometheus (operations.md §3.3). Callers pass labels already
+ * Everything the server records for Prometheus (docs/design/rules/operations.md §3.3). Callers pass labels already
  * bounded (`labels.ts`): route patterns, bucketed methods and event types, never raw user input.
  * With metrics disabled the implementation records nothing.
  */
@@ -33,7 +33,7 @@ export interface AvisoMetrics {
 
   notification(eventType: string, status: NotificationStatus): void;
 
-  /** A stream was counted (after auth and validation, before backend setup, §3.3.4). */
+  /** A stream was counted (after auth and validation, before backend setup, docs/design/rules/operations.md §3.3.4). */
   streamOpened(route: SseRoute, eventType: string, username: string | undefined): void;
   /** Its release: active −1, duration observed once. */
   streamClosed(route: SseRoute, eventType: string, username: string | undefined, durationSeconds: number): void;
@@ -47,7 +47,7 @@ export interface AvisoMetrics {
   slowConsumerClosed(route: SseRoute, trigger: SlowConsumerTrigger): void;
   /** A closed stream whose client did not read its end in time was reset (D37). */
   streamReset(route: SseRoute): void;
-  /** A stream was closed because its credentials expired (browser.md §6). */
+  /** A stream was closed because its credentials expired (docs/design/rules/browser.md §6). */
   tokenExpiryClosed(route: SseRoute): void;
   /** Reads the bytes all streams hold for their clients, at every scrape. */
   observeStreamBuffers(read: () => number): void;
@@ -56,7 +56,7 @@ export interface AvisoMetrics {
 
   authRequest(mode: AuthModeLabel, outcome: AuthOutcome): void;
 
-  /** A configuration reload ended: swapped in, or refused and the old one kept (browser.md §5). */
+  /** A configuration reload ended: swapped in, or refused and the old one kept (docs/design/rules/browser.md §5). */
   configReload(result: ConfigReloadResult): void;
 
   /** Wraps a backend so its operations are counted and timed (`aviso_backend_*`). */

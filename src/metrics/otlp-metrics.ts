@@ -2,7 +2,7 @@ import { Counter, type Registry } from 'prom-client';
 import type { OtlpExportStats } from '../logging/otlp/export-gate.js';
 
 /**
- * `aviso_otlp_*` (reference-0.13.md §7). The OTLP sink exists before the metrics registry (it
+ * `aviso_otlp_*` (docs/design/rules/reference-0.13.md §7). The OTLP sink exists before the metrics registry (it
  * must see the first log line), so it keeps its own totals and these counters read them at each
  * scrape. With export disabled they stay at 0, so dashboards and alerts find them either way.
  */

@@ -1,6 +1,6 @@
-/** How long each step of a shutdown may take (operations.md §4.2); a primary of several workers uses them too. */
+/** How long each step of a shutdown may take (docs/design/rules/operations.md §4.2); a primary of several workers uses them too. */
 
-/** In-flight requests get this long to finish on shutdown before sockets are closed (operations.md §4.2). */
+/** In-flight requests get this long to finish on shutdown before sockets are closed (docs/design/rules/operations.md §4.2). */
 export const SHUTDOWN_GRACE_MS = 30_000;
 export const METRICS_SHUTDOWN_GRACE_MS = 5_000;
 export const LOG_FLUSH_GRACE_MS = 2_000;

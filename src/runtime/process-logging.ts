@@ -18,7 +18,7 @@ export interface ProcessLoggingOptions {
   /** `worker_id` on every line when the server runs several processes (D36, docs/logging.md). */
   readonly workerId?: number;
   /**
-   * Whether an unusable `RUST_LOG` is reported on stderr (§3.4.2); a worker leaves it to its
+   * Whether an unusable `RUST_LOG` is reported on stderr (docs/design/rules/operations.md §3.4.2); a worker leaves it to its
    * primary, which read the same environment.
    */
   readonly reportLevelWarning: boolean;

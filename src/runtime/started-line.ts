@@ -3,7 +3,7 @@ import type { AppConfig } from '../config/model.js';
 import { SERVER_VERSION } from '../version.js';
 
 /**
- * `startup.server.started` (operations.md §4.1 step 10): the public port serves. Logged once per
+ * `startup.server.started` (docs/design/rules/operations.md §4.1 step 10): the public port serves. Logged once per
  * server, by the single process or, with several workers (D36), by the primary once all listen.
  */
 export function logServerStarted(logger: Logger, config: AppConfig, port: number, tls: boolean, workers: number): void {

@@ -11,7 +11,7 @@ export interface EventSchemaSource {
   readonly auth?: StreamAuthRule;
 }
 
-/** A schema's `auth` block (operations.md §2.7). */
+/** A schema's `auth` block (docs/design/rules/operations.md §2.7). */
 export interface StreamAuthRule {
   readonly required: boolean;
   readonly read_roles?: Readonly<Record<string, readonly string[]>>;
@@ -30,7 +30,7 @@ export class EventSchema {
   readonly base: string;
   readonly keyOrder: readonly string[];
   readonly fields: ReadonlyMap<string, SchemaField>;
-  /** Declared field names in code-point order: the order validation reports problems in (api.md §9.4). */
+  /** Declared field names in code-point order: the order validation reports problems in (docs/design/rules/api.md §9.4). */
   readonly fieldNames: readonly string[];
   /** `undefined` when the schema has no `payload` block (behaves as not required). */
   readonly payloadRule: { readonly required: boolean } | undefined;
@@ -62,7 +62,7 @@ export class EventSchema {
     return this.payloadRule?.required ?? false;
   }
 
-  /** The public view of schema-and-validation.md §10: handler settings only, nothing internal. */
+  /** The public view of docs/design/rules/schema-and-validation.md §10: handler settings only, nothing internal. */
   publicView(): Record<string, unknown> {
     const identifier: Record<string, unknown> = {};
     for (const [name, { rule }] of this.fields) identifier[name] = fieldView(rule);

@@ -1,6 +1,6 @@
 /**
  * A client error in an identifier value. `message` is the top-level description and `details`
- * the innermost cause (api.md §9.1: they differ only for DateHandler and Int/Float parse errors).
+ * the innermost cause (docs/design/rules/api.md §9.1: they differ only for DateHandler and Int/Float parse errors).
  */
 export class IdentifierError extends Error {
   readonly details: string;

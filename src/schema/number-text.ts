@@ -1,8 +1,8 @@
 /**
  * Numeric text as the reference reads and writes it: Rust's `FromStr` for `i64`, `u32` and `f64`
  * (with Rust's exact error texts, which clients see in `details`), Rust's `Display` for `f64`
- * (canonical FloatHandler output, schema-and-validation.md §5.6) and the JSON library's float text
- * used when a JSON number becomes an identifier string (§4).
+ * (canonical FloatHandler output, docs/design/rules/schema-and-validation.md §5.6) and the JSON library's float text
+ * used when a JSON number becomes an identifier string (docs/design/rules/schema-and-validation.md §4).
  */
 
 /** A number text that Rust's parser would refuse; `message` is Rust's own error text. */
@@ -102,7 +102,7 @@ function plainDecimal({ digits, pointPosition }: DecimalDigits): string {
 }
 
 /**
- * Canonical FloatHandler text (§5.6), i.e. Rust's `Display` for `f64`: shortest round-trip digits,
+ * Canonical FloatHandler text (docs/design/rules/schema-and-validation.md §5.6), i.e. Rust's `Display` for `f64`: shortest round-trip digits,
  * never exponent notation, no `.0` for integral values, `-0` for negative zero. Non-finite values
  * (`NaN`, `inf`, `-inf`) only ever appear inside error messages.
  */
@@ -116,7 +116,7 @@ export function canonicalFloatText(x: number): string {
 }
 
 /**
- * The reference JSON library's text for a float (§4): plain decimal with at least one fractional
+ * The reference JSON library's text for a float (docs/design/rules/schema-and-validation.md §4): plain decimal with at least one fractional
  * digit when 1e-5 ≤ |x| < 1e16, otherwise scientific notation whose positive exponents carry an
  * explicit `+` (`1e+16`, `1.5e-7`). Only called with finite values (JSON has no others).
  */

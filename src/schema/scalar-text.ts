@@ -7,7 +7,7 @@ const U64_MAX = 2n ** 64n - 1n;
 const INTEGER_LITERAL = /^-?\d+$/;
 
 /**
- * The text a handler sees for a scalar identifier value (schema-and-validation.md §4). Numbers go
+ * The text a handler sees for a scalar identifier value (docs/design/rules/schema-and-validation.md §4). Numbers go
  * by their source literal because the protocol tells `4` (→ `"4"`) from `4.0` (→ `"4.0"`).
  * Objects are constraint objects and never reach this function.
  */

@@ -12,7 +12,7 @@ interface RegistryState {
 }
 
 /**
- * The configured event types (schema-and-validation.md §2–§3). Built from validated config;
+ * The configured event types (docs/design/rules/schema-and-validation.md §2–§3). Built from validated config;
  * answers which schema an event type or a topic base belongs to and whether strict mode rejects
  * unknown event types. A configuration reload swaps everything it answers in one assignment
  * (`replaceWith`), so the routes keep this object and every request sees one configuration.
@@ -74,12 +74,12 @@ export class SchemaRegistry {
     return this.state.byEventType.get(eventType);
   }
 
-  /** The schema whose `topic.base` equals a decoded first topic token exactly (§9.5). */
+  /** The schema whose `topic.base` equals a decoded first topic token exactly (docs/design/rules/schema-and-validation.md §9.5). */
   forBase(baseToken: string): EventSchema | undefined {
     return this.state.byBaseToken.get(baseToken);
   }
 
-  /** Alias resolution of admin ids (backends.md §8.1): exact event type, then ASCII case-insensitive. */
+  /** Alias resolution of admin ids (docs/design/rules/backends.md §8.1): exact event type, then ASCII case-insensitive. */
   resolveEventTypeAlias(name: string): EventSchema | undefined {
     const exact = this.state.byEventType.get(name);
     if (exact) return exact;
@@ -96,20 +96,20 @@ export class SchemaRegistry {
   }
 
   /**
-   * The `event_type` label of metrics and logs (operations.md §3.3.4): a configured name, else
+   * The `event_type` label of metrics and logs (docs/design/rules/operations.md §3.3.4): a configured name, else
    * `generic`, so caller-chosen text never becomes a label value.
    */
   eventTypeLabel(eventType: string): string {
     return this.state.byEventType.has(eventType) ? eventType : 'generic';
   }
 
-  /** Strict-mode gate (api.md §4): true when the request must be rejected with UNKNOWN_EVENT_TYPE. */
+  /** Strict-mode gate (docs/design/rules/api.md §4): true when the request must be rejected with UNKNOWN_EVENT_TYPE. */
   rejectsEventType(eventType: string): boolean {
     return this.state.strictMode && !this.state.byEventType.has(eventType);
   }
 }
 
-/** Bases and admin aliases compare ASCII case-insensitively (schema-and-validation.md §2.1). */
+/** Bases and admin aliases compare ASCII case-insensitively (docs/design/rules/schema-and-validation.md §2.1). */
 function asciiLowerCase(text: string): string {
   return text.replace(/[A-Z]/g, (c) => c.toLowerCase());
 }

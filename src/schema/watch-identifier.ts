@@ -19,7 +19,7 @@ const POINT = 'point';
 const polygonFilter = createPolygonHandler(POLYGON);
 
 /**
- * Step 4.1 of api.md §6.1, run for every event type before the start cursor is looked at:
+ * Step 4.1 of docs/design/rules/api.md §6.1, run for every event type before the start cursor is looked at:
  * `point` and `polygon` together are refused, and a `point` must be a valid coordinate.
  */
 export function checkSpatialShape(identifier: JsonObject): LatLon | undefined {
@@ -34,7 +34,7 @@ export function checkSpatialShape(identifier: JsonObject): LatLon | undefined {
 
 /**
  * Validates a watch/replay identifier and turns it into what the request selects
- * (schema-and-validation.md §6.2, §7.2, §8; D6, D18, D19, D21). Problems are reported in a fixed
+ * (docs/design/rules/schema-and-validation.md §6.2, §7.2, §8; D6, D18, D19, D21). Problems are reported in a fixed
  * order: unknown names, then declared fields, both alphabetically. Throws `IdentifierError`.
  */
 export function prepareWatch(
@@ -81,7 +81,7 @@ function prepareSchemaBacked(
       continue;
     }
     if (value === undefined) {
-      // A `point` stands in for a required polygon (§5.10).
+      // A `point` stands in for a required polygon (docs/design/rules/schema-and-validation.md §5.10).
       if (field.rule.required && !(handler.kind === 'polygon' && point)) throw missing(name, endpoint);
       continue;
     }
@@ -125,7 +125,7 @@ function missing(field: string, endpoint: StreamEndpoint): IdentifierError {
 }
 
 /**
- * Schema-less event types (§3.3): values are topic tokens in the order of their sorted keys, `*`
+ * Schema-less event types (docs/design/rules/schema-and-validation.md §3.3): values are topic tokens in the order of their sorted keys, `*`
  * is a wildcard, and `point`/`polygon` still filter geometrically as in the reference.
  */
 function prepareGeneric(
@@ -142,7 +142,7 @@ function prepareGeneric(
     if (isJsonObject(value)) {
       throw new IdentifierError(`Field '${key}' constraint object is not supported without schema`);
     }
-    // Spatial arrays (D27) still become a token; such requests match nothing here (§3.3).
+    // Spatial arrays (D27) still become a token; such requests match nothing here (docs/design/rules/schema-and-validation.md §3.3).
     const text = Array.isArray(value) && (key === POLYGON || key === POINT) ? canonicalJson(value) : scalarText(key, value);
     tokens.push(text);
     if (key === POLYGON && text !== WILDCARD) {

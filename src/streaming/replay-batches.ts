@@ -8,11 +8,11 @@ export interface ReplayBatchHost {
   isClosed(): boolean;
   /** Queues rendered replay frames together (few writes, sse-connection.ts). */
   sendFrames(frames: readonly Buffer[]): boolean;
-  /** Emits the non-fatal error frame for a notification that cannot be rendered (§6.3). */
+  /** Emits the non-fatal error frame for a notification that cannot be rendered (docs/design/rules/streaming.md §6.3). */
   sendRenderFailure(notification: StoredNotification, error: CloudEventRenderError): boolean;
-  /** Ends the stream with `notification_replay_limit_reached` (§9.5). */
+  /** Ends the stream with `notification_replay_limit_reached` (docs/design/rules/streaming.md §9.5). */
   closeAtLimit(): void;
-  /** A backend failure: the `error` frame, then `end_of_stream` (§9.6). */
+  /** A backend failure: the `error` frame, then `end_of_stream` (docs/design/rules/streaming.md §9.6). */
   fail(error: unknown): void;
   /** Waits between batches; ends early when the stream does. */
   sleep(ms: number): Promise<void>;
@@ -22,7 +22,7 @@ export interface ReplayBatchOptions {
   readonly connection: SseConnection;
   readonly renderer: CloudEventRenderer;
   readonly predicate: NotificationPredicate;
-  /** Q, the effective replay cap (§9.4). */
+  /** Q, the effective replay cap (docs/design/rules/streaming.md §9.4). */
   readonly quota: number;
   readonly style: FrameStyle;
   readonly batchSize: number;
@@ -48,7 +48,7 @@ function room(frames: readonly Buffer[], connection: SseConnection, queueLimit: 
 }
 
 /**
- * The batches of streaming.md §9.2 with the quota and lookahead of §9.5: true when history was
+ * The batches of docs/design/rules/streaming.md §9.2 with the quota and lookahead of §9.5: true when history was
  * exhausted, false when the stream ended on the way (limit, failure, client gone).
  */
 export async function deliverHistory(history: ReplayCursor, options: ReplayBatchOptions, host: ReplayBatchHost): Promise<boolean> {
@@ -103,7 +103,7 @@ export async function deliverHistory(history: ReplayCursor, options: ReplayBatch
         continue;
       }
       if (delivered === quota) {
-        // The lookahead found one more deliverable notification: truncation is proven (§9.5).
+        // The lookahead found one more deliverable notification: truncation is proven (docs/design/rules/streaming.md §9.5).
         if (!(await flush())) return false;
         host.closeAtLimit();
         return false;
@@ -113,7 +113,7 @@ export async function deliverHistory(history: ReplayCursor, options: ReplayBatch
     }
     if (!(await flush())) return false;
     if (batch.exhausted) return true;
-    // The next batch is fetched only once this one reached the socket (§12).
+    // The next batch is fetched only once this one reached the socket (docs/design/rules/streaming.md §12).
     await connection.drained();
     if (host.isClosed()) return false;
     if (options.batchDelayMs > 0) await host.sleep(options.batchDelayMs);

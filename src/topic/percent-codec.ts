@@ -1,5 +1,5 @@
 /**
- * Percent-encoding of topic tokens (schema-and-validation.md §7.3, D20). The four characters the
+ * Percent-encoding of topic tokens (docs/design/rules/schema-and-validation.md §7.3, D20). The four characters the
  * reference encodes are encoded exactly as it does; whitespace and control characters are encoded
  * too so that every accepted value is also a valid NATS subject token.
  */
@@ -113,7 +113,7 @@ export function decodeTopic(wire: string): string[] {
   return wire.split('.').map(decodeToken);
 }
 
-/** Display form (decoded tokens joined by `.`), falling back to the wire subject (§7.3). */
+/** Display form (decoded tokens joined by `.`), falling back to the wire subject (docs/design/rules/schema-and-validation.md §7.3). */
 export function displayTopic(wire: string): string {
   try {
     return decodeTopic(wire).join('.');

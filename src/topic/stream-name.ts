@@ -8,7 +8,7 @@ export const MAX_STREAM_NAME_BYTES = 255;
 
 /**
  * The stream a topic base is stored in: its percent-encoded form upper-cased, as JetStream names
- * its streams (backends.md §7.3). The in-memory backend numbers sequences by the same name (D28),
+ * its streams (docs/design/rules/backends.md §7.3). The in-memory backend numbers sequences by the same name (D28),
  * so bases differing only in case share one counter there as they share one stream on JetStream.
  */
 export function streamNameOf(base: string): string {

@@ -6,7 +6,7 @@ import { WILDCARD } from './topic-pattern.js';
  *
  * Patterns with a wildcard live in a trie with one level per token: each node has a map of literal
  * children and one wildcard child for `*`, and a value sits in the node its pattern's last token
- * leads to. A pattern matches only topics of its own token count (§8.2), so a topic of n tokens
+ * leads to. A pattern matches only topics of its own token count (docs/design/rules/schema-and-validation.md §8.2), so a topic of n tokens
  * collects the values of the nodes at depth n it reaches; a one-token pattern (the bare base of an
  * empty `key_order`, D19) sits at depth 1 and matches only the bare-base topic. There is no `>`
  * branch: patterns never end in a multi-token wildcard. Matching follows at each depth the literal

@@ -2,7 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 
 /**
- * One HTTP GET with the two budgets of operations.md §2.10.3: a connect budget (DNS + TCP + TLS)
+ * One HTTP GET with the two budgets of docs/design/rules/operations.md §2.10.3: a connect budget (DNS + TCP + TLS)
  * and a total budget that also covers reading the whole body.
  *
  * Built on `node:http`/`node:https` rather than the global `fetch`: Node's `fetch` offers only a

@@ -40,7 +40,7 @@ export function clientSettingsFromConfig(config: EcpdsConfig): DestinationClient
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
 
 /**
- * §2.10.3: the segments `ecpds/v1/destination/list` appended to the server's path (one trailing
+ * docs/design/rules/operations.md §2.10.3: the segments `ecpds/v1/destination/list` appended to the server's path (one trailing
  * `/` does not produce `//`), and `id` form-encoded (space → `+`, `+` → `%2B`, `&` → `%26`), which
  * is exactly what `URLSearchParams` serialises. User info in the configured URL is dropped: the
  * service account comes from the section, and credentials must not ride in URLs that get logged.
@@ -60,14 +60,14 @@ export function basicAuthorization(username: string, password: string): string {
   return `Basic ${Buffer.from(`${username}:${password}`, 'utf8').toString('base64')}`;
 }
 
-/** The server as it may appear in logs: any user info replaced by `[REDACTED]` (§3.4.1). */
+/** The server as it may appear in logs: any user info replaced by `[REDACTED]` (docs/design/rules/operations.md §3.4.1). */
 export function displayServer(server: string): string {
   return server.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i, '$1[REDACTED]@');
 }
 
 /**
  * Fetches one user's destination set from every configured server in parallel, without retries,
- * and merges the answers under the partial-outage policy (§2.10.5). Transport and protocol
+ * and merges the answers under the partial-outage policy (docs/design/rules/operations.md §2.10.5). Transport and protocol
  * failures become outcomes, never exceptions; only a bug rejects.
  */
 export class DestinationClient {

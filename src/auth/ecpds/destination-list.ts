@@ -1,4 +1,4 @@
-/** Parsing of an ECPDS `destination/list` body into a destination set (operations.md §2.10.3). */
+/** Parsing of an ECPDS `destination/list` body into a destination set (docs/design/rules/operations.md §2.10.3). */
 
 export type DestinationList =
   | {

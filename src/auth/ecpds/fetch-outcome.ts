@@ -1,9 +1,9 @@
 /**
  * Outcomes of one ECPDS fetch and how several servers' answers combine into one
- * (operations.md §2.10.3–§2.10.5). Pure: no I/O, no logging.
+ * (docs/design/rules/operations.md §2.10.3–§2.10.5). Pure: no I/O, no logging.
  */
 
-/** Metric labels of `aviso_ecpds_fetch_total` (§3.3.3), in the order the spec lists them. */
+/** Metric labels of `aviso_ecpds_fetch_total` (docs/design/rules/operations.md §3.3.3), in the order the spec lists them. */
 export const FETCH_OUTCOMES = [
   'success',
   'http_401',
@@ -34,7 +34,7 @@ export type DestinationFetch =
   | { readonly ok: false; readonly outcome: FailureOutcome };
 
 /**
- * §2.10.4: higher is worse. Credential problems outrank everything because they are the ones an
+ * docs/design/rules/operations.md §2.10.4: higher is worse. Credential problems outrank everything because they are the ones an
  * operator must fix; a plain outage ranks lowest because it usually fixes itself.
  */
 const SEVERITY: Readonly<Record<FetchOutcome, number>> = {
@@ -56,7 +56,7 @@ export function worstOutcome<T extends FetchOutcome>(outcomes: Iterable<T>): T |
   return worst;
 }
 
-/** §2.10.5: the set is always the union of what the successful servers returned. */
+/** docs/design/rules/operations.md §2.10.5: the set is always the union of what the successful servers returned. */
 export function mergeServerAnswers(answers: readonly ServerAnswer[], policy: PartialOutagePolicy): DestinationFetch {
   const destinations = new Set<string>();
   const failures: FailureOutcome[] = [];
@@ -71,7 +71,7 @@ export function mergeServerAnswers(answers: readonly ServerAnswer[], policy: Par
   return { ok: false, outcome: worstFailure };
 }
 
-/** The reference's error-kind names, used as `fetch_outcome` in `auth.ecpds.check.unavailable` (§2.10.7). */
+/** The reference's error-kind names, used as `fetch_outcome` in `auth.ecpds.check.unavailable` (docs/design/rules/operations.md §2.10.7). */
 const LOG_NAMES: Readonly<Record<FailureOutcome, string>> = {
   http_401: 'Unauthorized',
   http_403: 'Forbidden',
@@ -85,7 +85,7 @@ export function failureLogName(outcome: FailureOutcome): string {
   return LOG_NAMES[outcome];
 }
 
-/** §2.10.3: the label of a non-2xx final status. */
+/** docs/design/rules/operations.md §2.10.3: the label of a non-2xx final status. */
 export function statusOutcome(status: number): FailureOutcome {
   if (status === 401) return 'http_401';
   if (status === 403) return 'http_403';

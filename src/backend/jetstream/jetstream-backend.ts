@@ -56,7 +56,7 @@ export interface JetStreamBackendOptions {
 }
 
 /**
- * The JetStream backend (backends.md §7): one stream per topic base, publishes acknowledged before
+ * The JetStream backend (docs/design/rules/backends.md §7): one stream per topic base, publishes acknowledged before
  * notify answers, one shared live feed per stream (D10) that every accepted notification reaches
  * (D39), replay through short-lived ordered consumers, and admin operations limited to the streams
  * this configuration owns (D22).
@@ -108,7 +108,7 @@ export class JetStreamBackend implements NotificationBackend {
   }
 
   /**
-   * A reload's schemas (browser.md §5): new and changed bases get their stream created or
+   * A reload's schemas (docs/design/rules/browser.md §5): new and changed bases get their stream created or
    * reconciled now, as `ensure` does on first use. A stream that cannot be ensured (NATS away, a
    * storage mismatch) is logged and left to the next request that needs it, exactly as after startup.
    */
@@ -161,7 +161,7 @@ export class JetStreamBackend implements NotificationBackend {
         // changed since the check above (a reconnect to a server with a smaller limit).
         if (isMaxPayloadExceeded(error)) throw this.tooLarge(notification.payload, headers, msgID);
         if (!reEnsured && (isStreamNotFound(error) || isNoResponders(error))) {
-          // The stream vanished under us (§7.4): make sure it exists and try once more.
+          // The stream vanished under us (docs/design/rules/backends.md §7.4): make sure it exists and try once more.
           reEnsured = true;
           this.catalog.forget(base);
           continue;
@@ -311,7 +311,7 @@ export class JetStreamBackend implements NotificationBackend {
     await this.link.close();
   }
 
-  /** Runs an operation on a base's stream, re-ensuring it once if it turned out to be missing (§7.4). */
+  /** Runs an operation on a base's stream, re-ensuring it once if it turned out to be missing (docs/design/rules/backends.md §7.4). */
   private async withStream<T>(base: string, operation: (clients: NatsClients, name: string) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       const layout = await this.catalog.ensure(base);

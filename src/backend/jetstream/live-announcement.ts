@@ -10,7 +10,7 @@ import { readMetadata, toHeaders } from './message-mapping.js';
  * (like aviso-server) writes `%` in a topic only to start an escape of two hex digits, and `%AV`
  * is none. So no stream aviso-ts creates (bound to `<base>.>` and `<base>`) ever captures an
  * announcement, whatever event type a client names in non-strict mode, and a topic that did start
- * with it would not decode, so no watcher would match it (§7.3).
+ * with it would not decode, so no watcher would match it (docs/design/rules/schema-and-validation.md §7.3).
  * Body: the payload, as stored. Headers: the notification's metadata, as stored, and two of ours.
  */
 export const ANNOUNCEMENT_PREFIX = '%AVISO_LIVE';

@@ -294,7 +294,7 @@ export class LiveFeed {
     }
   }
 
-  /** A deleted stream cannot be followed; transient states are only logged (streaming.md §11). */
+  /** A deleted stream cannot be followed; transient states are only logged (docs/design/rules/streaming.md §11). */
   private async watchStatus(messages: ConsumerMessages): Promise<void> {
     for await (const status of messages.status()) {
       if (messages !== this.messages) return;

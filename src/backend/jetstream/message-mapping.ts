@@ -14,7 +14,7 @@ export interface RawJetStreamMessage {
 const utf8 = new TextDecoder('utf-8');
 
 /**
- * backends.md §7.7: payload decoded with replacement characters (never fails), repeated headers
+ * docs/design/rules/backends.md §7.7: payload decoded with replacement characters (never fails), repeated headers
  * joined with `,`, NATS's own `Nats-*` headers left out (they are transport, not metadata).
  */
 export function toStoredNotification(message: RawJetStreamMessage): StoredNotification {

@@ -1,7 +1,7 @@
 import { JetStreamApiError } from '@nats-io/jetstream';
 
 /**
- * Sorting NATS client errors into what the backend does about them (backends.md §7.6, §7.11).
+ * Sorting NATS client errors into what the backend does about them (docs/design/rules/backends.md §7.6, §7.11).
  * The client exports few error classes, so names and JetStream API codes are read directly.
  */
 

@@ -4,14 +4,14 @@ import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManage
 import type { Logger } from 'pino';
 import { NatsUnavailableError, errorText } from './nats-errors.js';
 
-/** Connection settings of `notification_backend.jetstream` (backends.md §7.2). */
+/** Connection settings of `notification_backend.jetstream` (docs/design/rules/backends.md §7.2). */
 export interface NatsLinkSettings {
   readonly url: string;
   readonly token: string | undefined;
   readonly connectTimeoutMs: number;
   readonly startupAttempts: number;
   readonly reconnectDelayMs: number;
-  /** 0 = unlimited; a positive value gives up for good once exhausted (reference-0.13.md §6). */
+  /** 0 = unlimited; a positive value gives up for good once exhausted (docs/design/rules/reference-0.13.md §6). */
   readonly maxReconnectAttempts: number;
 }
 
@@ -139,7 +139,7 @@ export class NatsLink {
     };
     const nc = await connect(options);
     try {
-      // Fails when JetStream is not enabled for the account (§7.2).
+      // Fails when JetStream is not enabled for the account (docs/design/rules/backends.md §7.2).
       const jsm = await jetstreamManager(nc);
       return { nc, js: jetstream(nc), jsm };
     } catch (error) {

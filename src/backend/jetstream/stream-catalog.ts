@@ -14,7 +14,7 @@ import {
 } from './stream-config.js';
 
 /**
- * One JetStream stream per topic base (backends.md §7.3–§7.4): names, subject bindings, the
+ * One JetStream stream per topic base (docs/design/rules/backends.md §7.3–§7.4): names, subject bindings, the
  * configuration each should have, and ensure-stream — create when missing, reconcile when the
  * configuration drifted — remembered per base until an operation finds the stream gone.
  */
@@ -52,7 +52,7 @@ export class StreamCatalog {
     return touched;
   }
 
-  /** Stream compression needs NATS 2.10 (§7.5, D11). */
+  /** Stream compression needs NATS 2.10 (docs/design/rules/backends.md §7.5, D11). */
   get compressionSupported(): boolean {
     const [major = 0, minor = 0] = this.link.serverVersion.split('.').map(Number);
     return major > 2 || (major === 2 && minor >= 10);
@@ -106,7 +106,7 @@ export class StreamCatalog {
     return pending;
   }
 
-  /** Forget that a stream was ensured, after an operation found it missing (§7.4). */
+  /** Forget that a stream was ensured, after an operation found it missing (docs/design/rules/backends.md §7.4). */
   forget(base: string): void {
     this.ensured.delete(streamNameOf(base));
   }
@@ -133,7 +133,7 @@ export class StreamCatalog {
     if (current) {
       if (current.config.storage !== desired.storage) {
         // Storage cannot be changed in place, and recreating the stream would drop its history:
-        // leave it to the operator and fail every request that needs it (reference-0.13.md §6).
+        // leave it to the operator and fail every request that needs it (docs/design/rules/reference-0.13.md §6).
         const mismatch = new StreamStorageMismatchError(layout.name, current.config.storage, desired.storage);
         this.logger.error(
           { event_name: 'backend.jetstream.stream.storage_mismatch', stream: layout.name, error: mismatch.message },

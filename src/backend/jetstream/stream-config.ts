@@ -2,7 +2,7 @@ import type { StreamConfig } from '@nats-io/jetstream';
 import type { JetStreamConfig, StoragePolicyConfig } from '../../config/model.js';
 import { parseDuration, parseSize } from '../../config/units.js';
 
-/** How one topic base is stored (backends.md §7.3–§7.4). */
+/** How one topic base is stored (docs/design/rules/backends.md §7.3–§7.4). */
 export interface StreamLayout {
   /** The upper-cased (encoded) base, e.g. `MARS`. */
   readonly name: string;
@@ -33,7 +33,7 @@ export const DEFAULT_DUPLICATE_WINDOW_SEC = 120;
 
 /**
  * Backend defaults overlaid by the schema's `storage_policy`; unset limits are "unlimited". The
- * compression field is only ever sent to servers that know it (§7.5).
+ * compression field is only ever sent to servers that know it (docs/design/rules/backends.md §7.5).
  */
 export function desiredStreamConfig(
   layout: StreamLayout,
@@ -74,7 +74,7 @@ export function duplicateWindowNs(maxAgeNs: number, windowSec: number): number {
 
 type Compared = Exclude<keyof DesiredStreamConfig, 'name' | 'storage'>;
 
-/** Mutable fields compared on access; `storage` is never changed (§7.4 step 2). */
+/** Mutable fields compared on access; `storage` is never changed (docs/design/rules/backends.md §7.4 step 2). */
 const COMPARED: readonly Compared[] = [
   'subjects',
   'max_msgs',

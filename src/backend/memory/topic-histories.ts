@@ -3,13 +3,13 @@ import { HistoryBudget, type HeldNotification } from './history-budget.js';
 import { noopMemoryHistoryTelemetry, type MemoryHistoryTelemetry } from './history-telemetry.js';
 import type { SequenceLog } from './sequence-log.js';
 
-/** The three bounds of the in-memory history (backends.md §6.1, docs/backends.md "Memory budget"). */
+/** The three bounds of the in-memory history (docs/design/rules/backends.md §6.1, docs/backends.md "Memory budget"). */
 export interface HistoryLimits {
   readonly maxHistoryPerTopic: number;
   readonly maxTopics: number;
   /** `max_total_size` in bytes, counted as `stored-bytes.ts` counts; absent: no byte bound. */
   readonly maxTotalBytes?: number;
-  /** Called when a whole topic is evicted to make room (backends.md §6.3 step 2). */
+  /** Called when a whole topic is evicted to make room (docs/design/rules/backends.md §6.3 step 2). */
   readonly onTopicEvicted?: (topic: string, droppedMessages: number) => void;
   /** Called once, the first time `maxTotalBytes` makes the backend evict. */
   readonly onTotalBytesReached?: (maxTotalBytes: number) => void;
@@ -80,7 +80,7 @@ export class TopicHistories {
     this.release(history, held as HeldNotification);
     this.telemetry.heldBytes(this.budget.heldBytes);
     if (history.messages.length === 0) {
-      // An empty topic counts as "now" for eviction (backends.md §6.3).
+      // An empty topic counts as "now" for eviction (docs/design/rules/backends.md §6.3).
       this.topics.delete(message.topic);
       this.topics.set(message.topic, history);
     }

@@ -7,7 +7,7 @@ import { ExportGate, type OtlpExportStats, type OtlpHealthListener } from './exp
 import type { OtlpTarget } from './otlp-target.js';
 
 /**
- * The OTLP sink of reference-0.13.md §7: a pino stream (one JSON line per `write`) that turns each
+ * The OTLP sink of docs/design/rules/reference-0.13.md §7: a pino stream (one JSON line per `write`) that turns each
  * stdout record into an OpenTelemetry log record and hands it to the SDK's batch processor. The
  * stdout line is the source, so both sinks carry the same body, severity, attributes (redacted
  * already) and resource. Nothing here waits on the network: `write` is a parse and an array push,

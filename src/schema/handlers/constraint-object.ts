@@ -3,7 +3,7 @@ import { IdentifierError } from '../identifier-error.js';
 import type { Constraint } from './field-handler.js';
 
 /**
- * Plumbing shared by the handlers with constraint operators (schema-and-validation.md §8.4):
+ * Plumbing shared by the handlers with constraint operators (docs/design/rules/schema-and-validation.md §8.4):
  * the one-operator rule and the seven operators of ordered values (IntHandler, FloatHandler).
  */
 
@@ -21,7 +21,7 @@ export function singleOperator(field: string, constraint: JsonObject): [string, 
 export interface OrderedDomain<T> {
   /** Reads one operand of `operator`, throwing the handler's "expects … value" error. */
   readOperand(operand: JsonValue, operator: string): T;
-  /** Reads a candidate's canonical token; `undefined` when it does not parse (§8.3). */
+  /** Reads a candidate's canonical token; `undefined` when it does not parse (docs/design/rules/schema-and-validation.md §8.3). */
   readToken(token: string): T | undefined;
   compare(a: T, b: T): number;
   /** Canonical text of a value, as printed in range messages. */

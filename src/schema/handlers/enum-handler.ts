@@ -5,7 +5,7 @@ import { singleOperator } from './constraint-object.js';
 import type { Constraint, ScalarFieldHandler } from './field-handler.js';
 
 /**
- * EnumHandler (schema-and-validation.md §5.4): one of the configured values, compared after full
+ * EnumHandler (docs/design/rules/schema-and-validation.md §5.4): one of the configured values, compared after full
  * Unicode lower-casing; the lower-cased input is canonical.
  */
 export function createEnumHandler(field: string, rule: EnumRule): ScalarFieldHandler {
@@ -49,7 +49,7 @@ export function createEnumHandler(field: string, rule: EnumRule): ScalarFieldHan
       }
       return {
         operator,
-        // Empty and `*` tokens mean "not set" (§8.3) even if a configured value happened to be `*`.
+        // Empty and `*` tokens mean "not set" (docs/design/rules/schema-and-validation.md §8.3) even if a configured value happened to be `*`.
         matches: (token: string) => token !== '' && token !== '*' && accepted.has(token.toLowerCase()),
       };
     },

@@ -4,7 +4,7 @@ import { parseRustU32 } from '../number-text.js';
 import type { ScalarFieldHandler } from './field-handler.js';
 
 /**
- * ExpverHandler (schema-and-validation.md §5.7): experiment versions. Numbers (anything Rust reads
+ * ExpverHandler (docs/design/rules/schema-and-validation.md §5.7): experiment versions. Numbers (anything Rust reads
  * as u32) are zero-padded to four digits, other text is lower-cased; nothing is rejected but `""`
  * without a configured default.
  */

@@ -1,9 +1,9 @@
 import type { JsonObject, JsonValue } from '../../json/json-value.js';
 
-/** A parsed watch/replay constraint object (schema-and-validation.md §8.4). */
+/** A parsed watch/replay constraint object (docs/design/rules/schema-and-validation.md §8.4). */
 export interface Constraint {
   readonly operator: string;
-  /** Whether a candidate's canonical topic token satisfies the constraint (§8.3). */
+  /** Whether a candidate's canonical topic token satisfies the constraint (docs/design/rules/schema-and-validation.md §8.3). */
   matches(canonicalToken: string): boolean;
 }
 
@@ -33,7 +33,7 @@ export interface PointCloudValue {
 /** Handlers of scalar text values (everything but the spatial ones). */
 export interface ScalarFieldHandler {
   readonly kind: 'scalar';
-  /** Validates the scalar text of §4 and returns its canonical form; throws `IdentifierError`. */
+  /** Validates the scalar text of docs/design/rules/schema-and-validation.md §4 and returns its canonical form; throws `IdentifierError`. */
   canonicalize(text: string): string;
   /** Present only for handlers with operators (Int, Float, Enum); throws `IdentifierError`. */
   readonly parseConstraint?: (constraint: JsonObject) => Constraint;
@@ -41,7 +41,7 @@ export interface ScalarFieldHandler {
 
 export interface PolygonFieldHandler {
   readonly kind: 'polygon';
-  /** Accepts the array form, a string holding it, and the legacy text (other scalars as §4 text). */
+  /** Accepts the array form, a string holding it, and the legacy text (other scalars as docs/design/rules/schema-and-validation.md §4 text). */
   parse(value: JsonValue): PolygonValue;
 }
 

@@ -6,7 +6,7 @@ import { parseOrderedConstraint, type OrderedDomain } from './constraint-object.
 import type { ScalarFieldHandler } from './field-handler.js';
 
 /**
- * FloatHandler (schema-and-validation.md §5.6): finite doubles in Rust's literal syntax, printed
+ * FloatHandler (docs/design/rules/schema-and-validation.md §5.6): finite doubles in Rust's literal syntax, printed
  * canonically so that `42.50` and `42.5` become the same topic token.
  */
 export function createFloatHandler(field: string, rule: FloatRule): ScalarFieldHandler {
@@ -14,7 +14,7 @@ export function createFloatHandler(field: string, rule: FloatRule): ScalarFieldH
   const domain: OrderedDomain<number> = {
     readOperand: (operand, operator) => numericOperand(field, operand, operator),
     readToken: (token) => finiteOrUndefined(token),
-    // Exact comparison, no tolerance (§8.4); -0 and 0 are equal, as with Rust's `==`.
+    // Exact comparison, no tolerance (docs/design/rules/schema-and-validation.md §8.4); -0 and 0 are equal, as with Rust's `==`.
     compare: (a, b) => (a < b ? -1 : a > b ? 1 : 0),
     format: canonicalFloatText,
     range,

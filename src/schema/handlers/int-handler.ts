@@ -6,7 +6,7 @@ import { parseOrderedConstraint, type OrderedDomain } from './constraint-object.
 import type { ScalarFieldHandler } from './field-handler.js';
 
 /**
- * IntHandler (schema-and-validation.md §5.5): signed 64-bit integers, kept as `bigint` end to end
+ * IntHandler (docs/design/rules/schema-and-validation.md §5.5): signed 64-bit integers, kept as `bigint` end to end
  * so values beyond 2^53 neither lose digits nor compare wrongly.
  */
 export function createIntHandler(field: string, rule: IntRule): ScalarFieldHandler {

@@ -9,7 +9,7 @@ import type { LatLon, PointCloudFieldHandler, PointCloudValue } from './field-ha
 export const MAX_POINT_CLOUD_JSON_BYTES = 61_440;
 
 /**
- * PointCloudHandler (schema-and-validation.md §5.9): a JSON array of `[lat, lon]` points, order
+ * PointCloudHandler (docs/design/rules/schema-and-validation.md §5.9): a JSON array of `[lat, lon]` points, order
  * and duplicates kept. The canonical text writes numbers as the reference family does (`1.0`),
  * and the size limit is measured on that text.
  */

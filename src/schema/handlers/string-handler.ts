@@ -2,7 +2,7 @@ import { IdentifierError } from '../identifier-error.js';
 import type { StringRule } from '../identifier-rule.js';
 import type { ScalarFieldHandler } from './field-handler.js';
 
-/** StringHandler (schema-and-validation.md §5.1): any non-empty text, kept exactly as sent. */
+/** StringHandler (docs/design/rules/schema-and-validation.md §5.1): any non-empty text, kept exactly as sent. */
 export function createStringHandler(field: string, rule: StringRule): ScalarFieldHandler {
   const maxLength = rule.max_length;
   return {

@@ -7,7 +7,7 @@ const HOUR_ONLY = /^\d{1,2}$/;
 const HOURS_AND_MINUTES = /^(\d{1,2}):(\d{2})$/;
 const FOUR_DIGITS = /^(\d{2})(\d{2})$/;
 
-/** TimeHandler (schema-and-validation.md §5.3): `H`, `HH`, `H:MM`, `HH:MM` or `HHMM` → `HHMM`. */
+/** TimeHandler (docs/design/rules/schema-and-validation.md §5.3): `H`, `HH`, `H:MM`, `HH:MM` or `HHMM` → `HHMM`. */
 export function createTimeHandler(field: string): ScalarFieldHandler {
   const checked = (hours: number, minutes: number): string => {
     if (hours > 23) {

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { AuthOTronClient, stripUserInfo } from '../../../src/auth/auth-o-tron.js';
 
 /**
- * The outbound call and answer interpretation of operations.md §2.3.2–§2.3.3, against a local
+ * The outbound call and answer interpretation of docs/design/rules/operations.md §2.3.2–§2.3.3, against a local
  * server whose every answer the test scripts.
  */
 
@@ -62,7 +62,7 @@ function answer(status: number, body = '', headers: Record<string, string> = {})
 
 const client = (timeoutMs = 2000) => new AuthOTronClient(base, timeoutMs);
 
-describe('AuthOTronClient: the outbound call (operations.md §2.3.2)', () => {
+describe('AuthOTronClient: the outbound call (docs/design/rules/operations.md §2.3.2)', () => {
   it('sends GET <url>/authenticate with the Authorization value unchanged and no body', async () => {
     script = answer(200, '', { Authorization: `Bearer ${JWT}` });
     await client().authenticate('Basic YWRtaW4tdXNlcjphZG1pbi1wYXNz');
@@ -93,7 +93,7 @@ describe('AuthOTronClient: the outbound call (operations.md §2.3.2)', () => {
   });
 });
 
-describe('AuthOTronClient: status codes (operations.md §2.3.3)', () => {
+describe('AuthOTronClient: status codes (docs/design/rules/operations.md §2.3.3)', () => {
   it('401 is a rejection', async () => {
     script = answer(401);
     expect(await client().authenticate('Basic x')).toEqual({ kind: 'rejected' });
@@ -115,7 +115,7 @@ describe('AuthOTronClient: status codes (operations.md §2.3.3)', () => {
   });
 });
 
-describe('AuthOTronClient: where the JWT is found (operations.md §2.3.3)', () => {
+describe('AuthOTronClient: where the JWT is found (docs/design/rules/operations.md §2.3.3)', () => {
   it.each([
     ['Bearer <jwt>', `Bearer ${JWT}`],
     ['bearer <jwt>', `bearer ${JWT}`],
@@ -192,7 +192,7 @@ describe('AuthOTronClient: where the JWT is found (operations.md §2.3.3)', () =
   });
 });
 
-describe('AuthOTronClient: transport failures (operations.md §2.3.3)', () => {
+describe('AuthOTronClient: transport failures (docs/design/rules/operations.md §2.3.3)', () => {
   it('a closed port is unavailable', async () => {
     const probe = createServer();
     await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { cookieValue } from '../../../src/auth/browser-cookie.js';
 
-/** `auth.browser_cookie` reads one cookie of the `Cookie` header (browser.md §1). */
+/** `auth.browser_cookie` reads one cookie of the `Cookie` header (docs/design/rules/browser.md §1). */
 describe('cookieValue', () => {
   it('finds the named cookie among others', () => {
     expect(cookieValue('a=1; aviso_token=abc.def.ghi; b=2', 'aviso_token')).toBe('abc.def.ghi');

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { JwtVerifier, TokenRejected } from '../../../src/auth/jwt-verifier.js';
 import { JWT_SECRET, signToken } from '../../support/fake-auth-o-tron.js';
 
-/** JWT verification and the user model of operations.md §2.5, against a fixed clock. */
+/** JWT verification and the user model of docs/design/rules/operations.md §2.5, against a fixed clock. */
 
 const INVALID = 'Invalid or expired token';
 const MISSING_USER = 'Token is missing required user claims';
@@ -35,7 +35,7 @@ function bytes(text: string): Uint8Array {
   return new TextEncoder().encode(text);
 }
 
-describe('JwtVerifier: accepted tokens and the user model (operations.md §2.5)', () => {
+describe('JwtVerifier: accepted tokens and the user model (docs/design/rules/operations.md §2.5)', () => {
   it('accepts a valid HS256 token and derives the user from its claims', async () => {
     const jwt = await valid({ roles: ['reader', 'extra'], attributes: { team: 'ops', site: 'reading' } });
     expect(await verifier.verify(jwt)).toEqual({
@@ -133,7 +133,7 @@ describe('JwtVerifier: exp and the 60 s leeway', () => {
     expect(await rejection(await valid({ exp }))).toBe(INVALID);
   });
 
-  it('carries the first instant it is refused as expiresAt: exp + 61 s, whole-second rule (browser.md §6)', async () => {
+  it('carries the first instant it is refused as expiresAt: exp + 61 s, whole-second rule (docs/design/rules/browser.md §6)', async () => {
     const jwt = await valid({ exp: NOW_S });
     const expiresAt = (NOW_S + 61) * 1000;
     expect((await verifier.verify(jwt)).expiresAt).toBe(expiresAt);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { hasAnyRole, type AuthUser, type RoleMap } from '../../../src/auth/auth-user.js';
 
-/** `hasAnyRole` of operations.md §2.6, rule by rule. */
+/** `hasAnyRole` of docs/design/rules/operations.md §2.6, rule by rule. */
 
 function user(realm: string | undefined, roles: readonly string[]): AuthUser {
   return { username: 'someone', realm, roles, attributes: {} };
@@ -9,7 +9,7 @@ function user(realm: string | undefined, roles: readonly string[]): AuthUser {
 
 const MAP: RoleMap = { localrealm: ['admin', 'reader'], partner: ['producer'] };
 
-describe('hasAnyRole (operations.md §2.6)', () => {
+describe('hasAnyRole (docs/design/rules/operations.md §2.6)', () => {
   it('1. an empty map grants everyone, even without realm or roles', () => {
     expect(hasAnyRole(user(undefined, []), {})).toBe(true);
     expect(hasAnyRole(user('localrealm', []), {})).toBe(true);

@@ -18,7 +18,7 @@ function failure(patch: Doc): { event: string; message: string } {
 
 const origins = (...allowed: string[]): Doc => ({ application: { cors: { allowed_origins: allowed } } });
 
-describe('application.cors.allowed_origins (browser.md §2)', () => {
+describe('application.cors.allowed_origins (docs/design/rules/browser.md §2)', () => {
   it('is empty by default', () => {
     expect(loadDoc({}).application.cors).toEqual({ allowed_origins: [] });
   });
@@ -53,7 +53,7 @@ describe('application.cors.allowed_origins (browser.md §2)', () => {
   );
 });
 
-describe('application.tls (browser.md §3)', () => {
+describe('application.tls (docs/design/rules/browser.md §3)', () => {
   it('is absent by default: plain HTTP', () => {
     expect(loadDoc({}).application.tls).toBeUndefined();
   });

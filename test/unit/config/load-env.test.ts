@@ -4,7 +4,7 @@ import { MINIMAL_YAML, loadDoc, loadYaml, removeSandboxes, schema } from './conf
 
 afterAll(removeSandboxes);
 
-describe('environment overrides: the §1.2 examples', () => {
+describe('environment overrides: the docs/design/rules/operations.md §1.2 examples', () => {
   it.each([
     ['AVISOSERVER_APPLICATION__HOST', '0.0.0.0', (c: Cfg) => c.application.host, '0.0.0.0'],
     ['AVISOSERVER_APPLICATION__PORT', '8000', (c: Cfg) => c.application.port, 8000],
@@ -36,7 +36,7 @@ describe('environment overrides: the §1.2 examples', () => {
     expect(loadYaml(MINIMAL_YAML, { AVISOSERVER_APPLICATION__HOST: '10.0.0.1' }).application.host).toBe('10.0.0.1');
   });
 
-  it('keeps the rest of a partially written watch_endpoint at its defaults (§7 item 3)', () => {
+  it('keeps the rest of a partially written watch_endpoint at its defaults (docs/design/rules/operations.md §7 item 3)', () => {
     const config = loadYaml(`${MINIMAL_YAML}watch_endpoint:\n  sse_heartbeat_interval_sec: 5\n`, {
       AVISOSERVER_WATCH_ENDPOINT__REPLAY_BATCH_SIZE: '200',
     });
@@ -199,7 +199,7 @@ describe('empty environment values', () => {
   });
 });
 
-describe('unknown keys set through the environment follow the section strictness (§1.3)', () => {
+describe('unknown keys set through the environment follow the section strictness (docs/design/rules/operations.md §1.3)', () => {
   it.each([
     'AVISOSERVER_FOO',
     'AVISOSERVER_APPLICATION__FOO',

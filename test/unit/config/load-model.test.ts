@@ -78,7 +78,7 @@ describe('defaults', () => {
     });
   });
 
-  it('defaults each watch_endpoint field on its own in a partial section (§7 item 3)', () => {
+  it('defaults each watch_endpoint field on its own in a partial section (docs/design/rules/operations.md §7 item 3)', () => {
     const config = loadDoc({ watch_endpoint: { replay_batch_size: 7, max_buffered_events: 50 } });
     expect(config.watch_endpoint).toEqual({
       sse_heartbeat_interval_sec: 30,
@@ -94,7 +94,7 @@ describe('defaults', () => {
     });
   });
 
-  it('defaults each logging field on its own (§7 item 3)', () => {
+  it('defaults each logging field on its own (docs/design/rules/operations.md §7 item 3)', () => {
     const otlp = { enabled: false, protocol: 'grpc' };
     expect(loadDoc({ logging: { format: 'json' } }).logging).toEqual({ level: 'info', format: 'json', access_log: 'debug', otlp });
     expect(loadDoc({ logging: { level: 'debug' } }).logging).toEqual({ level: 'debug', access_log: 'debug', otlp });

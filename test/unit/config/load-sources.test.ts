@@ -6,7 +6,7 @@ import { MINIMAL_YAML, loadIn, removeSandboxes, sandbox, writeFile } from './con
 
 afterAll(removeSandboxes);
 
-describe('file cascade (operations.md §1.1, D16)', () => {
+describe('file cascade (docs/design/rules/operations.md §1.1, D16)', () => {
   it('reads ./config/config.yaml relative to the working directory', () => {
     const box = sandbox();
     writeFile(path.join(box.cwd, 'config', 'config.yaml'), MINIMAL_YAML);

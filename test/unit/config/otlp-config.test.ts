@@ -17,7 +17,7 @@ function validationMessage(run: () => unknown): { event: string; message: string
   throw new Error('expected a ConfigValidationError');
 }
 
-describe('logging.otlp (reference-0.13.md §7)', () => {
+describe('logging.otlp (docs/design/rules/reference-0.13.md §7)', () => {
   it('defaults to disabled, no endpoint, grpc', () => {
     const config = loadYaml(MINIMAL_YAML);
     expect(config.logging.otlp).toEqual({ enabled: false, protocol: 'grpc' });

@@ -4,7 +4,7 @@ import { loadDoc, removeSandboxes, schema } from './config-fixture.js';
 
 afterAll(removeSandboxes);
 
-describe('schemaChanges (browser.md §5: what a reload changed)', () => {
+describe('schemaChanges (docs/design/rules/browser.md §5: what a reload changed)', () => {
   it('names the event types added, removed and changed, each list sorted', () => {
     const before = loadDoc({ notification_schema: { mars: schema('mars'), diss: schema('diss'), zeta: schema('zeta') } });
     const after = loadDoc({
@@ -44,7 +44,7 @@ describe('schemaChanges (browser.md §5: what a reload changed)', () => {
   });
 });
 
-describe('restartOnlySettings (browser.md §5: settings that cannot change live)', () => {
+describe('restartOnlySettings (docs/design/rules/browser.md §5: settings that cannot change live)', () => {
   it('is empty for the same configuration', () => {
     expect(restartOnlySettings(loadDoc(), loadDoc())).toEqual([]);
   });

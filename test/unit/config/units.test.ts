@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { LiteralError, parseDuration, parseSize } from '../../../src/config/units.js';
 
-describe('duration literal (operations.md §1.5)', () => {
+describe('duration literal (docs/design/rules/operations.md §1.5)', () => {
   it.each([
     ['50s', 50],
     ['10m', 600],
@@ -47,7 +47,7 @@ describe('duration literal (operations.md §1.5)', () => {
   });
 });
 
-describe('size literal (operations.md §1.5)', () => {
+describe('size literal (docs/design/rules/operations.md §1.5)', () => {
   it.each([
     ['100K', 100000],
     ['100Ki', 102400],

@@ -266,7 +266,7 @@ describe('B1.6 storage_policy support by backend', () => {
   });
 });
 
-describe('topic.base syntax (D31, reference-0.13.md §6)', () => {
+describe('topic.base syntax (D31, docs/design/rules/reference-0.13.md §6)', () => {
   const rule = 'topic base must match [A-Za-z0-9][A-Za-z0-9_-]*';
 
   it.each(['', '.', '%', '*', '>', 'ma.rs', 'ma*', 'ma>', 'ma%2E', 'ma rs', 'ma\trs', 'mars\n', '\u00e9', '_mars', '-mars', 'ma/rs', 'ma+rs'])(
@@ -292,7 +292,7 @@ describe('topic.base syntax (D31, reference-0.13.md §6)', () => {
   });
 });
 
-describe('spatial identifier fields (D19, schema-and-validation.md §5.9)', () => {
+describe('spatial identifier fields (D19, docs/design/rules/schema-and-validation.md §5.9)', () => {
   const polygonRule = { type: 'PolygonHandler', required: false };
   const cloudRule = { type: 'PointCloudHandler', required: true };
 
@@ -710,7 +710,7 @@ describe('B7 watch limits (+ D8, D9)', () => {
   });
 });
 
-describe('strict mode (§1.4.8, schema-and-validation.md §3.1)', () => {
+describe('strict mode (docs/design/rules/operations.md §1.4.8, docs/design/rules/schema-and-validation.md §3.1)', () => {
   const some = { notification_schema: { mars: schema('mars') } };
   it.each([
     ['non-empty', 'unset', some, undefined, true, false],
@@ -741,7 +741,7 @@ describe('warnings', () => {
   });
 });
 
-describe('JetStream reconnect settings (reference-0.13.md §6)', () => {
+describe('JetStream reconnect settings (docs/design/rules/reference-0.13.md §6)', () => {
   const DEPRECATED = 'configuration.setting.deprecated';
 
   it('defaults max_reconnect_attempts to 0 (unlimited)', () => {
@@ -761,7 +761,7 @@ describe('JetStream reconnect settings (reference-0.13.md §6)', () => {
   });
 });
 
-describe('application.homepage links (D29, reference-0.13.md §5)', () => {
+describe('application.homepage links (D29, docs/design/rules/reference-0.13.md §5)', () => {
   const KEYS = ['client_documentation_url', 'client_repository_url', 'server_documentation_url', 'server_repository_url'];
   const homepage = (key: string, value: string): Doc => ({ application: { homepage: { [key]: value } } });
 

@@ -9,7 +9,7 @@ import type { AppConfig } from '../../../src/config/model.js';
 import { validateConfig, validateJetStreamSettings } from '../../../src/config/validate.js';
 
 /**
- * The packaging files (operations.md §5): `docker-compose.yml`, `deploy/nats-server.conf`,
+ * The packaging files (docs/design/rules/operations.md §5): `docker-compose.yml`, `deploy/nats-server.conf`,
  * `deploy/config.yaml`, the shipped `config/config.yaml`, the `Dockerfile` and `.dockerignore`.
  * No Docker engine is needed: the compose file is validated with `docker compose config` (or
  * `docker-compose config`), the Dockerfile is read instruction by instruction.
@@ -124,7 +124,7 @@ function service(name: string): ComposeService {
   return found;
 }
 
-describe('docker-compose.yml (operations.md §5.4)', () => {
+describe('docker-compose.yml (docs/design/rules/operations.md §5.4)', () => {
   it('validates with `docker compose config` (or docker-compose)', () => {
     const result = composeConfig(join(ROOT, 'docker-compose.yml'));
     expect(result.stderr).not.toMatch(/error|invalid/i);
@@ -364,7 +364,7 @@ function copies(s: Stage): Copy[] {
   return result;
 }
 
-describe('Dockerfile (operations.md §5.2)', () => {
+describe('Dockerfile (docs/design/rules/operations.md §5.2)', () => {
   const release = stage('release');
 
   it('builds from a slim Node 20 image in several stages, with release and debug targets', () => {
@@ -459,7 +459,7 @@ describe('Dockerfile (operations.md §5.2)', () => {
   });
 });
 
-describe('.dockerignore (operations.md §5.2 item 8)', () => {
+describe('.dockerignore (docs/design/rules/operations.md §5.2 item 8)', () => {
   const patterns = readFileSync(join(ROOT, '.dockerignore'), 'utf8')
     .split('\n')
     .map((line) => line.trim())

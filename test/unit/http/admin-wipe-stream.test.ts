@@ -5,7 +5,7 @@ import { ManualClock } from '../../support/manual-clock.js';
 import { buildTestApp, type TestApp } from '../../support/test-app.js';
 
 /**
- * D30 (reference-0.13.md §6) through the real routes on the in-memory backend; the schema-less
+ * D30 (docs/design/rules/reference-0.13.md §6) through the real routes on the in-memory backend; the schema-less
  * message (no list) is covered end to end in test/e2e/admin.test.ts.
  */
 

@@ -25,7 +25,7 @@ async function post(body: unknown) {
 }
 
 describe('notify stores what it acknowledges', () => {
-  it('stores the spec example under the encoded topic with the payload text (api.md §5.3)', async () => {
+  it('stores the spec example under the encoded topic with the payload text (docs/design/rules/api.md §5.3)', async () => {
     const response = await post(MARS_EXAMPLE);
     expect(response.statusCode).toBe(200);
     const [stored] = await storedUnder((testApp as TestApp).backend, 'mars', 7);
@@ -77,7 +77,7 @@ describe('notify stores what it acknowledges', () => {
     expect(JSON.parse(stored?.metadata?.aviso_identifier ?? '').polygon).toEqual([[0, 0], [0, 1.5], [1, 1], [0, 0]]);
   });
 
-  it('accepts typed JSON numbers for Int and Float handlers (reference-0.13.md §9)', async () => {
+  it('accepts typed JSON numbers for Int and Float handlers (docs/design/rules/reference-0.13.md §9)', async () => {
     const response = await post(
       '{"event_type":"extreme_event","identifier":{"region":"south","run_time":"13","severity":5,"anomaly":42.50,"polygon":"(0,0,0,1,1,1,0,0)"}}',
     );
@@ -127,7 +127,7 @@ describe('notify when the backend fails', () => {
 });
 
 describe('generic event types in non-strict mode', () => {
-  it('builds the topic from the values of the sorted keys (schema-and-validation.md §3.3)', async () => {
+  it('builds the topic from the values of the sorted keys (docs/design/rules/schema-and-validation.md §3.3)', async () => {
     testApp = await buildTestApp({ strict: false });
     await testApp.app.inject({
       method: 'POST',

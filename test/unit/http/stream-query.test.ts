@@ -3,7 +3,7 @@ import { ApiError } from '../../../src/http/api-error.js';
 import { JsonNumber } from '../../../src/json/json-value.js';
 import { parseLastEventId, parseStreamQuery } from '../../../src/http/stream-query.js';
 
-/** The GET streams' query and `Last-Event-ID` (browser.md §1); the e2e tests compare with POST. */
+/** The GET streams' query and `Last-Event-ID` (docs/design/rules/browser.md §1); the e2e tests compare with POST. */
 
 function failure(run: () => unknown): { status: number; code: unknown; message: unknown } {
   try {

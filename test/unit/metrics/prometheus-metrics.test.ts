@@ -141,7 +141,7 @@ describe('aviso_idempotency_* (docs/metrics.md)', () => {
   });
 });
 
-describe('aviso_config_reloads_total (browser.md §5)', () => {
+describe('aviso_config_reloads_total (docs/design/rules/browser.md §5)', () => {
   it('starts at 0 for both results and counts each reload under its result', async () => {
     const m = metrics();
     let exposition = await Exposition.of(m);
@@ -157,7 +157,7 @@ describe('aviso_config_reloads_total (browser.md §5)', () => {
   });
 });
 
-describe('aviso_otlp_* (reference-0.13.md §7)', () => {
+describe('aviso_otlp_* (docs/design/rules/reference-0.13.md §7)', () => {
   it('are 0 when OTLP export is disabled', async () => {
     const exposition = await Exposition.of(metrics());
     expect(exposition.value('aviso_otlp_export_failures_total')).toBe(0);

@@ -20,7 +20,7 @@ function expectRejected(value: string): void {
 }
 
 describe('DateHandler', () => {
-  describe('the accepted rows of the §5.2 table', () => {
+  describe('the accepted rows of the docs/design/rules/schema-and-validation.md §5.2 table', () => {
     it.each([
       ['2025-12-25', '20251225'],
       ['20251225', '20251225'],
@@ -32,7 +32,7 @@ describe('DateHandler', () => {
     });
   });
 
-  describe('the rejected rows of the §5.2 table', () => {
+  describe('the rejected rows of the docs/design/rules/schema-and-validation.md §5.2 table', () => {
     it.each([
       '2023-02-29',
       '2025-366',

@@ -14,7 +14,7 @@ function constraintOf(h: ScalarFieldHandler, text: string) {
 }
 
 describe('FloatHandler', () => {
-  describe('the canonical table of §5.6', () => {
+  describe('the canonical table of docs/design/rules/schema-and-validation.md §5.6', () => {
     it.each([
       ['3.14', '3.14'],
       ['42.50', '42.5'],

@@ -55,7 +55,7 @@ describe('parsePointFilter', () => {
     });
   });
 
-  describe('array form (reference-0.13.md §3)', () => {
+  describe('array form (docs/design/rules/reference-0.13.md §3)', () => {
     const ARRAY_PREFIX = 'identifier.point must be a valid [lat,lon] coordinate pair or compatible string: ';
 
     it('reads [lat, lon]', () => {

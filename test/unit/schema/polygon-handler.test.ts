@@ -110,7 +110,7 @@ describe('PolygonHandler', () => {
     });
   });
 
-  describe('array form (reference-0.13.md §3)', () => {
+  describe('array form (docs/design/rules/reference-0.13.md §3)', () => {
     const arrayText = '[[50.0,10],[52,10.0],[52,12],[50,12],[50.0,10]]';
     const CANONICAL = '[[50,10],[52,10],[52,12],[50,12],[50,10]]';
 
@@ -164,7 +164,7 @@ describe('PolygonHandler', () => {
     });
   });
 
-  describe('a string that starts with [ is read as JSON (reference-0.13.md §3)', () => {
+  describe('a string that starts with [ is read as JSON (docs/design/rules/reference-0.13.md §3)', () => {
     it('accepts the array form in a string, leading whitespace allowed', () => {
       for (const text of ['[[50.0,10],[52,10],[52,12],[50,12],[50.0,10]]', ' \n[ [50,10], [52,10], [52,12], [50,12], [50,10] ] ']) {
         const value = handler.parse(text);

@@ -22,7 +22,7 @@ const stored: StoredNotification = {
   metadata: { spatial_geometry: '(50.0,10.0,52.0,10.0,52.0,12.0,50.0,12.0,50.0,10.0)' },
 };
 
-describe('SchemaRegistry.replaceWith (browser.md §5)', () => {
+describe('SchemaRegistry.replaceWith (docs/design/rules/browser.md §5)', () => {
   it('answers from the new configuration afterwards, through the same object', () => {
     const registry = new SchemaRegistry(schemas, false);
     registry.replaceWith(renamed());

@@ -15,7 +15,7 @@ const formatMessage = (v: string): string =>
   `Field 'time' has invalid time format '${v}'. Expected: H, HH, HH:MM, or HHMM`;
 
 describe('TimeHandler', () => {
-  describe('the accepted rows of the §5.3 table', () => {
+  describe('the accepted rows of the docs/design/rules/schema-and-validation.md §5.3 table', () => {
     it.each([
       ['0', '0000'],
       ['9', '0900'],
@@ -29,7 +29,7 @@ describe('TimeHandler', () => {
     });
   });
 
-  describe('the rejected rows of the §5.3 table', () => {
+  describe('the rejected rows of the docs/design/rules/schema-and-validation.md §5.3 table', () => {
     it.each([
       ['24', '24'],
       ['99', '99'],

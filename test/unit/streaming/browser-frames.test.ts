@@ -7,7 +7,7 @@ import { CloudEventRenderer } from '../../../src/streaming/cloudevent.js';
 import { BROWSER_RETRY_MS, positionBlock, retryBlock, sseIdLine } from '../../../src/streaming/frames.js';
 import { TEST_SCHEMAS } from '../../support/schemas.js';
 
-/** The lines a GET stream adds to the POST wire (browser.md §1). */
+/** The lines a GET stream adds to the POST wire (docs/design/rules/browser.md §1). */
 
 const registry = new SchemaRegistry(TEST_SCHEMAS as unknown as Record<string, EventSchemaSource>, false);
 const renderer = () => new CloudEventRenderer(new StoredIdentityReader(registry), 'http://localhost:8000');

@@ -16,7 +16,7 @@ function notification(overrides: Partial<StoredNotification>): StoredNotificatio
 }
 
 describe('CloudEventRenderer', () => {
-  it('renders CE(3) of streaming.md §15 byte for byte from a reference-written message, the polygon as the array (D27)', () => {
+  it('renders CE(3) of docs/design/rules/streaming.md §15 byte for byte from a reference-written message, the polygon as the array (D27)', () => {
     const polygon = '(50.0,10.0,52.0,10.0,52.0,12.0,50.0,12.0,50.0,10.0)';
     const json = renderer().render(notification({ metadata: { spatial_bbox: '50,10,52,12', spatial_geometry: polygon } }));
     expect(json).toBe(

@@ -27,7 +27,7 @@ describe('connection-closing (D32)', () => {
     );
   });
 
-  it('tells a stream whose token expired end_of_stream with the cause token_expired (browser.md §6)', () => {
+  it('tells a stream whose token expired end_of_stream with the cause token_expired (docs/design/rules/browser.md §6)', () => {
     expect(renderFrame(connectionClosing(STREAM, NOW, { reason: 'end_of_stream', cause: 'token_expired' }))).toBe(
       'event: connection-closing\ndata: {"cause":"token_expired","message":"Credentials expired",' +
         '"reason":"end_of_stream","request_id":"3f2b8c1e-9d4a-4c7e-8b1f-2a6d5e9c0b7a","timestamp":"2026-03-01T12:00:00Z",' +

@@ -18,7 +18,7 @@ import {
 } from '../../support/transcript.js';
 
 /**
- * browser.md §6 in the stream session, through the real app over real HTTP with a manual clock:
+ * docs/design/rules/browser.md §6 in the stream session, through the real app over real HTTP with a manual clock:
  * a stream opened with a JWT ends when the server starts refusing that JWT (its `exp` plus the
  * 60 s leeway), with `end_of_stream` / `token_expired`, and not a millisecond before.
  */
@@ -65,7 +65,7 @@ async function publish(url: string, note: string): Promise<void> {
 /** A released stream (or subscription) offers no event to wait for: poll every 10 ms, for 5 s. */
 const RELEASE_WAIT = { timeoutMs: 5_000, intervalMs: 10 };
 
-describe('streams end when their credentials do (browser.md §6)', () => {
+describe('streams end when their credentials do (docs/design/rules/browser.md §6)', () => {
   it('a watch gets end_of_stream / token_expired / Credentials expired when its JWT is refused, not before', async () => {
     const { url, clock, app, authorization, expiryCloses } = await start();
     const client = await open(url, '/api/v1/watch', TRANSCRIPT_REQUEST, authorization);

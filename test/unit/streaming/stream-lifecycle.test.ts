@@ -46,7 +46,7 @@ async function open(url: string, path: string, body: unknown) {
 /** Sequences 1 and 2 elsewhere, then the transcript's 3, 4, 5. */
 /**
  * Sequences 1 and 2 go to the transcript's stream on a topic its request does not match (time
- * 0000), so the transcript notifications get 3, 4 and 5 as in streaming.md §15 (sequences are per
+ * 0000), so the transcript notifications get 3, 4 and 5 as in docs/design/rules/streaming.md §15 (sequences are per
  * stream base, D28).
  */
 async function seedTranscript(faulty: FaultyBackend, url: string) {
@@ -68,7 +68,7 @@ async function seedTranscript(faulty: FaultyBackend, url: string) {
 /** A released stream (or subscription) offers no event to wait for: poll every 10 ms, for 5 s. */
 const RELEASE_WAIT = { timeoutMs: 5_000, intervalMs: 10 };
 
-describe('replay failures (streaming.md §9.6)', () => {
+describe('replay failures (docs/design/rules/streaming.md §9.6)', () => {
   it('15.5: a failing second batch ends the stream with an error frame and end_of_stream', async () => {
     const { url, faulty } = await start({ watchEndpoint: { replay_batch_size: 1 } });
     await seedTranscript(faulty, url);
@@ -115,7 +115,7 @@ describe('replay failures (streaming.md §9.6)', () => {
   });
 });
 
-describe('setup failures (streaming.md §2.2)', () => {
+describe('setup failures (docs/design/rules/streaming.md §2.2)', () => {
   it('answers 500 SSE_STREAM_INITIALIZATION_FAILED with the topic when the subscription fails', async () => {
     const { url, faulty } = await start();
     faulty.failSubscribe = new Error('nats connect failed: timeout');
@@ -140,7 +140,7 @@ describe('setup failures (streaming.md §2.2)', () => {
   });
 });
 
-describe('timers (streaming.md §8)', () => {
+describe('timers (docs/design/rules/streaming.md §8)', () => {
   it('sends a heartbeat at once and then every interval', async () => {
     const { url, clock } = await start({ watchEndpoint: { sse_heartbeat_interval_sec: 30 } });
     const client = await open(url, '/api/v1/watch', TRANSCRIPT_REQUEST);
@@ -264,7 +264,7 @@ describe('slow consumers (D9, D32)', () => {
   });
 });
 
-describe('resources (streaming.md §12)', () => {
+describe('resources (docs/design/rules/streaming.md §12)', () => {
   it('releases every stream and subscription after many short streams', async () => {
     const { url, faulty, app } = await start();
     await seedTranscript(faulty, url);

@@ -311,7 +311,7 @@ describe('timeouts from the section', () => {
 });
 
 describe('logs', () => {
-  it('reports a fetched allow with the §2.10.7 events and fields', async () => {
+  it('reports a fetched allow with the docs/design/rules/operations.md §2.10.7 events and fields', async () => {
     const { plugin } = setup();
     const logs = new LogCapture();
     await plugin.check(readContext({ username: 'ecpds-user-1', destination: 'CIP', logger: logs.logger }));

@@ -8,7 +8,7 @@ import {
   type ServerAnswer,
 } from '../../../../src/auth/ecpds/fetch-outcome.js';
 
-/** §2.10.4, highest first. */
+/** docs/design/rules/operations.md §2.10.4, highest first. */
 const RANKING: readonly FetchOutcome[] = [
   'http_401',
   'http_403',
