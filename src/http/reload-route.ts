@@ -1,9 +1,18 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import type { ConfigurationReload } from '../config/reload.js';
+import type { Authenticator } from '../auth/authenticator.js';
+import type { ReloadOutcome, ReloadSource } from '../config/reload-outcome.js';
 import { ApiError } from './api-error.js';
 import { sendOrderedJson } from './json-reply.js';
 import { ROUTE_DOCS } from './route-docs.js';
+
+/** What the admin route and the signal handler need: `POST /api/v1/admin/reload` and `SIGHUP`. */
+export interface ConfigurationReload {
+  /** `logger`: where its lines go (the admin route passes the request's, for `request_id`). */
+  reload(source: ReloadSource, logger?: Logger): Promise<ReloadOutcome>;
+  /** The app's authenticator (absent when auth is off), whose admin roles a reload replaces. */
+  attachAuthenticator(authenticator: Authenticator | undefined): void;
+}
 
 /** The `code` of a refused reload (api.md §8.6): the configuration on disk would not start. */
 export const INVALID_CONFIGURATION = 'INVALID_CONFIGURATION';

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { ConfigLoadError, loadConfig } from '../config/load.js';
 import type { AppConfig } from '../config/model.js';
 import { withLiveSettings } from '../config/reload-changes.js';
-import type { ReloadOutcome, ReloadSource } from '../config/reload.js';
+import type { ReloadOutcome, ReloadSource } from '../config/reload-outcome.js';
 import { compareCodePoints } from '../json/canonical-json.js';
 import type { ConfigReloadResult } from '../metrics/aviso-metrics.js';
 import { reasonOf } from './fatal.js';

@@ -1,20 +1,21 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { buildApp } from '../app.js';
-import { createEcpdsPlugin, type EcpdsPlugin } from '../auth/ecpds/ecpds-plugin.js';
+import type { EcpdsPlugin } from '../auth/ecpds/ecpds-plugin.js';
 import type { NotificationBackend } from '../backend/backend.js';
 import { createBackend } from '../backend/create-backend.js';
 import { systemClock } from '../time/clock.js';
 import type { AppConfig } from '../config/model.js';
-import { ConfigurationReloader, type ConfigurationReload } from '../config/reload.js';
+import { ConfigurationReloader, type ConfigurationReload } from './reload.js';
 import { schemasListingEcpds } from '../config/validate.js';
 import type { TlsMaterial } from '../http/tls-options.js';
 import type { AvisoMetrics } from '../metrics/aviso-metrics.js';
 import { createDisabledMetrics, createPrometheusMetrics, type MetricsSnapshot } from '../metrics/prometheus-metrics.js';
-import { SchemaRegistry } from '../schema/schema-registry.js';
 import { SERVER_VERSION } from '../version.js';
 import { fatal, reasonOf } from './fatal.js';
 import { startMetricsOrExit } from './metrics-listener.js';
+import { buildEcpdsChecker, buildSchemaRegistry } from './configuration-preparation.js';
+import { refuseStartup } from './startup-configuration.js';
 import type { ProcessLogging } from './process-logging.js';
 import type { Drainable } from './shutdown.js';
 
@@ -55,7 +56,10 @@ export interface Serving extends Drainable {
 export async function serve(options: ServeOptions): Promise<Serving> {
   const { config, strictMode, tls, worker } = options;
   const { logger, otlp } = options.logging;
-  const registry = new SchemaRegistry(config.notification_schema, strictMode);
+  const built = buildSchemaRegistry(config, strictMode);
+  // Validation accepted these schemas, so the registry builds; a failure here is a defect.
+  if (!built.ok) throw new Error(built.refusal.reason);
+  const registry = built.value;
   const prometheus = config.metrics.enabled
     ? createPrometheusMetrics({
         version: SERVER_VERSION,
@@ -137,14 +141,9 @@ export async function serve(options: ServeOptions): Promise<Serving> {
 function createReadPlugins(config: AppConfig, logger: Logger, metrics: AvisoMetrics): Map<string, EcpdsPlugin> {
   const plugins = new Map<string, EcpdsPlugin>();
   const anyStreamEnablesEcpds = schemasListingEcpds(config).length > 0;
-  if (config.ecpds && anyStreamEnablesEcpds) {
-    try {
-      plugins.set('ecpds', createEcpdsPlugin(config.ecpds, { clock: systemClock, telemetry: metrics.ecpds }));
-    } catch (error) {
-      logger.error({ event_name: 'startup.ecpds.checker_init.failed', error: reasonOf(error) }, 'ECPDS checker could not be built');
-      fatal(`ECPDS checker could not be built: ${reasonOf(error)}`);
-    }
-  }
+  const checker = buildEcpdsChecker(config, metrics.ecpds);
+  if (!checker.ok) refuseStartup(checker.refusal, logger);
+  if (checker.value) plugins.set('ecpds', checker.value);
   logger.info(
     {
       event_name: 'configuration.ecpds.initialized',

@@ -1,8 +1,7 @@
 import type { Logger } from 'pino';
-import { ConfigLoadError, loadConfig } from '../config/load.js';
 import type { AppConfig } from '../config/model.js';
-import { ConfigValidationError, validateConfig } from '../config/validate.js';
-import { loadTlsMaterial, TlsFileError, type TlsMaterial } from '../http/tls-options.js';
+import type { TlsMaterial } from '../http/tls-options.js';
+import { loadConfiguration, readTlsMaterial, validateConfiguration, type ConfigurationRefusal } from './configuration-preparation.js';
 import { fatal } from './fatal.js';
 
 /**
@@ -12,12 +11,15 @@ import { fatal } from './fatal.js';
 
 /** Stage A: the file cascade and the environment. */
 export function loadStartupConfig(): AppConfig {
-  try {
-    return loadConfig();
-  } catch (error) {
-    if (error instanceof ConfigLoadError) fatal(`configuration error: ${error.message}`);
-    throw error;
-  }
+  const loaded = loadConfiguration();
+  if (!loaded.ok) fatal(loaded.refusal.line);
+  return loaded.value;
+}
+
+/** A refusal at startup: its log line when logging is set up, then the line on stderr and exit 1. */
+export function refuseStartup(refusal: ConfigurationRefusal, logger: Logger): never {
+  logger.error({ event_name: refusal.event, error: refusal.reason }, refusal.summary);
+  fatal(refusal.line);
 }
 
 export interface StartupValidation {
@@ -30,25 +32,19 @@ export interface StartupValidation {
  * primary logged them for the same configuration, validates silently.
  */
 export function validateStartupConfig(config: AppConfig, logger: Logger, announce: boolean): StartupValidation {
-  let strictMode: boolean;
-  try {
-    const validated = validateConfig(config);
-    strictMode = validated.strictMode;
-    if (announce) {
-      logger.info(
-        {
-          event_name: 'configuration.global.initialized',
-          notification_schema_strict: strictMode,
-          base_url: config.application.base_url,
-        },
-        'Global configuration initialized',
-      );
-      for (const warning of validated.warnings) logger.warn({ event_name: warning.event }, warning.message);
-    }
-  } catch (error) {
-    if (!(error instanceof ConfigValidationError)) throw error;
-    logger.error({ event_name: error.eventName, error: error.message }, 'Configuration validation failed');
-    fatal(`configuration error: ${error.message}`);
+  const validated = validateConfiguration(config);
+  if (!validated.ok) refuseStartup(validated.refusal, logger);
+  const { strictMode } = validated.value;
+  if (announce) {
+    logger.info(
+      {
+        event_name: 'configuration.global.initialized',
+        notification_schema_strict: strictMode,
+        base_url: config.application.base_url,
+      },
+      'Global configuration initialized',
+    );
+    for (const warning of validated.value.warnings) logger.warn({ event_name: warning.event }, warning.message);
   }
   if (announce) {
     // Secrets in the dump are redacted by key (jwt_secret, password, token) like every log attribute.
@@ -83,12 +79,7 @@ export function logConfigurationLoaded(config: AppConfig, logger: Logger): void 
 
 /** `application.tls`: the certificate files, read and checked (browser.md §3). */
 export function loadStartupTls(config: AppConfig, logger: Logger): TlsMaterial | undefined {
-  if (!config.application.tls) return undefined;
-  try {
-    return loadTlsMaterial(config.application.tls);
-  } catch (error) {
-    if (!(error instanceof TlsFileError)) throw error;
-    logger.error({ event_name: 'startup.tls.load.failed', error: error.message }, 'TLS files cannot be used');
-    fatal(`configuration error: ${error.message}`);
-  }
+  const tls = readTlsMaterial(config);
+  if (!tls.ok) refuseStartup(tls.refusal, logger);
+  return tls.value;
 }

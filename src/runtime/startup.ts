@@ -27,7 +27,7 @@ export async function startServer(): Promise<void> {
   const [{ serve }, { installShutdown }, { installReloadSignal }] = await Promise.all([
     import('./serving.js'),
     import('./shutdown.js'),
-    import('../config/reload.js'),
+    import('./reload.js'),
   ]);
   const serving = await serve({ config, strictMode, logging, tls });
   logServerStarted(logger, config, serving.port, tls !== undefined, 1);

@@ -1,5 +1,5 @@
 import type { Worker } from 'node:cluster';
-import type { ReloadOutcome } from '../config/reload.js';
+import type { ReloadOutcome } from '../config/reload-outcome.js';
 import type { MetricsSnapshot } from '../metrics/prometheus-metrics.js';
 import { isWorkerMessage, type PrimaryMessage, type WorkerMessage } from './worker-messages.js';
 

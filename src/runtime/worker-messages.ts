@@ -1,5 +1,5 @@
 import type { AppConfig } from '../config/model.js';
-import type { ReloadOutcome, ReloadSource } from '../config/reload.js';
+import type { ReloadOutcome, ReloadSource } from '../config/reload-outcome.js';
 import type { MetricsSnapshot } from '../metrics/prometheus-metrics.js';
 
 /**

@@ -1,7 +1,7 @@
 import cluster from 'node:cluster';
 import type { Logger } from 'pino';
 import type { AppConfig } from '../config/model.js';
-import type { ReloadSource } from '../config/reload.js';
+import type { ReloadSource } from '../config/reload-outcome.js';
 import { forwardedLines } from '../logging/logger.js';
 import { quickExitsAfter, restartDelayMs } from './restart-policy.js';
 import { WorkerLink } from './worker-link.js';

@@ -7,7 +7,7 @@ import {
   type ConfigurationReloader,
   type ReloadOutcome,
   type ReloadSource,
-} from '../config/reload.js';
+} from './reload.js';
 import { reasonOf } from './fatal.js';
 import { createProcessLogging } from './process-logging.js';
 import { serve, type Serving } from './serving.js';

@@ -6,10 +6,10 @@ import type { AuthUser } from '../../../src/auth/auth-user.js';
 import { MemoryBackend } from '../../../src/backend/memory/memory-backend.js';
 import { systemClock } from '../../../src/time/clock.js';
 import type { AppConfig } from '../../../src/config/model.js';
-import { ConfigurationReloader } from '../../../src/config/reload.js';
+import { ConfigurationReloader } from '../../../src/runtime/reload.js';
 import { createDisabledMetrics } from '../../../src/metrics/prometheus-metrics.js';
 import { SchemaRegistry } from '../../../src/schema/schema-registry.js';
-import { loadDoc, removeSandboxes, schema, type Doc } from './config-fixture.js';
+import { loadDoc, removeSandboxes, schema, type Doc } from '../config/config-fixture.js';
 
 afterAll(removeSandboxes);
 
