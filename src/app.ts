@@ -2,12 +2,12 @@ import { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fas
 import type { Logger } from 'pino';
 import type { NotificationBackend } from './backend/backend.js';
 import type { Clock } from './time/clock.js';
-import { registerAuthHook } from './auth/auth-hook.js';
 import { Authenticator } from './auth/authenticator.js';
 import type { ReadAuthorizationPlugin } from './auth/read-plugin.js';
 import { StreamAccess } from './auth/stream-access.js';
 import { HOMEPAGE_DEFAULTS, type AuthConfig, type CorsConfig, type HomepageConfig, type WatchEndpointConfig } from './config/model.js';
 import { registerAdminRoutes } from './http/admin-routes.js';
+import { registerAuthHook } from './http/auth-hook.js';
 import { registerApiDocs } from './http/api-docs.js';
 import { registerConsoleRoutes } from './http/console-routes.js';
 import { registerCors } from './http/cors.js';

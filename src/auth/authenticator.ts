@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { AuthConfig } from '../config/model.js';
-import { authError } from '../http/error-bodies.js';
+import { AuthError } from './auth-error.js';
 import { AuthOTronClient } from './auth-o-tron.js';
 import { hasAnyRole, type AuthUser, type RoleMap } from './auth-user.js';
 import { parseDirectHeader, parseTrustedProxyHeader, type PresentedCredentials } from './authorization-header.js';
@@ -13,7 +13,7 @@ const UNAVAILABLE = 'Authentication service temporarily unavailable';
 /**
  * Who is calling (operations.md §2.2–§2.5): parses the `Authorization` header for the mode,
  * verifies presented credentials — on public routes too (D12) — and enforces the admin rule.
- * Throws shape-C `ApiError`s; knows nothing about fastify.
+ * Throws `AuthError`s; knows nothing about HTTP.
  */
 export class Authenticator {
   readonly mode: AuthMode;
@@ -54,13 +54,13 @@ export class Authenticator {
     let credentials: PresentedCredentials =
       this.mode === 'direct' ? parseDirectHeader(header) : parseTrustedProxyHeader(header);
     if (credentials.kind === 'malformed') {
-      if (isAdminPath) throw authError(401, credentials.message, this.challenges);
+      if (isAdminPath) throw new AuthError(401, credentials.message, this.challenges);
       credentials = { kind: 'none' };
     }
     const user = credentials.kind === 'present' ? await this.resolve(credentials) : undefined;
-    if (!user && isAdminPath) throw authError(401, 'Authorization header is required', this.challenges);
+    if (!user && isAdminPath) throw new AuthError(401, 'Authorization header is required', this.challenges);
     if (user && isAdminPath && !this.isAdmin(user)) {
-      throw authError(403, 'User does not have required administrative role', [], { username: user.username });
+      throw new AuthError(403, 'User does not have required administrative role', [], { username: user.username });
     }
     return user;
   }
@@ -71,15 +71,15 @@ export class Authenticator {
       const answer = await this.authOTron.authenticate(credentials.header);
       switch (answer.kind) {
         case 'rejected':
-          throw authError(401, 'Invalid or expired token', this.challenges);
+          throw new AuthError(401, 'Invalid or expired token', this.challenges);
         case 'denied':
-          throw authError(403, 'Token validation was denied');
+          throw new AuthError(403, 'Token validation was denied');
         case 'unavailable':
           this.logger.warn(
             { event_name: 'auth.middleware.remote.validation.failed', error: answer.reason },
             'auth-o-tron could not validate the credentials',
           );
-          throw authError(503, UNAVAILABLE);
+          throw new AuthError(503, UNAVAILABLE);
         case 'token':
           token = answer.token;
       }
@@ -87,7 +87,7 @@ export class Authenticator {
     try {
       return await this.verifier.verify(token);
     } catch (error) {
-      if (error instanceof TokenRejected) throw authError(401, error.message, this.challenges);
+      if (error instanceof TokenRejected) throw new AuthError(401, error.message, this.challenges);
       throw error;
     }
   }

@@ -1,4 +1,4 @@
-import { authError } from '../http/error-bodies.js';
+import { AuthError } from './auth-error.js';
 import type { EventSchema } from '../schema/event-schema.js';
 import { hasAnyRole, type AuthUser } from './auth-user.js';
 import type { Authenticator } from './authenticator.js';
@@ -17,7 +17,7 @@ export class StreamAccess {
     const caller = this.requireUser(user);
     if (this.isAdmin(caller)) return;
     if (auth.read_roles && !hasAnyRole(caller, auth.read_roles)) {
-      throw authError(403, 'User does not have required read role for this stream');
+      throw new AuthError(403, 'User does not have required read role for this stream');
     }
   }
 
@@ -26,9 +26,9 @@ export class StreamAccess {
     if (!auth) return;
     const caller = this.requireUser(user);
     if (this.isAdmin(caller)) return;
-    if (!auth.write_roles) throw authError(403, 'Only administrators can write to this stream');
+    if (!auth.write_roles) throw new AuthError(403, 'Only administrators can write to this stream');
     if (!hasAnyRole(caller, auth.write_roles)) {
-      throw authError(403, 'User does not have required write role for this stream');
+      throw new AuthError(403, 'User does not have required write role for this stream');
     }
   }
 
@@ -43,6 +43,6 @@ export class StreamAccess {
 
   private requireUser(user: AuthUser | undefined): AuthUser {
     if (user) return user;
-    throw authError(401, 'Authentication is required for this stream', this.authenticator?.challenges ?? []);
+    throw new AuthError(401, 'Authentication is required for this stream', this.authenticator?.challenges ?? []);
   }
 }

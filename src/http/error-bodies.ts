@@ -1,3 +1,4 @@
+import { AuthError, type AuthErrorStatus } from '../auth/auth-error.js';
 import { ApiError } from './api-error.js';
 import { ENDPOINTS, type EndpointName } from './endpoint.js';
 
@@ -105,8 +106,6 @@ export function streamInitializationFailedError(cause: string, topic: string): A
   });
 }
 
-export type AuthErrorStatus = 401 | 403 | 500 | 503;
-
 const AUTH_ERROR_CODES: Readonly<Record<AuthErrorStatus, { code: string; error: string }>> = {
   401: { code: 'UNAUTHORIZED', error: 'unauthorized' },
   403: { code: 'FORBIDDEN', error: 'forbidden' },
@@ -127,6 +126,16 @@ export function authError(
     challenges.length > 0 ? { 'www-authenticate': [...challenges] } : {},
     logContext,
   );
+}
+
+/** What auth refused, as the client sees it: shape C with its status and challenges. */
+export function authErrorResponse(error: AuthError): ApiError {
+  return authError(error.status, error.message, error.challenges, error.logContext);
+}
+
+/** An `AuthError` as its answer; anything else as it is. */
+export function withAuthErrorResponse(error: unknown): unknown {
+  return error instanceof AuthError ? authErrorResponse(error) : error;
 }
 
 /** docs/api.md "Idempotent notify": a malformed key, or one sent more than once. */

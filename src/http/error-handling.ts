@@ -1,7 +1,9 @@
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AuthError } from '../auth/auth-error.js';
 import { ApiError } from './api-error.js';
 import {
+  authErrorResponse,
   internalError,
   malformedUrlError,
   methodNotAllowedError,
@@ -42,7 +44,7 @@ export function registerErrorHandling(app: FastifyInstance, options: { maxBodyBy
       // On HTTP/2 the socket is the whole connection's: there the stream is reset, the connection stays.
       lingerBeforeClose(request.raw.socket);
     }
-    if (!(error instanceof ApiError) && apiError.statusCode >= 500) {
+    if (!(error instanceof ApiError || error instanceof AuthError) && apiError.statusCode >= 500) {
       request.log.error({ event_name: 'http.request.unhandled_error', err: error }, 'Unhandled error');
     } else {
       logRequestFailure(request, apiError);
@@ -139,6 +141,7 @@ function logRequestFailure(request: FastifyRequest, error: ApiError): void {
 
 function toApiError(error: FastifyError, maxBodyBytes: number): ApiError {
   if (error instanceof ApiError) return error;
+  if (error instanceof AuthError) return authErrorResponse(error);
   if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || error.statusCode === 413) return payloadTooLargeError(maxBodyBytes);
   if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
     return new ApiError(error.statusCode, { code: 'BAD_REQUEST', error: 'bad_request', message: error.message });

@@ -21,6 +21,7 @@ import {
   storageFailedError,
   unknownEventTypeError,
   validationError,
+  withAuthErrorResponse,
 } from './error-bodies.js';
 import { readIdempotencyKey } from './idempotency-header.js';
 import { sendOrderedJson } from './json-reply.js';
@@ -92,7 +93,11 @@ async function notify(
     throw asValidationError(error);
   }
   // The write check comes after the point check and before validation (operations.md §2.7).
-  access.checkWrite(registry.get(body.event_type), request.authUser);
+  try {
+    access.checkWrite(registry.get(body.event_type), request.authUser);
+  } catch (error) {
+    throw withAuthErrorResponse(error);
+  }
   let prepared: PreparedNotification;
   try {
     prepared = prepareNotification(registry, body);

@@ -15,7 +15,13 @@ import type { AvisoMetrics } from '../metrics/aviso-metrics.js';
 import { takeOverForStream } from './http-stream-sink.js';
 import { recordResponseHead } from './request-telemetry.js';
 import { RouteStreamTelemetry } from './stream-telemetry.js';
-import { authError, streamInitializationFailedError, unknownEventTypeError, validationError } from './error-bodies.js';
+import {
+  authError,
+  streamInitializationFailedError,
+  unknownEventTypeError,
+  validationError,
+  withAuthErrorResponse,
+} from './error-bodies.js';
 import { parseNotificationRequest, type NotificationRequest } from './request-body.js';
 import { StartCursorError, endPointNotSupported, hasEndPoint, resolveEndPoint, resolveStartCursor } from './request-range.js';
 import { parseLastEventId, parseStreamQuery } from './stream-query.js';
@@ -73,7 +79,11 @@ async function serveStream(
     throw unknownEventTypeError(body.event_type, deps.registry.eventTypes);
   }
   const schema = deps.registry.get(body.event_type);
-  deps.access.checkRead(schema, request.authUser);
+  try {
+    deps.access.checkRead(schema, request.authUser);
+  } catch (error) {
+    throw withAuthErrorResponse(error);
+  }
   const eventType = deps.registry.eventTypeLabel(body.event_type);
   addLogContext(request.log as Logger, { event_type: eventType });
   const validated = validateStreamRequest(deps.registry, endpoint, body);
@@ -145,13 +155,17 @@ async function runReadPlugins(
     const plugin = deps.readPlugins.get(name);
     // Startup rejects unknown plugins (B3); a missing one here would silently widen access.
     if (!plugin) throw authError(500, 'Server configuration error');
-    await plugin.check({
-      eventType: schema.eventType,
-      user,
-      isAdmin: deps.access.isAdmin(user),
-      canonicalValue: (field) => exact.get(field),
-      logger,
-    });
+    await plugin
+      .check({
+        eventType: schema.eventType,
+        user,
+        isAdmin: deps.access.isAdmin(user),
+        canonicalValue: (field) => exact.get(field),
+        logger,
+      })
+      .catch((error: unknown) => {
+        throw withAuthErrorResponse(error);
+      });
   }
 }
 

@@ -1,6 +1,6 @@
 import type { Clock } from '../../time/clock.js';
 import type { EcpdsConfig } from '../../config/model.js';
-import { authError } from '../../http/error-bodies.js';
+import { AuthError } from '../auth-error.js';
 import type { ReadAuthorizationPlugin, ReadCheckContext } from '../read-plugin.js';
 import { DestinationCache, type CacheLookup, type CacheOutcome } from './destination-cache.js';
 import { clientSettingsFromConfig, DestinationClient } from './destination-client.js';
@@ -99,7 +99,7 @@ export function createEcpdsPlugin(config: EcpdsConfig, deps: EcpdsPluginDeps): E
           'ECPDS check failed unexpectedly',
         );
         finish('error');
-        throw authError(500, 'ECPDS check failed unexpectedly');
+        throw new AuthError(500, 'ECPDS check failed unexpectedly');
       }
 
       const fields = { ...checkFields, cache_outcome: cacheOutcome };
@@ -114,14 +114,14 @@ export function createEcpdsPlugin(config: EcpdsConfig, deps: EcpdsPluginDeps): E
             'ECPDS check denied: match key missing',
           );
           finish(verdict.decision);
-          throw authError(403, `Required field '${config.match_key}' not found in request identifiers`);
+          throw new AuthError(403, `Required field '${config.match_key}' not found in request identifiers`);
         case 'unavailable':
           logger.warn(
             { event_name: 'auth.ecpds.check.unavailable', ...fields, fetch_outcome: failureLogName(verdict.fetchOutcome) },
             'ECPDS service is inaccessible',
           );
           finish(verdict.decision);
-          throw authError(503, 'ECPDS service is inaccessible');
+          throw new AuthError(503, 'ECPDS service is inaccessible');
         case 'allow':
           logger.info(
             { event_name: 'auth.ecpds.check.allowed', ...fields, destination: verdict.destination },
@@ -140,7 +140,7 @@ export function createEcpdsPlugin(config: EcpdsConfig, deps: EcpdsPluginDeps): E
             'ECPDS check denied: destination not in list',
           );
           finish(verdict.decision);
-          throw authError(403, `User '${username}' does not have access to destination '${verdict.destination}'`);
+          throw new AuthError(403, `User '${username}' does not have access to destination '${verdict.destination}'`);
       }
     },
 

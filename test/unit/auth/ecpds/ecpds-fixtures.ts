@@ -4,7 +4,9 @@ import type { ReadCheckContext } from '../../../../src/auth/read-plugin.js';
 import type { DestinationClientSettings } from '../../../../src/auth/ecpds/destination-client.js';
 import type { DecisionOutcome, EcpdsTelemetry, FetchOutcome } from '../../../../src/auth/ecpds/ecpds-telemetry.js';
 import type { EcpdsConfig } from '../../../../src/config/model.js';
-import { ApiError } from '../../../../src/http/api-error.js';
+import { AuthError } from '../../../../src/auth/auth-error.js';
+import type { ApiError } from '../../../../src/http/api-error.js';
+import { authErrorResponse } from '../../../../src/http/error-bodies.js';
 import { createLogger } from '../../../../src/logging/logger.js';
 import { ECPDS_SERVICE_ACCOUNT } from '../../../support/fake-ecpds.js';
 
@@ -126,13 +128,16 @@ export class RecordingTelemetry implements EcpdsTelemetry {
   }
 }
 
-/** The `ApiError` a promise rejects with; fails the test if it resolves or rejects otherwise. */
+/**
+ * The answer the `AuthError` a promise rejects with becomes on the wire; fails the test if it
+ * resolves or rejects otherwise.
+ */
 export async function apiErrorOf(promise: Promise<unknown>): Promise<ApiError> {
   try {
     await promise;
   } catch (error) {
-    if (error instanceof ApiError) return error;
+    if (error instanceof AuthError) return authErrorResponse(error);
     throw error;
   }
-  throw new Error('expected a rejection with an ApiError');
+  throw new Error('expected a rejection with an AuthError');
 }

@@ -1,9 +1,10 @@
 import type { FastifyInstance } from 'fastify';
-import { ApiError } from '../http/api-error.js';
-import type { AuthUser } from './auth-user.js';
-import type { Authenticator } from './authenticator.js';
-import { presentedAuthorization } from './browser-cookie.js';
+import { AuthError } from '../auth/auth-error.js';
+import type { AuthUser } from '../auth/auth-user.js';
+import type { Authenticator } from '../auth/authenticator.js';
+import { presentedAuthorization } from '../auth/browser-cookie.js';
 import type { AuthOutcome, AvisoMetrics } from '../metrics/aviso-metrics.js';
+import { authErrorResponse } from './error-bodies.js';
 
 /** `outcome` of `aviso_auth_requests_total` for each rejection status (docs/design/rules/operations.md §2.9). */
 const AUTH_OUTCOMES: Readonly<Record<number, AuthOutcome>> = {
@@ -69,21 +70,21 @@ export function registerAuthHook(
         presentedAuthorization(request, browserCookie),
       );
     } catch (error) {
-      if (error instanceof ApiError) {
-        metrics.authRequest(authenticator.mode, AUTH_OUTCOMES[error.statusCode] ?? 'unauthorized');
-        request.log.warn(
-          {
-            event_name: 'auth.middleware.request.denied',
-            outcome: 'error',
-            status_code: error.statusCode,
-            reason: error.body.error,
-            username: error.logContext.username ?? '-',
-            path,
-          },
-          String(error.body.message),
-        );
-      }
-      throw error;
+      if (!(error instanceof AuthError)) throw error;
+      const refusal = authErrorResponse(error);
+      metrics.authRequest(authenticator.mode, AUTH_OUTCOMES[refusal.statusCode] ?? 'unauthorized');
+      request.log.warn(
+        {
+          event_name: 'auth.middleware.request.denied',
+          outcome: 'error',
+          status_code: refusal.statusCode,
+          reason: refusal.body.error,
+          username: refusal.logContext.username ?? '-',
+          path,
+        },
+        String(refusal.body.message),
+      );
+      throw refusal;
     }
     if (request.authUser) {
       metrics.authRequest(authenticator.mode, 'success');
