@@ -1,0 +1,167 @@
+import Type from 'typebox';
+import { port } from './model-fields.js';
+
+/** The `application` and `logging` sections of the configuration model (model.ts). */
+
+// ---------------------------------------------------------------------------------------------
+// application (§1.4.1)
+
+/**
+ * The homepage's links (D29, reference-0.13.md §5). This project has no published documentation
+ * site or repository URL of its own yet, so the server defaults point at a chosen repository
+ * location and its `docs/` folder; operators override them.
+ */
+export const HOMEPAGE_DEFAULTS = {
+  client_documentation_url: 'https://sites.ecmwf.int/docs/aviso-client/main/',
+  client_repository_url: 'https://github.com/ecmwf/aviso-client',
+  server_documentation_url: 'https://github.com/aviso-ts/aviso-ts/tree/main/docs',
+  server_repository_url: 'https://github.com/aviso-ts/aviso-ts',
+} as const;
+
+const homepageUrl = (key: keyof typeof HOMEPAGE_DEFAULTS, description: string) =>
+  Type.String({
+    default: HOMEPAGE_DEFAULTS[key],
+    description: `${description} An absolute \`http\`/\`https\` URL with a host and no user info (checked at startup).`,
+  });
+
+export const HomepageSchema = Type.Object(
+  {
+    client_documentation_url: homepageUrl('client_documentation_url', 'Client documentation, under "Use aviso".'),
+    client_repository_url: homepageUrl('client_repository_url', 'Client source repository, under "Use aviso".'),
+    server_documentation_url: homepageUrl('server_documentation_url', 'Server documentation, under "Operate the server".'),
+    server_repository_url: homepageUrl('server_repository_url', 'Server source repository, under "Operate the server".'),
+  },
+  { default: {}, description: 'Links shown on the homepage (`GET /`). Each field has its own default.' },
+);
+
+/** §2 of browser.md: CORS for `/api/v1/*`, off unless origins are listed (src/http/cors.ts). */
+export const CorsSchema = Type.Object(
+  {
+    allowed_origins: Type.Array(Type.String(), {
+      default: [],
+      description:
+        'Origins (`scheme://host[:port]`, e.g. `https://console.example.org`) whose pages may call `/api/v1/*`. A listed origin may send credentials (cookies, `Authorization`); `"*"` lets any other origin read without credentials. Empty: no CORS headers at all (streams keep their `Access-Control-Allow-Origin: *`). A page on an origin not allowed here (nor the server\'s own) cannot change state: its POST/DELETE requests get `403 CROSS_ORIGIN_REQUEST_REFUSED` (docs/security.md, "Cross-site writes").',
+    }),
+  },
+  { default: {}, description: 'Cross-origin access for browser pages on other origins. Off by default.' },
+);
+
+/** §3 of browser.md: HTTPS with HTTP/2 and HTTP/1.1 on one port (src/http/tls-options.ts). */
+export const TlsSchema = Type.Object(
+  {
+    cert_file: Type.String({ description: 'PEM file with the server certificate (and its chain). Read at startup.' }),
+    key_file: Type.String({ description: 'PEM file with the private key of `cert_file`. Read at startup.' }),
+    ca_file: Type.Optional(
+      Type.String({ description: 'PEM file with the CA certificates that complete the chain of `cert_file` (intermediates it does not hold itself). Optional; client certificates are not requested.' }),
+    ),
+  },
+  {
+    description:
+      'Serve HTTPS with HTTP/2 (ALPN `h2`) and HTTP/1.1 fallback on `port`. Unset: plain HTTP/1.1.',
+  },
+);
+
+export const ApplicationSchema = Type.Object(
+  {
+    host: Type.String({ description: 'Bind address of the public HTTP server.' }),
+    port: port(
+      'Bind port of the public HTTP server. `0` picks an ephemeral port (the actual port is logged in `startup.server.started`).',
+    ),
+    base_url: Type.String({
+      default: 'http://localhost',
+      description: 'Prefix used when building CloudEvent `source` values.',
+    }),
+    static_files_path: Type.String({
+      default: '/app/static',
+      description: 'Directory served under `/static/` and holding `index.html` for `/`.',
+    }),
+    max_body_bytes: Type.Integer({
+      minimum: 1,
+      default: 262144,
+      description: 'Largest accepted request body in bytes; a larger body is answered `413 PAYLOAD_TOO_LARGE` (D15).',
+    }),
+    max_header_bytes: Type.Integer({
+      minimum: 1024,
+      maximum: 1048576,
+      default: 16384,
+      description:
+        'Largest accepted request head (request line and all headers together) in bytes; a larger one is answered `431` and the connection is closed.',
+    }),
+    headers_timeout_ms: Type.Integer({
+      minimum: 1,
+      default: 30000,
+      description:
+        'Time a client has to send the complete request head, in milliseconds; a slower one (slow-loris) is answered `408 REQUEST_TIMEOUT` and disconnected. Checked at least every 1 s: the effective bound is up to one check interval longer.',
+    }),
+    request_timeout_ms: Type.Integer({
+      minimum: 1,
+      default: 60000,
+      description:
+        'Time a client has to send the complete request (head and body), in milliseconds; must be ≥ `headers_timeout_ms`. It bounds receiving the request only: a watch/replay stream may then stay open for its whole lifetime.',
+    }),
+    keep_alive_timeout_ms: Type.Integer({
+      minimum: 1,
+      default: 72000,
+      description: 'How long an idle keep-alive connection is kept open between requests, in milliseconds.',
+    }),
+    max_connections: Type.Integer({
+      minimum: 1,
+      default: 10000,
+      description:
+        'Most simultaneous client connections; further connections are closed at once by the server, without an answer. Over HTTP/1.1 each watch/replay stream holds one; an HTTP/2 connection carries up to 256. The default bounds what connections that never send a request can cost: a TLS handshake left unfinished keeps about 55 KB of native memory until `headers_timeout_ms`, so 10,000 of them take about 540 MiB (see the security docs). Raise it for more streams per process, with the memory to match.',
+    }),
+    homepage: HomepageSchema,
+    cors: CorsSchema,
+    tls: Type.Optional(TlsSchema),
+    workers: Type.Union([Type.Integer({ minimum: 1 }), Type.Literal('auto')], {
+      default: 1,
+      description:
+        'Server processes sharing `port` (D36): `1` is one process as always; `N` runs a primary process that serves the metrics port and N worker processes that each serve the public port; `auto` is the number of CPUs this process may use (its CPU affinity, `os.availableParallelism()`). Above 1 needs `notification_backend.kind: jetstream` (checked at startup). See the deployment docs for sizing.',
+    }),
+  },
+  { description: 'The public HTTP server.' },
+);
+
+// ---------------------------------------------------------------------------------------------
+// logging (§1.4.2; per-field defaults are deviation §7 item 3)
+
+/** OTLP log export (reference-0.13.md §7): a second sink beside stdout, off unless enabled. */
+export const OtlpSchema = Type.Object(
+  {
+    enabled: Type.Boolean({
+      default: false,
+      description: 'Also export every log record to an OpenTelemetry collector. stdout logging continues unchanged.',
+    }),
+    endpoint: Type.Optional(
+      Type.String({
+        description:
+          'Collector address, required (non-blank) when `enabled`. Without a scheme `http://` is assumed; with `protocol: http`, `/v1/logs` is appended unless already there.',
+      }),
+    ),
+    protocol: Type.Union([Type.Literal('grpc'), Type.Literal('http')], {
+      default: 'grpc',
+      description: '`grpc` (OTLP/gRPC, usually port 4317) or `http` (OTLP/HTTP with JSON bodies, usually port 4318).',
+    }),
+  },
+  { default: {}, description: 'OTLP log export. Optional; disabled by default.' },
+);
+
+export const LoggingSchema = Type.Object(
+  {
+    level: Type.String({
+      default: 'info',
+      description:
+        '`trace`, `debug`, `info`, `warn` or `error`, case-insensitive. Any other value means `info` (never a startup error). Overridden by `RUST_LOG` (see the logging docs).',
+    }),
+    format: Type.Optional(
+      Type.String({ description: 'Accepted for compatibility and ignored: logs are always pino JSON lines.' }),
+    ),
+    access_log: Type.Union([Type.Literal('debug'), Type.Literal('info')], {
+      default: 'debug',
+      description:
+        'Level of the per-request access line `http.request.completed` (D34; the reference writes none). `debug` (default): written only when `level` is `debug` or `trace`, so a notify writes its one `api.notification.processed` line. `info`: business routes write it at `info` again; infrastructure paths (`/health`, `/ready`, `/metrics`, static files, docs) stay at `debug`.',
+    }),
+    otlp: OtlpSchema,
+  },
+  { default: {}, description: 'Log output. Optional; each field has its own default.' },
+);
