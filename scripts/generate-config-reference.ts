@@ -4,7 +4,7 @@ import {
   CONFIG_JSON_SCHEMA_PATH,
   CONFIG_REFERENCE_MARKDOWN_PATH,
   renderConfigReference,
-} from '../src/config/reference.js';
+} from './config-reference/reference.js';
 
 /**
  * Writes docs/configuration.md and schemas/config.schema.json from the configuration model.

@@ -22,7 +22,7 @@ export * from './model-schema.js';
 /**
  * The TypeBox model of the configuration file (operations.md §1.4): the single source of truth
  * for validation (src/config/conform.ts), default values, the TypeScript types the rest of the code
- * uses, `docs/configuration.md` and `schemas/config.schema.json` (src/config/reference.ts).
+ * uses, `docs/configuration.md` and `schemas/config.schema.json` (scripts/config-reference/reference.ts).
  *
  * Conventions of this model, relied on by the loader and the reference generator:
  *

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { AppConfigSchema } from '../../../src/config/model.js';
-import { CONFIG_REFERENCE_MARKDOWN_PATH } from '../../../src/config/reference.js';
+import { CONFIG_REFERENCE_MARKDOWN_PATH } from '../../../scripts/config-reference/reference.js';
 import { IDENTIFIER_RULES } from '../../../src/schema/identifier-rule.js';
 
 interface Node {

@@ -1,6 +1,6 @@
-import { AppConfigSchema } from './model.js';
+import { AppConfigSchema } from '../../src/config/model.js';
 import { BROWSER_ACCESS_REFERENCE } from './reference-browser.js';
-import type { SchemaNode } from './schema-node.js';
+import type { SchemaNode } from '../../src/config/schema-node.js';
 
 /**
  * Renders `docs/configuration.md` and `schemas/config.schema.json` from the TypeBox model, so the
