@@ -7,9 +7,6 @@
 /** `route` of a request no route matched. */
 export const UNMATCHED_ROUTE = 'unmatched';
 
-/** `route` of a failure that escaped every handler before route information existed. */
-export const ERROR_ROUTE = 'error';
-
 /** `event_type` of an unknown type accepted in non-strict mode. */
 export const GENERIC_EVENT_TYPE = 'generic';
 

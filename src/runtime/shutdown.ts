@@ -37,9 +37,8 @@ export interface ShutdownControl {
 }
 
 /**
- * operations.md §4.2: streams end with `server_shutdown`, the metrics server stops, the public
- * server drains for up to 30 s, then the backend closes; the process exits 0 once it has.
- * Installs the SIGTERM/SIGINT handlers; a second signal while draining means "now" (exit 1).
+ * Installs the SIGTERM/SIGINT handlers, each beginning the drain; a second signal while draining
+ * means "now" (exit 1).
  */
 export function installShutdown(running: Drainable): ShutdownControl {
   let shuttingDown = false;
@@ -63,6 +62,10 @@ export function installShutdown(running: Drainable): ShutdownControl {
   };
 }
 
+/**
+ * operations.md §4.2: streams end with `server_shutdown`, the metrics server stops, the public
+ * server drains for up to 30 s, then the backend closes; the process exits 0 once it has.
+ */
 async function drain({ app, backend, logger, plugins, metricsServer, otlp }: Drainable): Promise<void> {
   logger.info({ event_name: 'startup.shutdown.token.cancelled' }, 'Shutdown broadcast to all components');
   app.streams.closeAll('server_shutdown');
