@@ -12,8 +12,11 @@ import { reasonOf } from './fatal.js';
  * Every check a configuration passes before a process serves it, in one place for startup and
  * reload: load → validate → backend settings → schema registry → read plugins → TLS. Each step
  * answers its value or one refusal; startup turns a refusal into its line on stderr and exit 1,
- * a reload into a refused reload with the same line (D17). Startup runs the steps one at a time,
- * because it sets up logging between the first two and leaves the rest to the process that serves.
+ * a reload into a refused reload with the same line (D17). Startup runs the steps one at a time:
+ * it sets up logging between the first two, reads the TLS files before it decides whether this
+ * process serves or becomes the primary of several workers, and leaves the registry, the ECPDS
+ * checker and the backend settings to the process that serves (`serving.ts`), where the metrics
+ * the checker reports to exist.
  */
 
 /** Why a configuration cannot be served. */

@@ -14,7 +14,7 @@ import { createDisabledMetrics, createPrometheusMetrics, type MetricsSnapshot } 
 import { SERVER_VERSION } from '../version.js';
 import { fatal, reasonOf } from './fatal.js';
 import { startMetricsOrExit } from './metrics-listener.js';
-import { buildEcpdsChecker, buildSchemaRegistry } from './configuration-preparation.js';
+import { buildEcpdsChecker, buildSchemaRegistry, checkBackendSettings } from './configuration-preparation.js';
 import { refuseStartup } from './startup-configuration.js';
 import type { ProcessLogging } from './process-logging.js';
 import type { Drainable } from './shutdown.js';
@@ -76,6 +76,8 @@ export async function serve(options: ServeOptions): Promise<Serving> {
   const metrics: AvisoMetrics = prometheus ?? createDisabledMetrics();
   const plugins = createReadPlugins(config, logger, metrics);
 
+  const settings = checkBackendSettings(config);
+  if (!settings.ok) refuseStartup(settings.refusal, logger);
   let backend: NotificationBackend;
   try {
     backend = metrics.instrumentBackend(await createBackend(config, systemClock, logger, metrics.memoryHistory, metrics.idempotency));
