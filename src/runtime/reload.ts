@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Authenticator } from '../auth/authenticator.js';
 import type { EcpdsPlugin } from '../auth/ecpds/ecpds-plugin.js';
 import type { NotificationBackend } from '../backend/backend.js';
-import { configuredBases } from '../backend/create-backend.js';
+import { configuredBases } from './create-backend.js';
 import type { AppConfig } from '../config/model.js';
 import { hasSchemaChanges, restartOnlySettings, sameSetting, schemaChanges, type SchemaChanges } from '../config/reload-changes.js';
 import type { ReloadOutcome, ReloadSource } from '../config/reload-outcome.js';

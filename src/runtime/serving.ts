@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { buildApp } from '../app.js';
 import type { EcpdsPlugin } from '../auth/ecpds/ecpds-plugin.js';
 import type { NotificationBackend } from '../backend/backend.js';
-import { createBackend } from '../backend/create-backend.js';
+import { createBackend } from './create-backend.js';
 import { systemClock } from '../time/clock.js';
 import type { AppConfig } from '../config/model.js';
 import { ConfigurationReloader, type ConfigurationReload } from './reload.js';

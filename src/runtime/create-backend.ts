@@ -4,11 +4,11 @@ import type { AppConfig } from '../config/model.js';
 import { idempotencyWindowSeconds } from '../config/idempotency-model.js';
 import { parseSize } from '../config/units.js';
 import { validateJetStreamSettings } from '../config/validate.js';
-import type { NotificationBackend, SchemaStorage } from './backend.js';
-import { JetStreamBackend } from './jetstream/jetstream-backend.js';
+import type { NotificationBackend, SchemaStorage } from '../backend/backend.js';
+import { JetStreamBackend } from '../backend/jetstream/jetstream-backend.js';
 import type { IdempotencyTelemetry } from '../idempotency/idempotency-telemetry.js';
-import type { MemoryHistoryTelemetry } from './memory/history-telemetry.js';
-import { MemoryBackend } from './memory/memory-backend.js';
+import type { MemoryHistoryTelemetry } from '../backend/memory/history-telemetry.js';
+import { MemoryBackend } from '../backend/memory/memory-backend.js';
 
 /**
  * Builds the configured backend (docs/design/rules/backends.md §3.1); rejects when it cannot start (stage C). The
