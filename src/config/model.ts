@@ -7,7 +7,6 @@ import {
   LoggingSchema,
   type CorsSchema,
   type HomepageSchema,
-  type OtlpSchema,
   type TlsSchema,
 } from './model-application.js';
 import { BackendSchema, type JetStreamSchema } from './model-backend.js';
@@ -112,7 +111,6 @@ export type ApplicationConfig = Static<typeof ApplicationSchema>;
 export type HomepageConfig = Static<typeof HomepageSchema>;
 export type CorsConfig = Static<typeof CorsSchema>;
 export type TlsConfig = Static<typeof TlsSchema>;
-export type OtlpConfig = Static<typeof OtlpSchema>;
 export type AuthConfig = Static<typeof AuthSchema>;
 export type EcpdsConfig = Static<typeof EcpdsSchema>;
 export type JetStreamConfig = Static<typeof JetStreamSchema>;

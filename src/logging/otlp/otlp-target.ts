@@ -1,9 +1,14 @@
-import type { OtlpConfig } from '../../config/model.js';
-
 /** reference-0.13.md §7, byte for byte. */
 export const OTLP_MISSING_ENDPOINT = 'logging.otlp.enabled=true requires logging.otlp.endpoint';
 
-export type OtlpProtocol = OtlpConfig['protocol'];
+export type OtlpProtocol = 'grpc' | 'http';
+
+/** `logging.otlp` as this module reads it (the configuration model's section has this shape). */
+export interface OtlpSettings {
+  readonly enabled: boolean;
+  readonly endpoint?: string | undefined;
+  readonly protocol: OtlpProtocol;
+}
 
 /** Where and how records are exported; `undefined` when export is off. */
 export interface OtlpTarget {
@@ -17,7 +22,7 @@ export interface OtlpTarget {
  * endpoint (absent or blank): the operator asked for export, so quietly not exporting would hide
  * that collection is broken.
  */
-export function otlpTarget(config: OtlpConfig): OtlpTarget | undefined {
+export function otlpTarget(config: OtlpSettings): OtlpTarget | undefined {
   if (!config.enabled) return undefined;
   const endpoint = config.endpoint?.trim() ?? '';
   if (endpoint === '') throw new Error(OTLP_MISSING_ENDPOINT);
