@@ -11,9 +11,8 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const SCANNED = ['src', 'packages/client/src', 'packages/client/test', 'packages/client/bin', 'packages/client/README.md', 'console', 'static', 'test', 'bench', 'scripts', 'docs', 'README.md'];
 const SKIPPED_DIRS = new Set(['node_modules', 'dist', 'fixtures', 'images', 'profiles']);
 const EXTENSIONS = /\.(ts|mts|mjs|js|md|html|css|sh|yaml|yml)$/;
-const BASELINE = join(ROOT, 'scripts/doc-references.baseline');
 /** The check's own test cites dangling references on purpose. */
-const SKIPPED_FILES = new Set(['scripts/doc-references.baseline', 'test/unit/scripts/check-doc-references.test.ts']);
+const SKIPPED_FILES = new Set(['test/unit/scripts/check-doc-references.test.ts']);
 const DECISIONS = 'docs/design/decisions.md';
 const SPEC_FOLDER = ['..', 'shared'].join('/');
 /** A line that names another repository, a URL or an RFC cites that work's files and sections, not ours. */
@@ -130,30 +129,14 @@ function main() {
     }
     return cache.get(path);
   };
-  const baseline = new Set(
-    existsSync(BASELINE)
-      ? readFileSync(BASELINE, 'utf8').split('\n').filter((line) => line.trim() !== '' && !line.startsWith('#'))
-      : [],
-  );
-  const found = new Set();
-  const fresh = [];
+  const problems = [];
   for (const file of SCANNED.flatMap(filesUnder)) {
     if (SKIPPED_FILES.has(file)) continue;
-    for (const problem of danglingReferences(file, readDoc(file) ?? '', readDoc)) {
-      const key = `${file}: ${problem.reference}`;
-      found.add(key);
-      if (!baseline.has(key)) fresh.push(`${file}:${problem.line}: ${problem.reference}`);
-    }
+    for (const problem of danglingReferences(file, readDoc(file) ?? '', readDoc)) problems.push(`${file}:${problem.line}: ${problem.reference}`);
   }
-  const gone = [...baseline].filter((key) => !found.has(key));
-  if (process.argv.includes('--write-baseline')) {
-    process.stdout.write(`${[...found].sort().join('\n')}\n`);
-    return;
-  }
-  for (const line of fresh) process.stderr.write(`${line}: no such document, heading or decision in this repository\n`);
-  for (const key of gone) process.stderr.write(`${key}: fixed; remove it from scripts/doc-references.baseline\n`);
-  if (fresh.length > 0 || gone.length > 0) process.exit(1);
-  process.stdout.write(`doc references: ok (${baseline.size} known dangling references left in scripts/doc-references.baseline)\n`);
+  for (const line of problems) process.stderr.write(`${line}: no such document, heading or decision in this repository\n`);
+  if (problems.length > 0) process.exit(1);
+  process.stdout.write('doc references: ok\n');
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main();

@@ -46,7 +46,7 @@ export interface AppDependencies {
   /** `application.base_url`: CloudEvent `source` and `dataschema`. */
   readonly baseUrl: string;
   readonly watchEndpoint: WatchEndpointConfig;
-  /** The `auth` section; absent or disabled means every stream is public (operations.md §2.1). */
+  /** The `auth` section; absent or disabled means every stream is public (docs/design/rules/operations.md §2.1). */
   readonly auth?: AuthConfig;
   /** Read-authorization plugins by name, for schemas listing them in `auth.plugins`. */
   readonly readPlugins?: ReadonlyMap<string, ReadAuthorizationPlugin>;
@@ -58,9 +58,9 @@ export interface AppDependencies {
   readonly homepage?: HomepageConfig;
   /** `application` connection limits (header size, timeouts, connections); defaults when absent. */
   readonly limits?: ServerLimits;
-  /** Live configuration reload behind `POST /api/v1/admin/reload` (browser.md §5); no route without it. */
+  /** Live configuration reload behind `POST /api/v1/admin/reload` (docs/design/rules/browser.md §5); no route without it. */
   readonly reloader?: ConfigurationReload;
-  /** `application.cors`; absent or empty means no CORS headers (browser.md §2). */
+  /** `application.cors`; absent or empty means no CORS headers (docs/design/rules/browser.md §2). */
   readonly cors?: CorsConfig;
   /** `application.tls` read from its files: HTTPS with HTTP/2 and HTTP/1.1; absent means plain HTTP/1.1. */
   readonly tls?: TlsMaterial;
@@ -75,13 +75,13 @@ declare module 'fastify' {
   }
 }
 
-/** Builds the public HTTP application; no listening, no globals (design.md). */
+/** Builds the public HTTP application; no listening, no globals (docs/design/architecture.md "Wiring"). */
 export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
   const limits = deps.limits ?? DEFAULT_SERVER_LIMITS;
   const app = createFastify(
     {
       loggerInstance: deps.logger as FastifyBaseLogger,
-      // Fastify's per-request lines are off (operations.md §3.5); handlers log their own events.
+      // Fastify's per-request lines are off (docs/design/rules/operations.md §3.5); handlers log their own events.
       logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
       childLoggerFactory: (logger, bindings) => childLogger(logger as Logger, bindings) as FastifyBaseLogger,
       genReqId: generateRequestId,
@@ -90,7 +90,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       // During shutdown a request that reaches a busy keep-alive socket is served (node answers it
       // with `Connection: close`) instead of fastify's bare 503, which had neither X-Request-ID nor
       // the error shape of api.md: an in-flight notify is stored and acknowledged before the backend
-      // closes (operations.md §4.2). New connections are refused once the server stops listening.
+      // closes (docs/design/rules/operations.md §4.2). New connections are refused once the server stops listening.
       return503OnClosing: false,
       frameworkErrors: frameworkErrorHandler,
     },
@@ -113,7 +113,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   const access = new StreamAccess(authenticator);
   deps.reloader?.attachAuthenticator(authenticator);
 
-  // notify/watch/replay read the raw body whatever the Content-Type says (api.md §2.2).
+  // notify/watch/replay read the raw body whatever the Content-Type says (docs/design/rules/api.md §2.2).
   registerRawBodyReading(app);
 
   const identities = new StoredIdentityReader(deps.registry);
@@ -141,7 +141,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     deliveryLag: metrics.deliveryLag,
   });
   app.decorate('streams', streams);
-  // Streams end with their final frame before the server stops accepting (streaming.md §8.4).
+  // Streams end with their final frame before the server stops accepting (docs/design/rules/streaming.md §8.4).
   app.addHook('preClose', async () => streams.closeAll('server_shutdown'));
 
   await registerApiDocs(app);

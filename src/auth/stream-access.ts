@@ -4,7 +4,7 @@ import { hasAnyRole, type AuthUser } from './auth-user.js';
 import type { Authenticator } from './authenticator.js';
 
 /**
- * Per-stream enforcement (operations.md §2.7): schemas with `auth.required: true` need a user;
+ * Per-stream enforcement (docs/design/rules/operations.md §2.7): schemas with `auth.required: true` need a user;
  * admins may always read and write; otherwise `read_roles`/`write_roles` decide, and without
  * `write_roles` only admins write. Everything else is public.
  */

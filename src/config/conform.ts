@@ -22,8 +22,8 @@ import type { SchemaNode } from './schema-node.js';
  */
 
 /**
- * `lenient`: the settings sections, where YAML scalars are coerced like env values (§1.2).
- * `strict`: inside `notification_schema`, where only env values are coerced (§1.3).
+ * `lenient`: the settings sections, where YAML scalars are coerced like env values (docs/design/rules/operations.md §1.2).
+ * `strict`: inside `notification_schema`, where only env values are coerced (docs/design/rules/operations.md §1.3).
  */
 type Mode = 'lenient' | 'strict';
 
@@ -83,7 +83,7 @@ function conform(node: SchemaNode, value: unknown, where: string, mode: Mode): u
   }
 }
 
-/** A list or mapping given through the environment may be written as a JSON literal (§1.2, optional). */
+/** A list or mapping given through the environment may be written as a JSON literal (docs/design/rules/operations.md §1.2, optional). */
 function fromEnvJson(value: EnvValue, expected: 'a mapping' | 'a list', where: string): unknown {
   const text = value.text.trim();
   if (text.startsWith('{') || text.startsWith('[')) {

@@ -4,7 +4,7 @@ import { port, unsigned } from './model-fields.js';
 /** The `auth`, `ecpds` and `metrics` sections of the configuration model (model.ts). */
 
 // ---------------------------------------------------------------------------------------------
-// auth (§1.4.3)
+// auth (docs/design/rules/operations.md §1.4.3)
 
 export const AuthModeSchema = Type.Union([Type.Literal('direct'), Type.Literal('trusted_proxy')], {
   default: 'direct',
@@ -48,7 +48,7 @@ export const AuthSchema = Type.Object(
 );
 
 // ---------------------------------------------------------------------------------------------
-// ecpds (§1.4.4)
+// ecpds (docs/design/rules/operations.md §1.4.4)
 
 export const EcpdsSchema = Type.Object(
   {
@@ -83,7 +83,7 @@ export const EcpdsSchema = Type.Object(
 );
 
 // ---------------------------------------------------------------------------------------------
-// metrics (§1.4.5)
+// metrics (docs/design/rules/operations.md §1.4.5)
 
 export const MetricsSchema = Type.Object(
   {

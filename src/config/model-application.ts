@@ -4,10 +4,10 @@ import { port } from './model-fields.js';
 /** The `application` and `logging` sections of the configuration model (model.ts). */
 
 // ---------------------------------------------------------------------------------------------
-// application (§1.4.1)
+// application (docs/design/rules/operations.md §1.4.1)
 
 /**
- * The homepage's links (D29, reference-0.13.md §5). This project has no published documentation
+ * The homepage's links (D29, docs/design/rules/reference-0.13.md §5). This project has no published documentation
  * site or repository URL of its own yet, so the server defaults point at a chosen repository
  * location and its `docs/` folder; operators override them.
  */
@@ -34,7 +34,7 @@ export const HomepageSchema = Type.Object(
   { default: {}, description: 'Links shown on the homepage (`GET /`). Each field has its own default.' },
 );
 
-/** §2 of browser.md: CORS for `/api/v1/*`, off unless origins are listed (src/http/cors.ts). */
+/** docs/design/rules/reference-0.13.md §2 of docs/design/rules/browser.md: CORS for `/api/v1/*`, off unless origins are listed (src/http/cors.ts). */
 export const CorsSchema = Type.Object(
   {
     allowed_origins: Type.Array(Type.String(), {
@@ -46,7 +46,7 @@ export const CorsSchema = Type.Object(
   { default: {}, description: 'Cross-origin access for browser pages on other origins. Off by default.' },
 );
 
-/** §3 of browser.md: HTTPS with HTTP/2 and HTTP/1.1 on one port (src/http/tls-options.ts). */
+/** docs/design/rules/browser.md §3 of docs/design/rules/browser.md: HTTPS with HTTP/2 and HTTP/1.1 on one port (src/http/tls-options.ts). */
 export const TlsSchema = Type.Object(
   {
     cert_file: Type.String({ description: 'PEM file with the server certificate (and its chain). Read at startup.' }),
@@ -123,9 +123,9 @@ export const ApplicationSchema = Type.Object(
 );
 
 // ---------------------------------------------------------------------------------------------
-// logging (§1.4.2; per-field defaults are deviation §7 item 3)
+// logging (docs/design/rules/operations.md §1.4.2; per-field defaults are deviation docs/design/rules/operations.md §7 item 3)
 
-/** OTLP log export (reference-0.13.md §7): a second sink beside stdout, off unless enabled. */
+/** OTLP log export (docs/design/rules/reference-0.13.md §7): a second sink beside stdout, off unless enabled. */
 export const OtlpSchema = Type.Object(
   {
     enabled: Type.Boolean({

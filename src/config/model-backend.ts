@@ -4,7 +4,7 @@ import { unsigned } from './model-fields.js';
 /** The `notification_backend` section of the configuration model (model.ts). */
 
 // ---------------------------------------------------------------------------------------------
-// notification_backend (§1.4.6, backends.md §6.1, §7.1)
+// notification_backend (docs/design/rules/operations.md §1.4.6, docs/design/rules/backends.md §6.1, §7.1)
 
 export const InMemorySchema = Type.Object(
   {

@@ -7,5 +7,5 @@ export const unsigned = (description: string, defaultValue?: number) =>
 
 export const port = (description: string) => Type.Integer({ minimum: 0, maximum: 65535, description });
 
-/** Realm name → role names (operations.md §2.6). `"*"` grants every role of that realm. */
+/** Realm name → role names (docs/design/rules/operations.md §2.6). `"*"` grants every role of that realm. */
 export const RoleMap = (description: string) => Type.Record(Type.String(), Type.Array(Type.String()), { description });

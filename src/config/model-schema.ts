@@ -5,7 +5,7 @@ import { RoleMap } from './model-fields.js';
 /** The `notification_schema` section of the configuration model (model.ts). */
 
 // ---------------------------------------------------------------------------------------------
-// notification_schema (§1.4.7, schema-and-validation.md §2)
+// notification_schema (docs/design/rules/operations.md §1.4.7, docs/design/rules/schema-and-validation.md §2)
 
 export const TopicSchema = Type.Object(
   {

@@ -19,7 +19,7 @@ export * from './model-backend.js';
 export * from './model-schema.js';
 
 /**
- * The TypeBox model of the configuration file (operations.md §1.4): the single source of truth
+ * The TypeBox model of the configuration file (docs/design/rules/operations.md §1.4): the single source of truth
  * for validation (src/config/conform.ts), default values, the TypeScript types the rest of the code
  * uses, `docs/configuration.md` and `schemas/config.schema.json` (scripts/config-reference/reference.ts).
  *
@@ -32,7 +32,7 @@ export * from './model-schema.js';
  * - `Type.Optional` without a default marks a field whose absence means something (a token that
  *   is not set, a cap that is not set).
  * - `additionalProperties: false` marks the sections where an unknown key is a load error
- *   (operations.md §1.3); everywhere else unknown keys are ignored and dropped.
+ *   (docs/design/rules/operations.md §1.3); everywhere else unknown keys are ignored and dropped.
  * - Enumerations are unions of literals; identifier rules are a union discriminated by `type`.
  * - Unsigned integers are `minimum: 0`; zero is accepted here when it is a valid literal value
  *   and rejected by the semantic stage (src/config/validate.ts) where it makes no sense, so
@@ -43,7 +43,7 @@ export * from './model-schema.js';
  */
 
 // ---------------------------------------------------------------------------------------------
-// watch_endpoint (§1.4.9; per-field defaults are deviation §7 item 3; max_buffered_events is D9)
+// watch_endpoint (docs/design/rules/operations.md §1.4.9; per-field defaults are deviation docs/design/rules/operations.md §7 item 3; max_buffered_events is D9)
 
 export const WatchEndpointSchema = Type.Object(
   {
@@ -120,7 +120,7 @@ export const WATCH_ENDPOINT_DEFAULTS: WatchEndpointConfig = Value.Default(WatchE
 export type EventSchemaConfig = Static<typeof EventSchemaSchema>;
 export type StoragePolicyConfig = Static<typeof StoragePolicySchema>;
 
-/** The backend kinds the server can build (backends.md §3.1). */
+/** The backend kinds the server can build (docs/design/rules/backends.md §3.1). */
 export const BACKEND_KINDS = ['in_memory', 'jetstream'] as const;
 
 /** `storage_policy` fields in the order they are checked and reported. */

@@ -1,7 +1,7 @@
 import type { AppConfig, EcpdsConfig, EventSchemaConfig } from './model.js';
 import { VALIDATION_EVENTS, at, blankOrPadded, failWith, schemaEntries, type Fail } from './validation-errors.js';
 
-/** Known authorisation plugins; this build always ships ECPDS (§2.10), so "not available" cannot happen. */
+/** Known authorisation plugins; this build always ships ECPDS (docs/design/rules/operations.md §2.10), so "not available" cannot happen. */
 export const KNOWN_PLUGINS: readonly string[] = ['ecpds'];
 
 const LOOPBACK_HOSTS: ReadonlySet<string> = new Set(['127.0.0.1', '[::1]', 'localhost']);

@@ -4,7 +4,7 @@ import { parseDuration, parseSize } from './units.js';
 import { WARNING_EVENTS, at, configError, parseOr, schemaEntries, type ConfigWarning } from './validation-errors.js';
 
 /**
- * D31 (reference-0.13.md §6): a base is used unescaped as the first subject token and, upper-cased,
+ * D31 (docs/design/rules/reference-0.13.md §6): a base is used unescaped as the first subject token and, upper-cased,
  * as the stream name, so it is limited to what both accept without percent-encoding.
  */
 const TOPIC_BASE = /^[A-Za-z0-9][A-Za-z0-9_-]*$/u;
@@ -84,7 +84,7 @@ export function checkSchemas(config: AppConfig, warnings: ConfigWarning[]): void
     }
   }
 
-  // Per-schema structure (D19, schema-and-validation.md §5.9, D8)
+  // Per-schema structure (D19, docs/design/rules/schema-and-validation.md §5.9, D8)
   for (const [eventType, schema] of schemas) checkSchemaStructure(eventType, schema, warnings);
 }
 

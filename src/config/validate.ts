@@ -13,20 +13,20 @@ export { validateJetStreamSettings } from './validate-backend.js';
 export { ConfigValidationError, VALIDATION_EVENTS, WARNING_EVENTS, type ConfigWarning } from './validation-errors.js';
 
 /**
- * Stage B of startup (operations.md §1.6): semantic checks across fields, run after loading and
+ * Stage B of startup (docs/design/rules/operations.md §1.6): semantic checks across fields, run after loading and
  * before anything is built, plus the decisions D8, D19, D22 and the point-cloud rules of
- * schema-and-validation.md §5.9. Checks run in the spec's order and the first failure wins;
- * each failure carries the §3.4.3 log event it must be logged with.
+ * docs/design/rules/schema-and-validation.md §5.9. Checks run in the spec's order and the first failure wins;
+ * each failure carries the docs/design/rules/operations.md §3.4.3 log event it must be logged with.
  *
  * Order: B1.1 kind, then the backend settings (D8 caps, the in-memory byte budget, D22, D36
  * workers), B1.2 bases, B1.3 key_order, B1.4 storage_policy needs topic, then "every schema has a
- * topic" (S13), B1.5 values, B1.6 capability, then the per-schema structure rules (D19, §5.9, D8),
+ * topic" (S13), B1.5 values, B1.6 capability, then the per-schema structure rules (D19, docs/design/rules/schema-and-validation.md §5.9, D8),
  * B2 … B6, B7 (+ D8/D9).
  */
 
 export interface ValidatedConfig {
   config: AppConfig;
-  /** Effective `notification_schema_strict` (§1.4.8). */
+  /** Effective `notification_schema_strict` (docs/design/rules/operations.md §1.4.8). */
   strictMode: boolean;
   /** Startup warnings to log at `warn` once the logger exists. */
   warnings: ConfigWarning[];
@@ -52,7 +52,7 @@ export function validateConfig(config: AppConfig): ValidatedConfig {
   const strict = resolveStrictMode(config);
   if (strict.warning !== undefined) warnings.push(strict.warning);
   if (config.notification_backend.jetstream.enable_auto_reconnect !== undefined) {
-    // Gone in aviso-server 0.13; still accepted so existing files keep starting (reference-0.13.md §6).
+    // Gone in aviso-server 0.13; still accepted so existing files keep starting (docs/design/rules/reference-0.13.md §6).
     warnings.push({
       event: WARNING_EVENTS.deprecatedSetting,
       message:
@@ -68,7 +68,7 @@ export function validateConfig(config: AppConfig): ValidatedConfig {
   return { config, strictMode: strict.strict, warnings };
 }
 
-/** §1.4.8 / schema-and-validation.md §3.1 truth table. */
+/** docs/design/rules/operations.md §1.4.8 / docs/design/rules/schema-and-validation.md §3.1 truth table. */
 export function resolveStrictMode(config: AppConfig): { strict: boolean; warning?: ConfigWarning } {
   const schemaCount = Object.keys(config.notification_schema ?? {}).length;
   const explicit = config.notification_schema_strict;
@@ -85,7 +85,7 @@ export function resolveStrictMode(config: AppConfig): { strict: boolean; warning
   return { strict: explicit };
 }
 
-/** reference-0.13.md §7: OTLP export needs somewhere to export to. */
+/** docs/design/rules/reference-0.13.md §7: OTLP export needs somewhere to export to. */
 function checkLogging(config: AppConfig): void {
   try {
     otlpTarget(config.logging.otlp);
@@ -107,7 +107,7 @@ function checkApplicationLimits(config: AppConfig): void {
   }
 }
 
-/** browser.md §2, §3: CORS origins as browsers send them, TLS files named. */
+/** docs/design/rules/browser.md §2, §3: CORS origins as browsers send them, TLS files named. */
 function checkBrowserAccess(config: AppConfig): void {
   const problem = corsOriginProblem(config.application.cors) ?? tlsSettingProblem(config.application.tls);
   if (problem !== undefined) configError(problem);
@@ -131,7 +131,7 @@ function checkMetrics(config: AppConfig): void {
   }
 }
 
-/** B7 (§7 item 4) plus D8/D9: values that must be positive. `replay_batch_delay_ms: 0` means no pause. */
+/** B7 (docs/design/rules/operations.md §7 item 4) plus D8/D9: values that must be positive. `replay_batch_delay_ms: 0` means no pause. */
 function checkWatchEndpoint(config: AppConfig): void {
   const watch = config.watch_endpoint;
   for (const field of [

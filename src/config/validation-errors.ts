@@ -24,7 +24,7 @@ export const WARNING_EVENTS = {
 
 export class ConfigValidationError extends Error {
   constructor(
-    /** The `event.name` the failure is logged with (§3.4.3). */
+    /** The `event.name` the failure is logged with (docs/design/rules/operations.md §3.4.3). */
     readonly eventName: string,
     message: string,
   ) {

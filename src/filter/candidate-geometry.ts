@@ -10,7 +10,7 @@ import { trimRust } from '../text/rust-whitespace.js';
 
 /**
  * The geometry a stored notification carries, read from its metadata headers (and, for polygons,
- * the legacy payload member) as schema-and-validation.md §9.1–9.4 describe. A header that is
+ * the legacy payload member) as docs/design/rules/schema-and-validation.md §9.1–9.4 describe. A header that is
  * missing or cannot be read is `undefined`: the filters turn that into "no match", never an error.
  */
 
@@ -22,7 +22,7 @@ export type PlanarPolygon = ReturnType<typeof turfPolygon>;
 export interface CandidateGeometry {
   /** `spatial_bbox`, corners ordered; undefined when absent or unparseable. */
   readonly bbox: BoundingBox | undefined;
-  /** From `spatial_geometry`, else from the payload's legacy `spatial_geometry` member (§9.2 step 3). */
+  /** From `spatial_geometry`, else from the payload's legacy `spatial_geometry` member (docs/design/rules/schema-and-validation.md §9.2 step 3). */
   readonly polygon: PlanarPolygon | undefined;
   /** `spatial_point_cloud` in stored order; undefined when absent, unparseable or empty. */
   readonly cloud: readonly PlanarPosition[] | undefined;
@@ -157,7 +157,7 @@ function plainRing(text: string): LatLon[] | undefined {
 }
 
 /**
- * §9.2 step 3, legacy fallback: a JSON-object payload whose `spatial_geometry` member is polygon
+ * docs/design/rules/schema-and-validation.md §9.2 step 3, legacy fallback: a JSON-object payload whose `spatial_geometry` member is polygon
  * text or `{"type": "Polygon", "coordinates": [[[lat, lon], …]]}`.
  */
 export function readLegacyPayloadPolygon(payload: string): PlanarPolygon | undefined {

@@ -5,15 +5,15 @@ import type { BoundingBox, LatLon, PolygonValue } from '../schema/handlers/field
 import { candidateGeometryOf, toPlanarPolygon, type PlanarPolygon, type PlanarPosition } from './candidate-geometry.js';
 
 /**
- * Stage 4 of watch/replay selection (schema-and-validation.md §8.5, §9). Geometry is planar in
+ * Stage 4 of watch/replay selection (docs/design/rules/schema-and-validation.md §8.5, §9). Geometry is planar in
  * (lon, lat) degrees with no antimeridian handling (S16); turf does the geometric predicates.
  */
 export type SpatialFilter =
-  /** `identifier.polygon` on a polygon schema (§9.2). */
+  /** `identifier.polygon` on a polygon schema (docs/design/rules/schema-and-validation.md §9.2). */
   | { readonly kind: 'polygon_intersects'; readonly polygon: PolygonValue }
-  /** `identifier.point` on a polygon schema (§9.3). */
+  /** `identifier.point` on a polygon schema (docs/design/rules/schema-and-validation.md §9.3). */
   | { readonly kind: 'point_in_polygon'; readonly point: LatLon }
-  /** `identifier.polygon` on a point-cloud schema (§9.4). */
+  /** `identifier.polygon` on a point-cloud schema (docs/design/rules/schema-and-validation.md §9.4). */
   | { readonly kind: 'cloud_in_polygon'; readonly polygon: PolygonValue };
 
 export type SpatialPredicate = (candidate: StoredNotification) => boolean;
@@ -37,7 +37,7 @@ function polygonIntersects(request: PolygonValue): SpatialPredicate {
   const requestPolygon = toPlanarPolygon(request.ring);
   return (candidate) => {
     const geometry = candidateGeometryOf(candidate);
-    // Without a stored box the candidate fails outright (§9.2 step 1), unlike the point filter.
+    // Without a stored box the candidate fails outright (docs/design/rules/schema-and-validation.md §9.2 step 1), unlike the point filter.
     const box = geometry.bbox;
     if (box === undefined || !boxesIntersect(box, request.bbox)) return false;
     const polygon = geometry.polygon;
@@ -64,7 +64,7 @@ function pointInPolygon(point: LatLon): SpatialPredicate {
   const position: PlanarPosition = [lon, lat];
   return (candidate) => {
     const geometry = candidateGeometryOf(candidate);
-    // The box check is skipped, not failed, when there is no readable box (§9.3 step 1).
+    // The box check is skipped, not failed, when there is no readable box (docs/design/rules/schema-and-validation.md §9.3 step 1).
     const box = geometry.bbox;
     if (box !== undefined && !boxContains(box, lat, lon)) return false;
     const polygon = geometry.polygon;
@@ -77,7 +77,7 @@ function cloudInPolygon(request: PolygonValue): SpatialPredicate {
   const requestPolygon = toPlanarPolygon(request.ring);
   return (candidate) => {
     const geometry = candidateGeometryOf(candidate);
-    // A cloud without a readable stored box fails: the box check comes first (§9.4 step 1).
+    // A cloud without a readable stored box fails: the box check comes first (docs/design/rules/schema-and-validation.md §9.4 step 1).
     const box = geometry.bbox;
     if (box === undefined || !boxesIntersect(box, request.bbox)) return false;
     // Boundary included for clouds (S4); `some` stops at the first point inside, in stored order.

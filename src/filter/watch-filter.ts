@@ -15,7 +15,7 @@ export type FieldFilter =
       readonly source: string;
     };
 
-/** What a validated watch/replay request selects (schema-and-validation.md §8). */
+/** What a validated watch/replay request selects (docs/design/rules/schema-and-validation.md §8). */
 export interface WatchSelection {
   readonly eventType: string;
   /** Coarse backend filter and exact token match (stages 1–2). */
@@ -28,7 +28,7 @@ export interface WatchSelection {
 export type NotificationPredicate = (notification: StoredNotification) => boolean;
 
 /**
- * Combines the stages into one predicate (design.md: "WatchFilter"): exact topic pattern, then
+ * Combines the stages into one predicate (docs/design/architecture.md "WatchFilter"): exact topic pattern, then
  * every field filter against the stored canonical identifier (D7, D18), then geometry. Built once
  * per request; everything it reads from a notification is cached per notification.
  */

@@ -1,6 +1,6 @@
 /**
  * The one error type that routes and validation throw; the central error handler renders it
- * (design.md "Errors"). `body` holds the exact JSON shape of docs/design/rules/api.md §9.1 minus `request_id`,
+ * (docs/design/architecture.md "Errors"). `body` holds the exact JSON shape of docs/design/rules/api.md §9.1 minus `request_id`,
  * which the handler adds.
  */
 export class ApiError extends Error {

@@ -2,7 +2,7 @@ import { AuthError, type AuthErrorStatus } from '../auth/auth-error.js';
 import { ApiError } from './api-error.js';
 import { ENDPOINTS, type EndpointName } from './endpoint.js';
 
-/** Constructors for every error shape of api.md §9.1, so no route assembles an error body itself. */
+/** Constructors for every error shape of docs/design/rules/api.md §9.1, so no route assembles an error body itself. */
 
 /** Shape A: parse and validation failures of notify/watch/replay. */
 export function requestError(endpoint: EndpointName, code: string, message: string, details: string = message): ApiError {
@@ -13,7 +13,7 @@ export function validationError(endpoint: EndpointName, message: string, details
   return requestError(endpoint, ENDPOINTS[endpoint].validationCode, message, details);
 }
 
-/** Shape B: strict-mode gate (api.md §4). */
+/** Shape B: strict-mode gate (docs/design/rules/api.md §4). */
 export function unknownEventTypeError(eventType: string, configuredEventTypes: readonly string[]): ApiError {
   return new ApiError(400, {
     code: 'UNKNOWN_EVENT_TYPE',
@@ -95,7 +95,7 @@ export function internalError(): ApiError {
   return new ApiError(500, { code: 'INTERNAL_ERROR', error: 'internal_error', message: 'Internal server error' });
 }
 
-/** Shape D: the backend could not set a stream up (api.md §9.1). */
+/** Shape D: the backend could not set a stream up (docs/design/rules/api.md §9.1). */
 export function streamInitializationFailedError(cause: string, topic: string): ApiError {
   return new ApiError(500, {
     code: 'SSE_STREAM_INITIALIZATION_FAILED',
@@ -113,7 +113,7 @@ const AUTH_ERROR_CODES: Readonly<Record<AuthErrorStatus, { code: string; error: 
   503: { code: 'SERVICE_UNAVAILABLE', error: 'service_unavailable' },
 };
 
-/** Shape C (operations.md §2.8): four members, never `details`; 401s carry their challenges. */
+/** Shape C (docs/design/rules/operations.md §2.8): four members, never `details`; 401s carry their challenges. */
 export function authError(
   status: AuthErrorStatus,
   message: string,

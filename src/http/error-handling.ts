@@ -28,10 +28,10 @@ const IDEMPOTENCY_CONFLICT_CODES = new Set(['IDEMPOTENCY_KEY_REUSED', 'IDEMPOTEN
 const PROCESSING_CODES = new Set(['NOTIFICATION_PROCESSING_FAILED', 'NOTIFICATION_STORAGE_FAILED']);
 
 /**
- * The one place error bodies are written (design.md "Errors"): `ApiError`s with the request id
+ * The one place error bodies are written (docs/design/architecture.md "Errors"): `ApiError`s with the request id
  * added, fastify's own 4xx mapped to our shape, anything else a logged 500 without internals.
  * Also answers unknown paths with 404 and known paths with the wrong method with 405 (D3), and
- * logs each request failure once with its event name (operations.md §3.4.3).
+ * logs each request failure once with its event name (docs/design/rules/operations.md §3.4.3).
  */
 export function registerErrorHandling(app: FastifyInstance, options: { maxBodyBytes: number; routes: RouteIndex }): void {
   const { routes } = options;

@@ -20,14 +20,14 @@ export interface MetricsServer {
 }
 
 /**
- * The separate metrics listener (operations.md §3.3.1): only `GET /metrics`, so the public port
+ * The separate metrics listener (docs/design/rules/operations.md §3.3.1): only `GET /metrics`, so the public port
  * never exposes metrics and this one exposes nothing else.
  */
 export async function startMetricsServer(options: MetricsServerOptions): Promise<MetricsServer> {
   const { host, metrics, logger } = options;
   const app = Fastify({
     // No framework logger: fastify would log its listen line and per-request lines at info
-    // (§3.4.2 item 3); the two events this server has are logged below with the app's logger.
+    // (docs/design/rules/operations.md §3.4.2 item 3); the two events this server has are logged below with the app's logger.
     logger: false,
     genReqId: generateRequestId,
     requestIdHeader: false,

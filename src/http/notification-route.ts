@@ -36,12 +36,12 @@ export interface NotificationRouteDeps {
   readonly metrics: AvisoMetrics;
 }
 
-/** `POST /api/v1/notification` (api.md §5): parse → gate → point → validate → topic → store → 200. */
+/** `POST /api/v1/notification` (docs/design/rules/api.md §5): parse → gate → point → validate → topic → store → 200. */
 export function registerNotificationRoute(app: FastifyInstance, deps: NotificationRouteDeps): void {
   const { metrics } = deps;
 
   app.post('/api/v1/notification', { schema: ROUTE_DOCS.notify }, async (request, reply) => {
-    // `unknown` until the body parsed and strict mode accepted the event type (operations.md §3.3.4).
+    // `unknown` until the body parsed and strict mode accepted the event type (docs/design/rules/operations.md §3.3.4).
     const labels = { eventType: 'unknown' };
     try {
       const response = await notify(deps, request, reply, labels);
@@ -82,7 +82,7 @@ async function notify(
   }
   labels.eventType = registry.eventTypeLabel(body.event_type);
   addLogContext(request.log as Logger, { event_type: labels.eventType });
-  // An end point belongs to replays (reference-0.13.md §1); refused before the point check.
+  // An end point belongs to replays (docs/design/rules/reference-0.13.md §1); refused before the point check.
   if (hasEndPoint(body)) throw validationError('notify', endPointNotSupported('/notification'));
 
   const asValidationError = (error: unknown): unknown =>
@@ -92,7 +92,7 @@ async function notify(
   } catch (error) {
     throw asValidationError(error);
   }
-  // The write check comes after the point check and before validation (operations.md §2.7).
+  // The write check comes after the point check and before validation (docs/design/rules/operations.md §2.7).
   try {
     access.checkWrite(registry.get(body.event_type), request.authUser);
   } catch (error) {

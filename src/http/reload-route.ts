@@ -14,11 +14,11 @@ export interface ConfigurationReload {
   attachAuthenticator(authenticator: Authenticator | undefined): void;
 }
 
-/** The `code` of a refused reload (api.md §8.6): the configuration on disk would not start. */
+/** The `code` of a refused reload (docs/design/rules/api.md §8.6): the configuration on disk would not start. */
 export const INVALID_CONFIGURATION = 'INVALID_CONFIGURATION';
 
 /**
- * `POST /api/v1/admin/reload` (browser.md §5, api.md §8.6): the same reload as `SIGHUP`. The auth
+ * `POST /api/v1/admin/reload` (docs/design/rules/browser.md §5, docs/design/rules/api.md §8.6): the same reload as `SIGHUP`. The auth
  * hook requires the admin role as on every admin path; any request body is ignored.
  */
 export function registerReloadRoute(app: FastifyInstance, reloader: ConfigurationReload): void {

@@ -32,7 +32,7 @@ export interface StreamRouteDeps {
   readonly registry: SchemaRegistry;
   readonly streams: StreamSupervisor;
   readonly access: StreamAccess;
-  /** Read-authorization plugins by name (`auth.plugins`, operations.md §2.10). */
+  /** Read-authorization plugins by name (`auth.plugins`, docs/design/rules/operations.md §2.10). */
   readonly readPlugins: ReadonlyMap<string, ReadAuthorizationPlugin>;
   /** `watch_endpoint.max_historical_notifications`, the cap when a schema sets none. */
   readonly defaultReplayCap: number;
@@ -40,8 +40,8 @@ export interface StreamRouteDeps {
 }
 
 /**
- * `POST /api/v1/watch` and `POST /api/v1/replay` (api.md §6–§7, streaming.md §2), and their GET
- * forms for `EventSource` (browser.md §1): the query becomes the same request, served the same way.
+ * `POST /api/v1/watch` and `POST /api/v1/replay` (docs/design/rules/api.md §6–§7, docs/design/rules/streaming.md §2), and their GET
+ * forms for `EventSource` (docs/design/rules/browser.md §1): the query becomes the same request, served the same way.
  */
 export function registerStreamRoutes(app: FastifyInstance, deps: StreamRouteDeps): void {
   for (const endpoint of ['watch', 'replay'] as const) {
@@ -66,7 +66,7 @@ interface BrowserStream {
   readonly lastEventId: string | string[] | undefined;
 }
 
-/** Steps 3–8 of api.md §6.1 for a parsed request, POST or GET. */
+/** Steps 3–8 of docs/design/rules/api.md §6.1 for a parsed request, POST or GET. */
 async function serveStream(
   deps: StreamRouteDeps,
   request: FastifyRequest,
@@ -87,7 +87,7 @@ async function serveStream(
   const eventType = deps.registry.eventTypeLabel(body.event_type);
   addLogContext(request.log as Logger, { event_type: eventType });
   const validated = validateStreamRequest(deps.registry, endpoint, body);
-  // The URL is judged first, as it is; then the header (browser.md §1).
+  // The URL is judged first, as it is; then the header (docs/design/rules/browser.md §1).
   const resumeAfter = browser && parseLastEventId(endpoint, browser.lastEventId, body.event_type);
   const { selection } = validated;
   let { cursor, end } = validated;
@@ -133,13 +133,13 @@ async function serveStream(
   request.log.info({ event_name: `api.${endpoint}.stream.established` }, 'Stream established');
 }
 
-/** `Last-Event-ID: <event_type>@<n>` means `from_id = n + 1`, overriding the URL's start (browser.md §1). */
+/** `Last-Event-ID: <event_type>@<n>` means `from_id = n + 1`, overriding the URL's start (docs/design/rules/browser.md §1). */
 function resumedRequest(body: NotificationRequest, lastDelivered: bigint): NotificationRequest {
   const { from_date: _fromDate, ...rest } = body;
   return { ...rest, from_id: String(lastDelivered + 1n) };
 }
 
-/** Step 6 of operations.md §2.7: plugins listed by the schema, once the request is valid. */
+/** Step 6 of docs/design/rules/operations.md §2.7: plugins listed by the schema, once the request is valid. */
 async function runReadPlugins(
   deps: StreamRouteDeps,
   schema: EventSchema | undefined,
@@ -178,8 +178,8 @@ interface RangeFields {
 }
 
 /**
- * Step 4 of api.md §6.1, in its order: spatial shape, start cursor, end point (reference-0.13.md
- * §1: validated on a replay, refused on a watch), identifier, topic length (D33).
+ * Step 4 of docs/design/rules/api.md §6.1, in its order: spatial shape, start cursor, end point (docs/design/rules/reference-0.13.md
+ * docs/design/rules/reference-0.13.md §1: validated on a replay, refused on a watch), identifier, topic length (D33).
  */
 function validateStreamRequest(
   registry: SchemaRegistry,
@@ -205,7 +205,7 @@ function resolveRange(endpoint: StreamEndpoint, body: RangeFields): { cursor: St
   return { cursor, end: LATEST };
 }
 
-/** The validation failures of step 4 as the endpoint's 400 (api.md §6.1). */
+/** The validation failures of step 4 as the endpoint's 400 (docs/design/rules/api.md §6.1). */
 function asValidationErrors<T>(endpoint: StreamEndpoint, validate: () => T): T {
   try {
     return validate();

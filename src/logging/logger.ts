@@ -3,13 +3,13 @@ import { formatUtcSeconds } from '../time/time-format.js';
 import { redactField, redactText } from './redact.js';
 
 /**
- * pino configured for the OpenTelemetry-shaped JSON lines of operations.md §3.4.1: `timestamp`,
+ * pino configured for the OpenTelemetry-shaped JSON lines of docs/design/rules/operations.md §3.4.1: `timestamp`,
  * `severityText`/`severityNumber`, `body`, `resource`, and every event field under `attributes`.
  */
 
 const SEVERITY: Readonly<Record<string, number>> = { trace: 1, debug: 5, info: 9, warn: 13, error: 17, fatal: 21 };
 
-/** Attribute renames of §3.4.1. */
+/** Attribute renames of docs/design/rules/operations.md §3.4.1. */
 const RENAMES: Readonly<Record<string, string>> = {
   event_name: 'event.name',
   error_type: 'error.type',
@@ -23,7 +23,7 @@ export interface LoggerOptions {
   readonly env?: Readonly<Record<string, string | undefined>>;
   readonly destination?: DestinationStream;
   /**
-   * A second sink receiving every line too (the OTLP export, reference-0.13.md §7). stdout (or
+   * A second sink receiving every line too (the OTLP export, docs/design/rules/reference-0.13.md §7). stdout (or
    * `destination`) is written first and exactly as without it.
    */
   readonly tee?: DestinationStream;
@@ -34,7 +34,7 @@ export interface LoggerOptions {
   readonly attributes?: Readonly<Record<string, unknown>>;
 }
 
-/** The identity block of every line (§3.4.1), also the OTLP resource. */
+/** The identity block of every line (docs/design/rules/operations.md §3.4.1), also the OTLP resource. */
 export function logResource(
   serviceVersion: string,
   env: Readonly<Record<string, string | undefined>> = process.env,
@@ -81,7 +81,7 @@ export function createLogger(options: LoggerOptions): Logger {
       // A copy: pino merges each event's fields into the object mixin returns.
       mixin: (_object, _level, logger) => ({ ...processAttributes, ...CONTEXTS.get(logger) }),
       hooks: {
-        // The message is free text too: it may quote a URL or a header (§3.4.1 redaction).
+        // The message is free text too: it may quote a URL or a header (docs/design/rules/operations.md §3.4.1 redaction).
         // `args` is pino's own array for this call, so it is redacted in place.
         logMethod(args, method) {
           for (let i = 0; i < args.length; i++) {
@@ -133,7 +133,7 @@ export function endLogger(logger: Logger, graceMs: number): Promise<void> {
 }
 
 /**
- * pino writes child bindings at the top level of a line, but §3.4.1 wants request context
+ * pino writes child bindings at the top level of a line, but docs/design/rules/operations.md §3.4.1 wants request context
  * (`request_id`, `event_type`, `topic`) under `attributes`. So children carry no bindings; their
  * context lives here and `mixin` adds it to every event, where the log formatter nests it.
  */

@@ -7,7 +7,7 @@ import { UNKNOWN_EVENT_TYPE } from './labels.js';
 
 /** The metric families every server registers: the inventory, the ECPDS checker's, their first series. */
 
-/** Histogram buckets unless stated otherwise (operations.md §3.3.2); spelled out so a library upgrade cannot move them. */
+/** Histogram buckets unless stated otherwise (docs/design/rules/operations.md §3.3.2); spelled out so a library upgrade cannot move them. */
 export const DURATION_BUCKETS: readonly number[] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 /** `aviso_sse_connection_duration_seconds`: streams live from seconds to a day. */
@@ -56,7 +56,7 @@ export interface EcpdsMetrics {
   readonly fetches: Counter<'outcome'>;
 }
 
-/** The inventory of operations.md §3.3.2. */
+/** The inventory of docs/design/rules/operations.md §3.3.2. */
 export function defineCoreMetrics(register: Registry): CoreMetrics {
   const registers = [register];
   return {
@@ -156,7 +156,7 @@ export function defineCoreMetrics(register: Registry): CoreMetrics {
   };
 }
 
-/** operations.md §3.3.3: registered whatever the configuration, like the reference's build feature. */
+/** docs/design/rules/operations.md §3.3.3: registered whatever the configuration, like the reference's build feature. */
 export function defineEcpdsMetrics(register: Registry): EcpdsMetrics {
   const registers = [register];
   return {
@@ -190,7 +190,7 @@ export function defineEcpdsMetrics(register: Registry): EcpdsMetrics {
   };
 }
 
-/** operations.md §3.3.5: series `rate()` alerts need before the first event happens. */
+/** docs/design/rules/operations.md §3.3.5: series `rate()` alerts need before the first event happens. */
 export function precreateSeries(options: SeriesOptions, core: CoreMetrics, ecpds: EcpdsMetrics): void {
   core.buildInfo.set({ version: options.version }, 1);
   for (const mode of AUTH_MODES) {

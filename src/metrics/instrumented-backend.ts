@@ -27,7 +27,7 @@ export type BackendOutcome = (typeof BACKEND_OUTCOMES)[number];
 export type RecordOperation = (operation: BackendOperation, outcome: BackendOutcome, elapsedSeconds: number) => void;
 
 /**
- * Counts and times the backend calls of §3.3.4 (`operation`); live subscription set-up, history
+ * Counts and times the backend calls of docs/design/rules/operations.md §3.3.4 (`operation`); live subscription set-up, history
  * bounds, stats and shutdown are forwarded untimed because the spec does not measure them.
  */
 export class InstrumentedBackend implements NotificationBackend {

@@ -1,5 +1,5 @@
 /**
- * Label values of the Prometheus metrics (operations.md §3.3.4). Every label is drawn from a small,
+ * Label values of the Prometheus metrics (docs/design/rules/operations.md §3.3.4). Every label is drawn from a small,
  * fixed set so that no caller-controlled text can create new series: a series per raw path, method
  * or event type would let any client grow the registry without bound.
  */
@@ -24,7 +24,7 @@ const KNOWN_METHODS: ReadonlySet<string> = new Set(HTTP_METHODS);
  *
  * fastify writes parameters as `:name`, optionally followed by a regular expression in
  * parentheses (`:id(^\\d+)`), and an escaped literal colon as `::`. A trailing `/*` wildcard is
- * dropped so a static-file route (`/static/*`) is labelled `/static` as §3.3.4 asks.
+ * dropped so a static-file route (`/static/*`) is labelled `/static` as docs/design/rules/operations.md §3.3.4 asks.
  */
 export function routeLabel(pattern: string | undefined): string {
   if (pattern === undefined || pattern === '') return UNMATCHED_ROUTE;

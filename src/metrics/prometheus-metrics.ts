@@ -21,7 +21,7 @@ export interface PrometheusMetricsOptions {
   readonly version: string;
   /** The configured `notification_backend.kind`, the `backend` label. */
   readonly backendKind: BackendKind;
-  /** Configured schema names, whose notification series exist from startup (§3.3.5). */
+  /** Configured schema names, whose notification series exist from startup (docs/design/rules/operations.md §3.3.5). */
   readonly eventTypes: readonly string[];
   /** The OTLP log export's totals (`aviso_otlp_*`); absent when export is disabled. */
   readonly otlpStats?: () => OtlpExportStats;
@@ -276,7 +276,7 @@ class PrometheusMetrics implements PrometheusAvisoMetrics {
   }
 }
 
-/** Anonymous streams (no user, or an empty name) are not distinct users (§3.3.2). */
+/** Anonymous streams (no user, or an empty name) are not distinct users (docs/design/rules/operations.md §3.3.2). */
 function isAuthenticated(username: string | undefined): username is string {
   return username !== undefined && username !== '';
 }

@@ -4,7 +4,7 @@
  * that none of them has to import the backend contract for its shape.
  */
 
-/** Message headers written by notify and returned verbatim (backends.md §2.2, D7). */
+/** Message headers written by notify and returned verbatim (docs/design/rules/backends.md §2.2, D7). */
 export type Metadata = Readonly<Record<string, string>>;
 
 export const METADATA_KEYS = {

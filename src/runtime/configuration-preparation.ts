@@ -23,7 +23,7 @@ import { reasonOf } from './fatal.js';
 export interface ConfigurationRefusal {
   /** The one line, as printed after `aviso-server: `. */
   readonly line: string;
-  /** The startup event the failure is logged with (§3.4.3); none for the file cascade. */
+  /** The startup event the failure is logged with (docs/design/rules/operations.md §3.4.3); none for the file cascade. */
   readonly event: string | undefined;
   /** The message of that startup log line. */
   readonly summary: string;
@@ -79,7 +79,7 @@ export function buildSchemaRegistry(config: AppConfig, strictMode: boolean): Pre
   }
 }
 
-/** The ECPDS checker, built once a section is configured and some stream opts into it (§2.10.1). */
+/** The ECPDS checker, built once a section is configured and some stream opts into it (docs/design/rules/operations.md §2.10.1). */
 export function buildEcpdsChecker(config: AppConfig, telemetry: EcpdsTelemetry): Prepared<EcpdsPlugin | undefined> {
   if (!config.ecpds || schemasListingEcpds(config).length === 0) return accepted(undefined);
   try {
@@ -94,7 +94,7 @@ export function buildEcpdsChecker(config: AppConfig, telemetry: EcpdsTelemetry):
   }
 }
 
-/** `application.tls`: the certificate files, read and checked (browser.md §3). */
+/** `application.tls`: the certificate files, read and checked (docs/design/rules/browser.md §3). */
 export function readTlsMaterial(config: AppConfig): Prepared<TlsMaterial | undefined> {
   if (!config.application.tls) return accepted(undefined);
   try {

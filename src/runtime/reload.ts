@@ -31,7 +31,7 @@ export interface ReloaderDependencies {
 }
 
 /**
- * Live configuration reload (browser.md §5): re-reads the cascade, checks the result exactly as
+ * Live configuration reload (docs/design/rules/browser.md §5): re-reads the cascade, checks the result exactly as
  * startup does, and only then swaps the schemas and the admin roles in, in one synchronous step.
  * Open streams keep the filter they were opened with. Reloads run one at a time, in request order.
  */
@@ -128,7 +128,7 @@ function describeChanges(changes: SchemaChanges): string {
 }
 
 /**
- * `SIGHUP` reloads (browser.md §5). Node's default for it is to exit, so the handler is installed
+ * `SIGHUP` reloads (docs/design/rules/browser.md §5). Node's default for it is to exit, so the handler is installed
  * once the server listens; before that a hang-up still stops a process that is not serving yet.
  */
 export function installReloadSignal(reloader: ConfigurationReload, logger: Logger, shuttingDown: () => boolean): void {

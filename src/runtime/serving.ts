@@ -48,7 +48,7 @@ export interface Serving extends Drainable {
 }
 
 /**
- * Steps 6 to 10 of operations.md §4.1 (ECPDS checker, backend, metrics, the public server) for a
+ * Steps 6 to 10 of docs/design/rules/operations.md §4.1 (ECPDS checker, backend, metrics, the public server) for a
  * process that serves the public port: a single process, or one worker of several. A worker has
  * no metrics listener (its primary serves the port, aggregating every worker) and labels its
  * process metrics with its id. Every failure is one line on stderr and exit 1 (D17).
@@ -139,7 +139,7 @@ export async function serve(options: ServeOptions): Promise<Serving> {
   };
 }
 
-/** The ECPDS checker exists only when a section is configured and some stream opts in (§2.10.1). */
+/** The ECPDS checker exists only when a section is configured and some stream opts in (docs/design/rules/operations.md §2.10.1). */
 function createReadPlugins(config: AppConfig, logger: Logger, metrics: AvisoMetrics): Map<string, EcpdsPlugin> {
   const plugins = new Map<string, EcpdsPlugin>();
   const anyStreamEnablesEcpds = schemasListingEcpds(config).length > 0;

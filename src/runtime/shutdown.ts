@@ -15,7 +15,7 @@ import {
   withTimeout,
 } from './grace-periods.js';
 
-/** What a serving process closes, in the order of operations.md §4.2. */
+/** What a serving process closes, in the order of docs/design/rules/operations.md §4.2. */
 export interface Drainable {
   readonly app: FastifyInstance;
   readonly backend: NotificationBackend;
@@ -63,7 +63,7 @@ export function installShutdown(running: Drainable): ShutdownControl {
 }
 
 /**
- * operations.md §4.2: streams end with `server_shutdown`, the metrics server stops, the public
+ * docs/design/rules/operations.md §4.2: streams end with `server_shutdown`, the metrics server stops, the public
  * server drains for up to 30 s, then the backend closes; the process exits 0 once it has.
  */
 async function drain({ app, backend, logger, plugins, metricsServer, otlp }: Drainable): Promise<void> {

@@ -5,7 +5,7 @@ import { loadConfiguration, readTlsMaterial, validateConfiguration, type Configu
 import { fatal } from './fatal.js';
 
 /**
- * The configuration steps of startup (operations.md §4.1 steps 1, 3 and 5), shared by a single
+ * The configuration steps of startup (docs/design/rules/operations.md §4.1 steps 1, 3 and 5), shared by a single
  * process and the primary of several workers: each failure is one line on stderr and exit 1 (D17).
  */
 
@@ -28,7 +28,7 @@ export interface StartupValidation {
 }
 
 /**
- * Stage B. `announce`: log the configuration lines of §4.1 step 3 around it; a worker, whose
+ * Stage B. `announce`: log the configuration lines of docs/design/rules/operations.md §4.1 step 3 around it; a worker, whose
  * primary logged them for the same configuration, validates silently.
  */
 export function validateStartupConfig(config: AppConfig, logger: Logger, announce: boolean): StartupValidation {
@@ -63,7 +63,7 @@ export function validateStartupConfig(config: AppConfig, logger: Logger, announc
   return { strictMode };
 }
 
-/** The first line once logging is set up (§4.1 step 3). */
+/** The first line once logging is set up (docs/design/rules/operations.md §4.1 step 3). */
 export function logConfigurationLoaded(config: AppConfig, logger: Logger): void {
   logger.info(
     {
@@ -77,7 +77,7 @@ export function logConfigurationLoaded(config: AppConfig, logger: Logger): void 
   );
 }
 
-/** `application.tls`: the certificate files, read and checked (browser.md §3). */
+/** `application.tls`: the certificate files, read and checked (docs/design/rules/browser.md §3). */
 export function loadStartupTls(config: AppConfig, logger: Logger): TlsMaterial | undefined {
   const tls = readTlsMaterial(config);
   if (!tls.ok) refuseStartup(tls.refusal, logger);

@@ -5,7 +5,7 @@ import { logServerStarted } from './started-line.js';
 import { loadStartupConfig, loadStartupTls, logConfigurationLoaded, validateStartupConfig } from './startup-configuration.js';
 
 /**
- * The process the operator started (operations.md §4.1): configuration, logging, validation, then
+ * The process the operator started (docs/design/rules/operations.md §4.1): configuration, logging, validation, then
  * either one process serving everything, as always, or with `application.workers` above 1 the
  * primary of that many workers (D36), which validated the configuration before any of them starts.
  */

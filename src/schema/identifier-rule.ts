@@ -1,9 +1,9 @@
 import Type, { type Static } from 'typebox';
 
 /**
- * Identifier field rules of `notification_schema.<event>.identifier.<field>` (schema-and-validation.md
- * §2.2). Each handler has its own closed object: a key it does not list is a startup error.
- * Values are strictly typed (no string → bool coercion, operations.md §1.3).
+ * Identifier field rules of `notification_schema.<event>.identifier.<field>` (docs/design/rules/schema-and-validation.md
+ * docs/design/rules/schema-and-validation.md §2.2). Each handler has its own closed object: a key it does not list is a startup error.
+ * Values are strictly typed (no string → bool coercion, docs/design/rules/operations.md §1.3).
  */
 const common = {
   required: Type.Boolean({ description: 'watch/replay: whether the field must be given. Notify always requires every declared field.' }),

@@ -11,7 +11,7 @@ import { canonicalFloatText } from './number-text.js';
 import type { SchemaRegistry } from './schema-registry.js';
 import { scalarText } from './scalar-text.js';
 
-/** What notify stores for a validated request (api.md §5.1 steps 5–8). */
+/** What notify stores for a validated request (docs/design/rules/api.md §5.1 steps 5–8). */
 export interface PreparedNotification {
   /** Wire topic. */
   readonly topic: string;
@@ -27,14 +27,14 @@ export interface NotifyInput {
 
 const POINT_ON_NOTIFY = 'identifier.point is only supported for watch/replay endpoints, not /notification';
 
-/** Step 3 of api.md §5.1, checked for every event type before authentication. */
+/** Step 3 of docs/design/rules/api.md §5.1, checked for every event type before authentication. */
 export function assertNoPointOnNotify(identifier: JsonObject): void {
   if (Object.hasOwn(identifier, 'point')) throw new IdentifierError(POINT_ON_NOTIFY);
 }
 
 /**
  * Validates and canonicalises a notify request, then builds its topic, payload text and metadata.
- * Problems are reported in a fixed order (api.md §9.4): unknown names, then declared fields, both
+ * Problems are reported in a fixed order (docs/design/rules/api.md §9.4): unknown names, then declared fields, both
  * alphabetically, then the payload rule, then the topic length. Throws `IdentifierError`.
  */
 export function prepareNotification(registry: SchemaRegistry, request: NotifyInput): PreparedNotification {
@@ -116,7 +116,7 @@ function bboxText(bbox: BoundingBox): string {
   return bbox.map(canonicalFloatText).join(',');
 }
 
-/** Generic (schema-less) event types in non-strict mode (schema-and-validation.md §3.3). */
+/** Generic (schema-less) event types in non-strict mode (docs/design/rules/schema-and-validation.md §3.3). */
 function prepareGeneric(registry: SchemaRegistry, request: NotifyInput): PreparedNotification {
   const { event_type: eventType, identifier } = request;
   assertUsableGenericEventType(registry, eventType);
@@ -140,7 +140,7 @@ function prepareGeneric(registry: SchemaRegistry, request: NotifyInput): Prepare
   };
 }
 
-/** Compact JSON with sorted keys; an absent payload is stored as `null` (api.md §5.1 step 8). */
+/** Compact JSON with sorted keys; an absent payload is stored as `null` (docs/design/rules/api.md §5.1 step 8). */
 function payloadText(payload: JsonValue | undefined): string {
   return canonicalJson(payload ?? null);
 }

@@ -24,7 +24,7 @@ export interface StoredIdentity {
  * Reads notifications back into identities, once per notification object: every watcher of a
  * base sees the same objects, so the work is shared. Notifications written by aviso-ts carry the
  * D7 header; others (written by the reference) are rebuilt from the topic as the reference does
- * (schema-and-validation.md §9.5).
+ * (docs/design/rules/schema-and-validation.md §9.5).
  */
 export class StoredIdentityReader {
   private cache = new WeakMap<StoredNotification, StoredIdentity | null>();

@@ -5,7 +5,7 @@ import { IdentifierError } from '../schema/identifier-error.js';
 import { trimRust } from '../text/rust-whitespace.js';
 
 /**
- * A stored polygon as a CloudEvent carries it (D27, reference-0.13.md §3): always the canonical
+ * A stored polygon as a CloudEvent carries it (D27, docs/design/rules/reference-0.13.md §3): always the canonical
  * `[[lat,lon],…]` array of numbers. Notify writes that array into the identifier header today,
  * but older stored notifications keep the legacy text: aviso-ts before D27 kept the producer's
  * text in the header, and the reference's own notifications only have the `spatial_geometry`

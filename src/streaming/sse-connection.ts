@@ -156,7 +156,7 @@ export class SseConnection implements WatchedStream {
 
   /**
    * Ends the response with its last frames. An interrupted stream drops what is still queued, so the
-   * final frame is the next thing the client reads (streaming.md §7); a completed one keeps it.
+   * final frame is the next thing the client reads (docs/design/rules/streaming.md §7); a completed one keeps it.
    * `closeConnection`: the HTTP/1.1 connection ends with the response (a client that fell behind
    * gets no further request on it). Either way the end must be complete within the watchdog's
    * bound, or the stream is reset.

@@ -7,7 +7,7 @@ import type { ReplayEndRequest, StartCursorRequest } from './stream-range.js';
 /** Why a stream was closed as a slow consumer: the bound its buffer passed, or a stalled socket. */
 export type SlowConsumerTrigger = 'buffered_events' | 'buffered_bytes' | 'process_buffered_bytes' | 'stalled';
 
-/** `watch_endpoint` settings a stream uses (streaming.md §14). */
+/** `watch_endpoint` settings a stream uses (docs/design/rules/streaming.md §14). */
 export interface StreamSettings {
   readonly heartbeatIntervalSec: number;
   readonly connectionMaxDurationSec: number;
@@ -18,14 +18,14 @@ export interface StreamSettings {
   readonly maxBufferedBytes: number;
 }
 
-/** What a stream reports for metrics (operations.md §3.3.2), bound to its route and event type. */
+/** What a stream reports for metrics (docs/design/rules/operations.md §3.3.2), bound to its route and event type. */
 export interface StreamTelemetry {
   frameSent(kind: Frame['kind']): void;
   /** The stream was closed as a slow consumer; `trigger` names the bound it passed, or `stalled`. */
   slowConsumerClosed(trigger: SlowConsumerTrigger): void;
   /** Its client did not read the end of the stream within the bound: the stream was reset (D37). */
   streamReset(): void;
-  /** The credentials it was opened with expired: closed with cause `token_expired` (browser.md §6). */
+  /** The credentials it was opened with expired: closed with cause `token_expired` (docs/design/rules/browser.md §6). */
   tokenExpiryClosed(): void;
   /** Called once, when the stream is over. */
   released(): void;
@@ -39,16 +39,16 @@ export interface StreamRequest {
   readonly cursor: StartCursorRequest;
   /** Where a replay ends (D25); always `latest` on a watch, which refuses an end point. */
   readonly end: ReplayEndRequest;
-  /** Q, the effective replay cap (§9.4). */
+  /** Q, the effective replay cap (docs/design/rules/streaming.md §9.4). */
   readonly quota: number;
   readonly telemetry: StreamTelemetry;
   /**
    * When the credentials the stream was opened with are refused (epoch ms, `AuthUser.expiresAt`):
-   * the stream ends then (browser.md §6). Absent for a stream opened without a JWT.
+   * the stream ends then (docs/design/rules/browser.md §6). Absent for a stream opened without a JWT.
    */
   readonly credentialsExpireAt?: number;
   /**
-   * Set on a GET stream (browser.md §1): notification frames carry `id:` lines, the stream starts
+   * Set on a GET stream (docs/design/rules/browser.md §1): notification frames carry `id:` lines, the stream starts
    * with `retry:`, and `id:`-only blocks mark positions covered without a notification.
    * `eventType` is the request's, the one its CloudEvent ids name.
    */

@@ -52,7 +52,7 @@ export interface StreamSchedule {
 }
 
 /**
- * One watch or replay stream from setup to release: the lifecycle of streaming.md §7–§12 in one
+ * One watch or replay stream from setup to release: the lifecycle of docs/design/rules/streaming.md §7–§12 in one
  * place. Setup happens before any byte is sent; afterwards every frame goes through the bounded
  * connection, and every way a stream ends (completion, cap, failure, max duration, shutdown, slow
  * consumer, expired credentials, client gone) releases the subscription and timers exactly once.
@@ -89,7 +89,7 @@ export class StreamSession {
 
 
   /**
-   * Backend setup (§2.2 step 7): a watch subscribes and takes H from the subscription in the same
+   * Backend setup (docs/design/rules/streaming.md §2.2 step 7): a watch subscribes and takes H from the subscription in the same
    * step; a replay only captures H. The replay's end is resolved right after, against that H.
    * Rejects when the backend fails; nothing has been sent then.
    */
@@ -153,7 +153,7 @@ export class StreamSession {
         }),
       );
     }
-    // The first heartbeat follows the opening frame at once (streaming.md §8.2, D2).
+    // The first heartbeat follows the opening frame at once (docs/design/rules/streaming.md §8.2, D2).
     this.send(heartbeat(this.identity, clock.now()));
     // Heartbeats and the maximum duration come from the process's queues (due-queue.ts), not a timer each.
     this.timers.push({ cancel: this.deps.schedule.heartbeats.add(this) });
@@ -166,12 +166,12 @@ export class StreamSession {
     else this.startReplay(cursor);
   }
 
-  /** The heartbeat interval passed (streaming.md §8.2): called by the process's heartbeat queue. */
+  /** The heartbeat interval passed (docs/design/rules/streaming.md §8.2): called by the process's heartbeat queue. */
   heartbeatDue(): void {
     this.send(heartbeat(this.identity, this.deps.clock.now()));
   }
 
-  /** Ends the stream deliberately with its final frame (§5.8). */
+  /** Ends the stream deliberately with its final frame (docs/design/rules/streaming.md §5.8). */
   close(reason: CloseReason, finalFrames: readonly Frame[] = []): void {
     this.end({ reason }, finalFrames);
   }
@@ -180,7 +180,7 @@ export class StreamSession {
     if (this.phase === 'closed') return;
     const frames = [...finalFrames, connectionClosing(this.identity, this.deps.clock.now(), ending)];
     const lastFrames = frames.map((frame) => renderFrame(frame).toString()).join('');
-    // A stream that completes keeps what it already queued; an interrupted one drops it (§7), and
+    // A stream that completes keeps what it already queued; an interrupted one drops it (docs/design/rules/streaming.md §7), and
     // so does a slow consumer, whose queue is what overflowed.
     const keepQueued = ending.reason === 'end_of_stream' && ending.cause === undefined;
     if (this.output) for (const frame of frames) this.request.telemetry.frameSent(frame.kind);
@@ -234,7 +234,7 @@ export class StreamSession {
   }
 
   /**
-   * browser.md §6: the JWT the stream was opened with is now refused. `end_of_stream` with the
+   * docs/design/rules/browser.md §6: the JWT the stream was opened with is now refused. `end_of_stream` with the
    * cause `token_expired` (D32: no new reason); the client reconnects with fresh credentials or
    * gets its 401. An expected end, so logged at info.
    */

@@ -44,7 +44,7 @@ export interface OpenStreamRequest {
   readonly end: ReplayEndRequest;
   readonly quota: number;
   readonly telemetry: StreamTelemetry;
-  /** A GET stream (browser.md §1): its frames carry ids; see `StreamRequest.browser`. */
+  /** A GET stream (docs/design/rules/browser.md §1): its frames carry ids; see `StreamRequest.browser`. */
   readonly browser?: { readonly eventType: string };
   /**
    * A GET replay's `Last-Event-ID` sequence: when it is at or past the replay's end, resolved at
@@ -53,12 +53,12 @@ export interface OpenStreamRequest {
   readonly resumeAfter?: bigint;
 }
 
-/** `finished`: a GET replay resumed at or past its end; the caller answers 204 (browser.md §1). */
+/** `finished`: a GET replay resumed at or past its end; the caller answers 204 (docs/design/rules/browser.md §1). */
 export type OpenOutcome = 'opened' | 'finished';
 
 /**
  * Opens streams and knows every open one, so shutdown can close them all with `server_shutdown`
- * (streaming.md §8.4) and tests can check that nothing outlives its stream.
+ * (docs/design/rules/streaming.md §8.4) and tests can check that nothing outlives its stream.
  */
 export class StreamSupervisor {
   private readonly sessions = new Set<StreamSession>();
@@ -121,7 +121,7 @@ export class StreamSupervisor {
     }
     this.sessions.add(session);
     session.begin(takeOver());
-    // A stream opened while shutting down consists of its opening frame and the shutdown close (§8.1).
+    // A stream opened while shutting down consists of its opening frame and the shutdown close (docs/design/rules/streaming.md §8.1).
     if (this.closingReason) session.close(this.closingReason);
     return 'opened';
   }

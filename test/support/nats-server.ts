@@ -10,7 +10,7 @@ import { findFreePort } from './ports.js';
 export { findFreePort } from './ports.js';
 
 /**
- * Private and shared NATS servers for tests (design.md "Real NATS in backend tests"). A private
+ * Private and shared NATS servers for tests (docs/design/architecture.md "Real NATS in backend tests"). A private
  * server is a real `nats-server -js` with its own port and temporary store, so a test may stop,
  * kill or restart it without disturbing anyone; the shared one (127.0.0.1:4222: the machine's, or
  * the private one the run's global setup starts, shared-nats-setup.ts) is only probed here.

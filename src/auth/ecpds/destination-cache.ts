@@ -1,7 +1,7 @@
 import type { Clock } from '../../time/clock.js';
 import type { DestinationFetch } from './fetch-outcome.js';
 
-/** §2.10.6: how a check obtained its destination set. */
+/** docs/design/rules/operations.md §2.10.6: how a check obtained its destination set. */
 export type CacheOutcome = 'hit' | 'miss_fetched' | 'miss_coalesced';
 
 /**
@@ -26,7 +26,7 @@ interface Entry {
 
 /**
  * Per-username destination sets with a TTL, a bounded size and single flight (operations.md
- * §2.10.6). Only usable fetches are stored, so a failure is retried by the next request, and
+ * docs/design/rules/operations.md §2.10.6). Only usable fetches are stored, so a failure is retried by the next request, and
  * denials are answered from the stored set without calling ECPDS again.
  *
  * Eviction is LRU, which the spec accepts: a `Map` iterates in insertion order, so re-inserting

@@ -26,7 +26,7 @@ type Verdict =
   | { readonly decision: 'allow' | 'deny_destination'; readonly destination: string };
 
 /**
- * The ECPDS destination check for reads (operations.md §2.10.2): admins bypass it; otherwise the
+ * The ECPDS destination check for reads (docs/design/rules/operations.md §2.10.2): admins bypass it; otherwise the
  * request's `match_key` value must be in the caller's ECPDS destination set, fetched through a
  * per-user cache.
  */

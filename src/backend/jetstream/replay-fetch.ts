@@ -15,7 +15,7 @@ import { encodeToken } from '../../topic/percent-codec.js';
 import { fromCoreMessage } from './message-mapping.js';
 import type { NatsClients } from './nats-link.js';
 
-/** A replay consumer left behind by a crash disappears after this long (backends.md §7.12). */
+/** A replay consumer left behind by a crash disappears after this long (docs/design/rules/backends.md §7.12). */
 const INACTIVE_THRESHOLD_MS = 30_000;
 /**
  * A replay idle for this long (its client reading slowly) may have lost its consumer to the
@@ -30,7 +30,7 @@ const READ_AHEAD_MESSAGES = 1_000;
 const READ_AHEAD_BYTES = 1_048_576;
 
 /**
- * One replay's reads (backends.md §7.10): one named consumer from the start cursor on the coarse
+ * One replay's reads (docs/design/rules/backends.md §7.10): one named consumer from the start cursor on the coarse
  * subject, kept for the whole replay (creating a filtered consumer costs tens of milliseconds on a
  * large stream, so one per batch made replays crawl), read with `no_wait` pulls that return what is
  * stored now and never wait for new messages, and stopped at the first sequence above H. The

@@ -54,7 +54,7 @@ const DEFAULT_IN_MEMORY_MAX_KEYS = 100_000;
 const EMPTY_LOG = new SequenceLog();
 
 /**
- * Node-local backend (backends.md §6). Every mutation, and every subscription together with its H,
+ * Node-local backend (docs/design/rules/backends.md §6). Every mutation, and every subscription together with its H,
  * happens inside one synchronous block, which is what makes the replay/live boundary exact.
  * `max_topics` and `max_total_size` bound all bases together (`TopicHistories`); eviction removes
  * notifications from their own base's history and never touches any base's numbering.
@@ -182,7 +182,7 @@ export class MemoryBackend implements NotificationBackend {
   }
 
   /**
-   * Case-insensitive, like a JetStream stream name (backends.md §6.7). Unlike the reference, the
+   * Case-insensitive, like a JetStream stream name (docs/design/rules/backends.md §6.7). Unlike the reference, the
    * bare-base topic of an empty `key_order` belongs to its stream too (D19), so a wipe cannot
    * leave it behind.
    */

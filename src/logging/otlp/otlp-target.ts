@@ -1,4 +1,4 @@
-/** reference-0.13.md §7, byte for byte. */
+/** docs/design/rules/reference-0.13.md §7, byte for byte. */
 export const OTLP_MISSING_ENDPOINT = 'logging.otlp.enabled=true requires logging.otlp.endpoint';
 
 export type OtlpProtocol = 'grpc' | 'http';

@@ -5,8 +5,8 @@ import { trimRust } from '../../text/rust-whitespace.js';
 import type { BoundingBox, LatLon } from './field-handler.js';
 
 /**
- * Coordinate checks shared by the spatial inputs (schema-and-validation.md §5.8–5.10,
- * reference-0.13.md §3): the `[lat, lon]` array form with its reason texts, JSON carried in a
+ * Coordinate checks shared by the spatial inputs (docs/design/rules/schema-and-validation.md §5.8–5.10,
+ * docs/design/rules/reference-0.13.md §3): the `[lat, lon]` array form with its reason texts, JSON carried in a
  * string, the coordinate ranges, bounding boxes and the canonical array of a ring (D27).
  */
 
@@ -32,10 +32,10 @@ export function canonicalPairs(points: readonly LatLon[]): number[][] {
   return points.map(([lat, lon]) => [lat, lon]);
 }
 
-/** A valid pair, or the reason text of §5.9 saying why not. */
+/** A valid pair, or the reason text of docs/design/rules/schema-and-validation.md §5.9 saying why not. */
 export type CoordinatePairResult = { readonly point: LatLon } | { readonly reason: string };
 
-/** Checks one `[lat, lon]` JSON array, in the order the reason table of §5.9 lists them. */
+/** Checks one `[lat, lon]` JSON array, in the order the reason table of docs/design/rules/schema-and-validation.md §5.9 lists them. */
 export function readJsonCoordinatePair(value: JsonValue | undefined): CoordinatePairResult {
   if (!Array.isArray(value) || value.length !== 2) return { reason: 'coordinate must be a two-element array [lat,lon]' };
   const [lat, lon] = value;

@@ -4,7 +4,7 @@ import type { DateRule } from '../identifier-rule.js';
 import type { ScalarFieldHandler } from './field-handler.js';
 
 /**
- * DateHandler (schema-and-validation.md §5.2). Parsing reproduces the reference's date library
+ * DateHandler (docs/design/rules/schema-and-validation.md §5.2). Parsing reproduces the reference's date library
  * (chrono) on its three formats, leniency included (src/time/date-text.ts).
  */
 export function createDateHandler(field: string, rule: DateRule): ScalarFieldHandler {

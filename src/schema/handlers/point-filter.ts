@@ -6,16 +6,16 @@ import { scalarText } from '../scalar-text.js';
 import { jsonArrayInString, parsedCoordinate, readJsonCoordinatePair } from './coordinates.js';
 import type { LatLon } from './field-handler.js';
 
-/** The legacy text form's prefix (§5.10), unchanged. */
+/** The legacy text form's prefix (docs/design/rules/schema-and-validation.md §5.10), unchanged. */
 const INVALID_PAIR = "identifier.point must be a valid 'lat,lon' coordinate pair: ";
-/** The array form's prefix (reference-0.13.md §3), also for a string holding JSON. */
+/** The array form's prefix (docs/design/rules/reference-0.13.md §3), also for a string holding JSON. */
 const INVALID_ARRAY = 'identifier.point must be a valid [lat,lon] coordinate pair or compatible string: ';
 const NOT_SCALAR = 'identifier.point must be a scalar value: ';
 const NOT_A_PAIR = 'coordinate must be a two-element array [lat,lon]';
 
 /**
- * The reserved watch/replay filter `identifier.point` (schema-and-validation.md §5.10,
- * reference-0.13.md §3): a `[lat, lon]` array, a string holding one, or the legacy text `lat,lon`
+ * The reserved watch/replay filter `identifier.point` (docs/design/rules/schema-and-validation.md §5.10,
+ * docs/design/rules/reference-0.13.md §3): a `[lat, lon]` array, a string holding one, or the legacy text `lat,lon`
  * (optionally in parentheses).
  */
 export function parsePointFilter(value: JsonValue): LatLon {

@@ -14,11 +14,11 @@ import {
 } from './coordinates.js';
 import type { LatLon, PolygonFieldHandler, PolygonValue } from './field-handler.js';
 
-/** A string that looks like JSON (it starts with `[`) but is not a JSON array (reference-0.13.md §3). */
+/** A string that looks like JSON (it starts with `[`) but is not a JSON array (docs/design/rules/reference-0.13.md §3). */
 const NOT_AN_ARRAY = 'polygon must be an array of [lat,lon] points or a compatible string';
 
 /**
- * PolygonHandler (schema-and-validation.md §5.8, reference-0.13.md §3): a closed ring, latitude
+ * PolygonHandler (docs/design/rules/schema-and-validation.md §5.8, docs/design/rules/reference-0.13.md §3): a closed ring, latitude
  * first, as a JSON array of `[lat, lon]` pairs, as a string holding such an array, or as the
  * legacy text `lat,lon,…` (optionally in one pair of parentheses). Whatever the form, the
  * canonical value is the array of numbers (D27); the legacy text is kept only for the
@@ -45,7 +45,7 @@ export function createPolygonHandler(field: string): PolygonFieldHandler {
 
 type Invalid = (reason: string) => IdentifierError;
 
-/** Each pair checked in order; the index in the message counts from 0, as for point clouds (§5.9). */
+/** Each pair checked in order; the index in the message counts from 0, as for point clouds (docs/design/rules/schema-and-validation.md §5.9). */
 function parseArrayForm(pairs: readonly JsonValue[], invalid: Invalid): LatLon[] {
   return pairs.map((pair, index) => {
     const result = readJsonCoordinatePair(pair);
@@ -73,7 +73,7 @@ function ringText(ring: readonly LatLon[]): string {
   return `(${ring.map(([lat, lon]) => `${canonicalFloatText(lat)},${canonicalFloatText(lon)}`).join(',')})`;
 }
 
-/** The text-form checks of §5.8 up to the coordinates, in the order the reference runs them. */
+/** The text-form checks of docs/design/rules/schema-and-validation.md §5.8 up to the coordinates, in the order the reference runs them. */
 function parseTextRing(text: string, invalid: Invalid): LatLon[] {
   const trimmed = trimRust(text);
   if (trimmed.length === 0) throw invalid('polygon coordinate string is empty');

@@ -3,8 +3,8 @@ import { isAuthenticatedPath } from '../../../src/http/auth-hook.js';
 import { isJwtShaped, parseDirectHeader, parseTrustedProxyHeader } from '../../../src/auth/authorization-header.js';
 
 /**
- * Header parsing of operations.md §2.3.1 (direct) and §2.4 (trusted proxy), the structural JWT
- * check of §2.3.3 and the path classes of §2.1. Messages are the exact catalogue strings of §2.8.
+ * Header parsing of docs/design/rules/operations.md §2.3.1 (direct) and §2.4 (trusted proxy), the structural JWT
+ * check of docs/design/rules/operations.md §2.3.3 and the path classes of docs/design/rules/operations.md §2.1. Messages are the exact catalogue strings of docs/design/rules/operations.md §2.8.
  */
 
 const NOT_UTF8 = 'Authorization header is not valid UTF-8';
@@ -12,7 +12,7 @@ const EMPTY = 'Authorization header cannot be empty';
 const SCHEME = 'Authorization header must use Bearer or Basic scheme';
 const BEARER_TOKEN = 'Authorization header must use Bearer token';
 
-describe('parseDirectHeader (operations.md §2.3.1)', () => {
+describe('parseDirectHeader (docs/design/rules/operations.md §2.3.1)', () => {
   it('reports no credentials when the header is absent', () => {
     expect(parseDirectHeader(undefined)).toEqual({ kind: 'none' });
   });
@@ -67,7 +67,7 @@ describe('parseDirectHeader (operations.md §2.3.1)', () => {
   });
 
   it('cannot produce "credentials cannot be empty" from any header value: trimming leaves a non-blank tail after the first space', () => {
-    // The catalogue lists the message (operations.md §2.8), but after trimming the first space is
+    // The catalogue lists the message (docs/design/rules/operations.md §2.8), but after trimming the first space is
     // always followed by the final non-blank character, as in the reference.
     for (const raw of ['Bearer ', 'Basic  ', 'Bearer \t ', ' Basic \t']) {
       expect(parseDirectHeader(raw)).toEqual({ kind: 'malformed', message: SCHEME });
@@ -75,7 +75,7 @@ describe('parseDirectHeader (operations.md §2.3.1)', () => {
   });
 });
 
-describe('parseTrustedProxyHeader (operations.md §2.4)', () => {
+describe('parseTrustedProxyHeader (docs/design/rules/operations.md §2.4)', () => {
   it('reports no credentials when the header is absent', () => {
     expect(parseTrustedProxyHeader(undefined)).toEqual({ kind: 'none' });
   });
@@ -109,7 +109,7 @@ describe('parseTrustedProxyHeader (operations.md §2.4)', () => {
   });
 });
 
-describe('isJwtShaped (operations.md §2.3.3)', () => {
+describe('isJwtShaped (docs/design/rules/operations.md §2.3.3)', () => {
   it.each(['a.b.c', 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln', 'A-_z.0-9.x_-', 'abc.DEF.123'])('accepts %j', (text) => {
     expect(isJwtShaped(text)).toBe(true);
   });
@@ -137,7 +137,7 @@ describe('isJwtShaped (operations.md §2.3.3)', () => {
   });
 });
 
-describe('isAuthenticatedPath (operations.md §2.1)', () => {
+describe('isAuthenticatedPath (docs/design/rules/operations.md §2.1)', () => {
   it.each([
     '/api/v1/notification',
     '/api/v1/watch',
