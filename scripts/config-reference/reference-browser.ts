@@ -7,7 +7,7 @@ export const BROWSER_ACCESS_REFERENCE = `
 
 \`application.cors.allowed_origins\` lets web pages on other origins call \`/api/v1/*\`
 (docs/design/rules/browser.md §2). It is empty by default, and then the server sends no CORS header at all, except
-the \`Access-Control-Allow-Origin: *\` every watch/replay stream has always carried (streaming.md
+the \`Access-Control-Allow-Origin: *\` every watch/replay stream has always carried (
 docs/design/rules/streaming.md §3.1, unchanged for reference clients).
 
 \`\`\`yaml

@@ -17,7 +17,7 @@ export interface ReadCheckContext {
 }
 
 /**
- * An extra authorization step for reads, listed per schema in `auth.plugins` (operations.md
+ * An extra authorization step for reads, listed per schema in `auth.plugins` (
  * docs/design/rules/operations.md §2.10). It runs after validation; it resolves to allow and throws an `AuthError` to deny.
  */
 export interface ReadAuthorizationPlugin {

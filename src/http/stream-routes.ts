@@ -178,7 +178,7 @@ interface RangeFields {
 }
 
 /**
- * Step 4 of docs/design/rules/api.md §6.1, in its order: spatial shape, start cursor, end point (docs/design/rules/reference-0.13.md
+ * Step 4 of docs/design/rules/api.md §6.1, in its order: spatial shape, start cursor, end point (
  * docs/design/rules/reference-0.13.md §1: validated on a replay, refused on a watch), identifier, topic length (D33).
  */
 function validateStreamRequest(

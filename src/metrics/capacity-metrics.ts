@@ -1,4 +1,5 @@
-import { Counter, Gauge, type Registry } from 'prom-client';
+import { Gauge, type Registry } from 'prom-client';
+import { counter } from './metric-family.js';
 import type { SseRoute } from './aviso-metrics.js';
 
 const SSE_ROUTES: readonly SseRoute[] = ['/api/v1/watch', '/api/v1/replay'];
@@ -25,12 +26,7 @@ export interface CapacityMetrics {
 
 export function registerCapacityMetrics(register: Registry, backend: string, limits: CapacityLimits | undefined): CapacityMetrics {
   const registers = [register];
-  const tokenExpiry = new Counter({
-    name: 'aviso_sse_token_expiry_closes_total',
-    help: 'Streams closed because the credentials they were opened with expired (end_of_stream, cause token_expired).',
-    labelNames: ['route'],
-    registers,
-  });
+  const tokenExpiry = counter(register, 'aviso_sse_token_expiry_closes_total', 'Streams closed because the credentials they were opened with expired (end_of_stream, cause token_expired).', ['route']);
   for (const route of SSE_ROUTES) tokenExpiry.inc({ route }, 0);
 
   let connected: () => boolean = () => false;

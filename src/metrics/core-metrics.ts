@@ -1,9 +1,10 @@
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { DECISION_OUTCOMES, FETCH_OUTCOMES, type EcpdsTelemetry } from '../auth/ecpds/ecpds-telemetry.js';
 import type { BackendKind } from '../backend/backend.js';
 import type { AuthModeLabel, AuthOutcome, ConfigReloadResult } from './aviso-metrics.js';
 import { BACKEND_OPERATIONS, BACKEND_OUTCOMES } from './instrumented-backend.js';
 import { UNKNOWN_EVENT_TYPE } from './labels.js';
+import { counter, gauge, histogram } from './metric-family.js';
 
 /** The metric families every server registers: the inventory, the ECPDS checker's, their first series. */
 
@@ -58,135 +59,33 @@ export interface EcpdsMetrics {
 
 /** The inventory of docs/design/rules/operations.md §3.3.2. */
 export function defineCoreMetrics(register: Registry): CoreMetrics {
-  const registers = [register];
   return {
-    buildInfo: new Gauge({
-      name: 'aviso_build_info',
-      help: 'Constant 1, labelled with the server version.',
-      labelNames: ['version'],
-      registers,
-    }),
-    httpRequests: new Counter({
-      name: 'aviso_http_requests_total',
-      help: 'Completed requests on the public server, counted when the response head is produced.',
-      labelNames: ['route', 'method', 'status_code'],
-      registers,
-    }),
-    httpDuration: new Histogram({
-      name: 'aviso_http_request_duration_seconds',
-      help: 'Time from request arrival until the response head is ready (stream set-up time for watch and replay).',
-      labelNames: ['route', 'method'],
-      buckets: [...DURATION_BUCKETS],
-      registers,
-    }),
-    httpInFlight: new Gauge({
-      name: 'aviso_http_requests_in_flight',
-      help: 'Requests that arrived and have not yet produced a response head or been aborted.',
-      labelNames: ['method'],
-      registers,
-    }),
-    backendOperations: new Counter({
-      name: 'aviso_backend_operations_total',
-      help: 'Backend calls made by the server.',
-      labelNames: ['backend', 'operation', 'outcome'],
-      registers,
-    }),
-    backendDuration: new Histogram({
-      name: 'aviso_backend_operation_duration_seconds',
-      help: 'Caller-observed latency of backend calls.',
-      labelNames: ['backend', 'operation', 'outcome'],
-      buckets: [...DURATION_BUCKETS],
-      registers,
-    }),
-    notifications: new Counter({
-      name: 'aviso_notifications_total',
-      help: 'Notify requests by result.',
-      labelNames: ['event_type', 'status'],
-      registers,
-    }),
-    sseActive: new Gauge({
-      name: 'aviso_sse_connections_active',
-      help: 'Open SSE streams.',
-      labelNames: ['route', 'event_type'],
-      registers,
-    }),
-    sseTotal: new Counter({
-      name: 'aviso_sse_connections_total',
-      help: 'SSE streams opened.',
-      labelNames: ['route', 'event_type'],
-      registers,
-    }),
-    sseUniqueUsers: new Gauge({
-      name: 'aviso_sse_unique_users_active',
-      help: 'Distinct authenticated usernames with at least one open stream on the route.',
-      labelNames: ['route'],
-      registers,
-    }),
-    sseEventsSent: new Counter({
-      name: 'aviso_sse_events_sent_total',
-      help: 'Notification frames delivered on SSE streams, live and replayed.',
-      labelNames: ['route', 'event_type'],
-      registers,
-    }),
-    sseStreamErrors: new Counter({
-      name: 'aviso_sse_stream_errors_total',
-      help: 'Error events sent on SSE streams after the 200.',
-      labelNames: ['route', 'event_type'],
-      registers,
-    }),
-    sseDuration: new Histogram({
-      name: 'aviso_sse_connection_duration_seconds',
-      help: 'SSE stream lifetime, observed when the stream closes.',
-      labelNames: ['route'],
-      buckets: [...SSE_DURATION_BUCKETS],
-      registers,
-    }),
-    authRequests: new Counter({
-      name: 'aviso_auth_requests_total',
-      help: 'Authentication middleware results.',
-      labelNames: ['mode', 'outcome'],
-      registers,
-    }),
-    configReloads: new Counter({
-      name: 'aviso_config_reloads_total',
-      help: 'Configuration reloads (SIGHUP or POST /api/v1/admin/reload) by result.',
-      labelNames: ['result'],
-      registers,
-    }),
+    buildInfo: gauge(register, 'aviso_build_info', 'Constant 1, labelled with the server version.', ['version']),
+    httpRequests: counter(register, 'aviso_http_requests_total', 'Completed requests on the public server, counted when the response head is produced.', ['route', 'method', 'status_code']),
+    httpDuration: histogram(register, 'aviso_http_request_duration_seconds', 'Time from request arrival until the response head is ready (stream set-up time for watch and replay).', ['route', 'method'], DURATION_BUCKETS),
+    httpInFlight: gauge(register, 'aviso_http_requests_in_flight', 'Requests that arrived and have not yet produced a response head or been aborted.', ['method']),
+    backendOperations: counter(register, 'aviso_backend_operations_total', 'Backend calls made by the server.', ['backend', 'operation', 'outcome']),
+    backendDuration: histogram(register, 'aviso_backend_operation_duration_seconds', 'Caller-observed latency of backend calls.', ['backend', 'operation', 'outcome'], DURATION_BUCKETS),
+    notifications: counter(register, 'aviso_notifications_total', 'Notify requests by result.', ['event_type', 'status']),
+    sseActive: gauge(register, 'aviso_sse_connections_active', 'Open SSE streams.', ['route', 'event_type']),
+    sseTotal: counter(register, 'aviso_sse_connections_total', 'SSE streams opened.', ['route', 'event_type']),
+    sseUniqueUsers: gauge(register, 'aviso_sse_unique_users_active', 'Distinct authenticated usernames with at least one open stream on the route.', ['route']),
+    sseEventsSent: counter(register, 'aviso_sse_events_sent_total', 'Notification frames delivered on SSE streams, live and replayed.', ['route', 'event_type']),
+    sseStreamErrors: counter(register, 'aviso_sse_stream_errors_total', 'Error events sent on SSE streams after the 200.', ['route', 'event_type']),
+    sseDuration: histogram(register, 'aviso_sse_connection_duration_seconds', 'SSE stream lifetime, observed when the stream closes.', ['route'], SSE_DURATION_BUCKETS),
+    authRequests: counter(register, 'aviso_auth_requests_total', 'Authentication middleware results.', ['mode', 'outcome']),
+    configReloads: counter(register, 'aviso_config_reloads_total', 'Configuration reloads (SIGHUP or POST /api/v1/admin/reload) by result.', ['result']),
   };
 }
 
 /** docs/design/rules/operations.md §3.3.3: registered whatever the configuration, like the reference's build feature. */
 export function defineEcpdsMetrics(register: Registry): EcpdsMetrics {
-  const registers = [register];
   return {
-    cacheHits: new Counter({
-      name: 'aviso_ecpds_cache_hits_total',
-      help: 'ECPDS checks served from the destination cache.',
-      registers,
-    }),
-    cacheMisses: new Counter({
-      name: 'aviso_ecpds_cache_misses_total',
-      help: 'ECPDS checks not served from the destination cache (fetched or coalesced).',
-      registers,
-    }),
-    cacheSize: new Gauge({
-      name: 'aviso_ecpds_cache_size',
-      help: 'Usernames currently in the ECPDS destination cache.',
-      registers,
-    }),
-    decisions: new Counter({
-      name: 'aviso_ecpds_access_decisions_total',
-      help: 'ECPDS access decisions by outcome.',
-      labelNames: ['outcome'],
-      registers,
-    }),
-    fetches: new Counter({
-      name: 'aviso_ecpds_fetch_total',
-      help: 'Real upstream ECPDS fetches by merged outcome.',
-      labelNames: ['outcome'],
-      registers,
-    }),
+    cacheHits: counter(register, 'aviso_ecpds_cache_hits_total', 'ECPDS checks served from the destination cache.'),
+    cacheMisses: counter(register, 'aviso_ecpds_cache_misses_total', 'ECPDS checks not served from the destination cache (fetched or coalesced).'),
+    cacheSize: gauge(register, 'aviso_ecpds_cache_size', 'Usernames currently in the ECPDS destination cache.'),
+    decisions: counter(register, 'aviso_ecpds_access_decisions_total', 'ECPDS access decisions by outcome.', ['outcome']),
+    fetches: counter(register, 'aviso_ecpds_fetch_total', 'Real upstream ECPDS fetches by merged outcome.', ['outcome']),
   };
 }
 

@@ -1,4 +1,5 @@
-import { Counter, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
+import { counter } from './metric-family.js';
 import { CONFLICT_REASONS, type IdempotencyTelemetry } from '../idempotency/idempotency-telemetry.js';
 
 /**
@@ -7,24 +8,9 @@ import { CONFLICT_REASONS, type IdempotencyTelemetry } from '../idempotency/idem
  * works before the first retry.
  */
 export function registerIdempotencyMetrics(register: Registry, eventTypes: readonly string[]): IdempotencyTelemetry {
-  const registers = [register];
-  const replays = new Counter({
-    name: 'aviso_idempotency_replays_total',
-    help: 'Notify requests answered from the first success of their Idempotency-Key (nothing stored).',
-    labelNames: ['event_type'],
-    registers,
-  });
-  const conflicts = new Counter({
-    name: 'aviso_idempotency_conflicts_total',
-    help: 'Notify requests refused for their Idempotency-Key: reused (422, another notification) or in_progress (409).',
-    labelNames: ['event_type', 'reason'],
-    registers,
-  });
-  const evictions = new Counter({
-    name: 'aviso_idempotency_evictions_total',
-    help: 'Idempotency-Keys the in-memory backend forgot before their window ended, to stay within idempotency.in_memory_max_keys.',
-    registers,
-  });
+  const replays = counter(register, 'aviso_idempotency_replays_total', 'Notify requests answered from the first success of their Idempotency-Key (nothing stored).', ['event_type']);
+  const conflicts = counter(register, 'aviso_idempotency_conflicts_total', 'Notify requests refused for their Idempotency-Key: reused (422, another notification) or in_progress (409).', ['event_type', 'reason']);
+  const evictions = counter(register, 'aviso_idempotency_evictions_total', 'Idempotency-Keys the in-memory backend forgot before their window ended, to stay within idempotency.in_memory_max_keys.');
   for (const eventType of eventTypes) {
     replays.inc({ event_type: eventType }, 0);
     for (const reason of CONFLICT_REASONS) conflicts.inc({ event_type: eventType, reason }, 0);

@@ -1,20 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import type {
-  Batch,
-  BackendKind,
-  BackendStats,
-  DeleteOutcome,
-  WipeOutcome,
-  FetchRequest,
-  LiveSink,
-  LiveSubscription,
-  NotificationBackend,
-  NotificationToStore,
-  PublishOptions,
-  PublishResult,
-  ReplayCursor,
-  ReplayRequest,
-  SchemaStorage,
+  Batch, BackendKind, BackendStats, DeleteOutcome, WipeOutcome, FetchRequest, LiveSink,
+  LiveSubscription, NotificationBackend, NotificationToStore, PublishOptions, PublishResult,
+  ReplayCursor, ReplayRequest, SchemaStorage,
 } from '../backend/backend.js';
 import type { IdempotencyRecords } from '../backend/idempotency-records.js';
 import type { TopicPattern } from '../topic/topic-pattern.js';

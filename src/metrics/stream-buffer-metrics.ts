@@ -1,4 +1,5 @@
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { Gauge, type Registry } from 'prom-client';
+import { counter, histogram } from './metric-family.js';
 import type { SlowConsumerTrigger } from '../streaming/stream-request.js';
 import type { SseRoute } from './aviso-metrics.js';
 
@@ -27,28 +28,12 @@ export interface StreamBufferMetrics {
 
 export function defineStreamBufferMetrics(register: Registry, backend: string): StreamBufferMetrics {
   const registers = [register];
-  const lag = new Histogram({
-    name: 'aviso_delivery_lag_seconds',
-    help: 'Time from a notification being accepted (stored) to its frame being written on a live stream, once per stream it reaches.',
-    labelNames: ['backend'],
-    buckets: [...DELIVERY_LAG_BUCKETS],
-    registers,
-  });
+  const lag = histogram(register, 'aviso_delivery_lag_seconds', 'Time from a notification being accepted (stored) to its frame being written on a live stream, once per stream it reaches.', ['backend'], DELIVERY_LAG_BUCKETS);
   // Bound once: an observation per delivery must not look its labels up again.
   const lagOfBackend = lag.labels({ backend });
   lag.zero({ backend });
-  const slowConsumers = new Counter({
-    name: 'aviso_sse_slow_consumer_closes_total',
-    help: 'Streams closed as slow consumers (end_of_stream, cause slow_consumer), by the bound passed or stalled.',
-    labelNames: ['route', 'trigger'],
-    registers,
-  });
-  const resets = new Counter({
-    name: 'aviso_sse_stream_resets_total',
-    help: 'Closed streams reset because their client did not read the end of the stream within watch_endpoint.stall_timeout_sec.',
-    labelNames: ['route'],
-    registers,
-  });
+  const slowConsumers = counter(register, 'aviso_sse_slow_consumer_closes_total', 'Streams closed as slow consumers (end_of_stream, cause slow_consumer), by the bound passed or stalled.', ['route', 'trigger']);
+  const resets = counter(register, 'aviso_sse_stream_resets_total', 'Closed streams reset because their client did not read the end of the stream within watch_endpoint.stall_timeout_sec.', ['route']);
   let readBuffered: () => number = () => 0;
   new Gauge({
     name: 'aviso_sse_buffered_bytes',

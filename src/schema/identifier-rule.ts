@@ -1,7 +1,7 @@
 import Type, { type Static } from 'typebox';
 
 /**
- * Identifier field rules of `notification_schema.<event>.identifier.<field>` (docs/design/rules/schema-and-validation.md
+ * Identifier field rules of `notification_schema.<event>.identifier.<field>` (
  * docs/design/rules/schema-and-validation.md §2.2). Each handler has its own closed object: a key it does not list is a startup error.
  * Values are strictly typed (no string → bool coercion, docs/design/rules/operations.md §1.3).
  */
@@ -18,6 +18,7 @@ export const StringRule = Type.Object(
   },
   { additionalProperties: false },
 );
+export type StringRule = Static<typeof StringRule>;
 
 export const DateRule = Type.Object(
   {
@@ -32,8 +33,10 @@ export const DateRule = Type.Object(
   },
   { additionalProperties: false },
 );
+export type DateRule = Static<typeof DateRule>;
 
 export const TimeRule = Type.Object({ type: Type.Literal('TimeHandler'), ...common }, { additionalProperties: false });
+export type TimeRule = Static<typeof TimeRule>;
 
 export const EnumRule = Type.Object(
   {
@@ -43,6 +46,7 @@ export const EnumRule = Type.Object(
   },
   { additionalProperties: false },
 );
+export type EnumRule = Static<typeof EnumRule>;
 
 export const ExpverRule = Type.Object(
   {
@@ -52,6 +56,7 @@ export const ExpverRule = Type.Object(
   },
   { additionalProperties: false },
 );
+export type ExpverRule = Static<typeof ExpverRule>;
 
 export const IntRule = Type.Object(
   {
@@ -63,6 +68,7 @@ export const IntRule = Type.Object(
   },
   { additionalProperties: false },
 );
+export type IntRule = Static<typeof IntRule>;
 
 export const FloatRule = Type.Object(
   {
@@ -72,8 +78,10 @@ export const FloatRule = Type.Object(
   },
   { additionalProperties: false },
 );
+export type FloatRule = Static<typeof FloatRule>;
 
 export const PolygonRule = Type.Object({ type: Type.Literal('PolygonHandler'), ...common }, { additionalProperties: false });
+export type PolygonRule = Static<typeof PolygonRule>;
 
 export const MAX_POINT_CLOUD_POINTS = 10_000;
 export const PointCloudRule = Type.Object(
@@ -84,6 +92,7 @@ export const PointCloudRule = Type.Object(
   },
   { additionalProperties: false },
 );
+export type PointCloudRule = Static<typeof PointCloudRule>;
 
 export const IDENTIFIER_RULES = {
   StringHandler: StringRule,
@@ -112,11 +121,3 @@ export const IdentifierRule = Type.Union([
   PointCloudRule,
 ]);
 export type IdentifierRule = Static<typeof IdentifierRule>;
-export type StringRule = Static<typeof StringRule>;
-export type DateRule = Static<typeof DateRule>;
-export type EnumRule = Static<typeof EnumRule>;
-export type ExpverRule = Static<typeof ExpverRule>;
-export type IntRule = Static<typeof IntRule>;
-export type FloatRule = Static<typeof FloatRule>;
-export type PolygonRule = Static<typeof PolygonRule>;
-export type PointCloudRule = Static<typeof PointCloudRule>;

@@ -25,7 +25,7 @@ interface Entry {
 }
 
 /**
- * Per-username destination sets with a TTL, a bounded size and single flight (operations.md
+ * Per-username destination sets with a TTL, a bounded size and single flight (
  * docs/design/rules/operations.md §2.10.6). Only usable fetches are stored, so a failure is retried by the next request, and
  * denials are answered from the stored set without calling ECPDS again.
  *

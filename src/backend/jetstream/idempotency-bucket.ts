@@ -2,13 +2,8 @@ import { JetStreamApiCodes, JetStreamApiError, StorageType, type StreamConfig } 
 import { Kvm, type KV } from '@nats-io/kv';
 import type { Logger } from 'pino';
 import {
-  judgeRecord,
-  replayOf,
-  type IdempotencyBegin,
-  type IdempotencyClaim,
-  type IdempotencyRecord,
-  type IdempotencyRecords,
-  type StoredOutcome,
+  judgeRecord, replayOf, type IdempotencyBegin, type IdempotencyClaim, type IdempotencyRecord,
+  type IdempotencyRecords, type StoredOutcome,
 } from '../idempotency-records.js';
 import type { NatsClients, NatsLink } from './nats-link.js';
 import { errorText } from './nats-errors.js';

@@ -2,21 +2,9 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type {
-  Batch,
-  BackendStats,
-  DeleteOutcome,
-  FetchRequest,
-  LiveSink,
-  LiveSubscription,
-  NotificationBackend,
-  NotificationToStore,
-  PublishOptions,
-  PublishResult,
-  ReplayCursor,
-  StoredNotification,
-  ReplayRequest,
-  SchemaStorage,
-  WipeOutcome,
+  Batch, BackendStats, DeleteOutcome, FetchRequest, LiveSink, LiveSubscription,
+  NotificationBackend, NotificationToStore, PublishOptions, PublishResult, ReplayCursor,
+  StoredNotification, ReplayRequest, SchemaStorage, WipeOutcome,
 } from '../backend.js';
 import { NotificationTooLargeError } from '../backend.js';
 import type { JetStreamConfig } from '../../config/model.js';
@@ -29,11 +17,7 @@ import { LiveFeeds } from './live-feeds.js';
 import { publishedBytes, toHeaders, toStoredNotification } from './message-mapping.js';
 import { NatsLink, type NatsClients } from './nats-link.js';
 import {
-  errorText,
-  isConnectionLost,
-  isMaxPayloadExceeded,
-  isMessageNotFound,
-  isNoResponders,
+  errorText, isConnectionLost, isMaxPayloadExceeded, isMessageNotFound, isNoResponders,
   isStreamNotFound,
 } from './nats-errors.js';
 import { JetStreamReplayCursor, fetchJetStreamBatch } from './replay-fetch.js';

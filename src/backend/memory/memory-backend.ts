@@ -1,18 +1,7 @@
 import type {
-  Batch,
-  BackendStats,
-  DeleteOutcome,
-  FetchRequest,
-  LiveSink,
-  LiveSubscription,
-  NotificationBackend,
-  NotificationToStore,
-  PublishResult,
-  ReplayCursor,
-  ReplayRequest,
-  StoredNotification,
-  WipeOutcome,
-  SchemaStorage,
+  Batch, BackendStats, DeleteOutcome, FetchRequest, LiveSink, LiveSubscription,
+  NotificationBackend, NotificationToStore, PublishResult, ReplayCursor, ReplayRequest,
+  StoredNotification, WipeOutcome, SchemaStorage,
 } from '../backend.js';
 import { NotificationTooLargeError, pagingCursor } from '../backend.js';
 import { LiveDispatch } from '../live-dispatch.js';
