@@ -1,4 +1,4 @@
-/** Schemas shaped like the specification's examples, shared by unit and end-to-end tests. */
+/** Schemas shaped like the examples of docs/design/rules/schema-and-validation.md §2.3, shared by unit and end-to-end tests. */
 export const LETTERS = 'abcdefghijklmnopqrstuvwxyz'.split('');
 
 export const TEST_SCHEMAS = {
