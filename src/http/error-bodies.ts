@@ -1,4 +1,4 @@
-import { AuthError, type AuthErrorStatus } from '../auth/auth-error.js';
+import type { AuthError, AuthErrorStatus } from '../auth/auth-error.js';
 import { ApiError } from './api-error.js';
 import { ENDPOINTS, type EndpointName } from './endpoint.js';
 
@@ -131,11 +131,6 @@ export function authError(
 /** What auth refused, as the client sees it: shape C with its status and challenges. */
 export function authErrorResponse(error: AuthError): ApiError {
   return authError(error.status, error.message, error.challenges, error.logContext);
-}
-
-/** An `AuthError` as its answer; anything else as it is. */
-export function withAuthErrorResponse(error: unknown): unknown {
-  return error instanceof AuthError ? authErrorResponse(error) : error;
 }
 
 /** docs/api.md "Idempotent notify": a malformed key, or one sent more than once. */

@@ -6,6 +6,7 @@ import { displayTopic } from '../topic/percent-codec.js';
 import { ApiError } from './api-error.js';
 import { endPointNotSupported, hasEndPoint } from './request-range.js';
 import { NotificationTooLargeError, type NotificationBackend } from '../backend/backend.js';
+import { AuthError } from '../auth/auth-error.js';
 import type { StreamAccess } from '../auth/stream-access.js';
 import type { Clock } from '../time/clock.js';
 import { IdentifierError } from '../schema/identifier-error.js';
@@ -14,6 +15,7 @@ import type { SchemaRegistry } from '../schema/schema-registry.js';
 import { formatUtcSeconds } from '../time/time-format.js';
 import { IdempotencyConflictError, storeOnce } from '../idempotency/store-once.js';
 import {
+  authErrorResponse,
   idempotencyKeyInProgressError,
   idempotencyKeyReusedError,
   invalidIdempotencyKeyError,
@@ -21,7 +23,6 @@ import {
   storageFailedError,
   unknownEventTypeError,
   validationError,
-  withAuthErrorResponse,
 } from './error-bodies.js';
 import { readIdempotencyKey } from './idempotency-header.js';
 import { sendOrderedJson } from './json-reply.js';
@@ -56,7 +57,9 @@ export function registerNotificationRoute(app: FastifyInstance, deps: Notificati
 
 /** Strict-mode and stream-level auth refusals are `rejected`; everything else that fails is `error`. */
 function notificationStatus(error: unknown): NotificationStatus {
-  const code = error instanceof ApiError ? error.body.code : undefined;
+  // The error handler answers an AuthError; its code is the one that answer will carry.
+  const answer = error instanceof AuthError ? authErrorResponse(error) : error;
+  const code = answer instanceof ApiError ? answer.body.code : undefined;
   return code === 'UNKNOWN_EVENT_TYPE' ||
     code === 'UNAUTHORIZED' ||
     code === 'FORBIDDEN' ||
@@ -93,11 +96,7 @@ async function notify(
     throw asValidationError(error);
   }
   // The write check comes after the point check and before validation (docs/design/rules/operations.md §2.7).
-  try {
-    access.checkWrite(registry.get(body.event_type), request.authUser);
-  } catch (error) {
-    throw withAuthErrorResponse(error);
-  }
+  access.checkWrite(registry.get(body.event_type), request.authUser);
   let prepared: PreparedNotification;
   try {
     prepared = prepareNotification(registry, body);

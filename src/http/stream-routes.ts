@@ -20,7 +20,6 @@ import {
   streamInitializationFailedError,
   unknownEventTypeError,
   validationError,
-  withAuthErrorResponse,
 } from './error-bodies.js';
 import { parseNotificationRequest, type NotificationRequest } from './request-body.js';
 import { StartCursorError, endPointNotSupported, hasEndPoint, resolveEndPoint, resolveStartCursor } from './request-range.js';
@@ -79,11 +78,7 @@ async function serveStream(
     throw unknownEventTypeError(body.event_type, deps.registry.eventTypes);
   }
   const schema = deps.registry.get(body.event_type);
-  try {
-    deps.access.checkRead(schema, request.authUser);
-  } catch (error) {
-    throw withAuthErrorResponse(error);
-  }
+  deps.access.checkRead(schema, request.authUser);
   const eventType = deps.registry.eventTypeLabel(body.event_type);
   addLogContext(request.log as Logger, { event_type: eventType });
   const validated = validateStreamRequest(deps.registry, endpoint, body);
@@ -155,16 +150,12 @@ async function runReadPlugins(
     const plugin = deps.readPlugins.get(name);
     // Startup rejects unknown plugins (B3); a missing one here would silently widen access.
     if (!plugin) throw authError(500, 'Server configuration error');
-    await plugin
-      .check({
+    await plugin.check({
         eventType: schema.eventType,
         user,
         isAdmin: deps.access.isAdmin(user),
         canonicalValue: (field) => exact.get(field),
         logger,
-      })
-      .catch((error: unknown) => {
-        throw withAuthErrorResponse(error);
       });
   }
 }
