@@ -1,19 +1,15 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigValidationError, validateConfig } from '../../../src/config/validate.js';
 import { loadDoc, removeSandboxes, type Doc } from './config-fixture.js';
+import { thrownError } from '../../support/thrown-error.js';
 
 afterAll(removeSandboxes);
 
 const CONFIGURATION = 'startup.configuration.validation.failed';
 
 function failure(patch: Doc): { event: string; message: string } {
-  try {
-    validateConfig(loadDoc(patch));
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigValidationError);
-    return { event: (error as ConfigValidationError).eventName, message: (error as Error).message };
-  }
-  throw new Error('expected a ConfigValidationError');
+  const error = thrownError(() => validateConfig(loadDoc(patch)), ConfigValidationError);
+  return { event: error.eventName, message: error.message };
 }
 
 const origins = (...allowed: string[]): Doc => ({ application: { cors: { allowed_origins: allowed } } });

@@ -2,20 +2,15 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigLoadError } from '../../../src/config/load.js';
 import { HANDLER_NAMES } from '../../../src/schema/identifier-rule.js';
 import { MINIMAL_YAML, loadDoc, loadYaml, removeSandboxes, schema } from './config-fixture.js';
+import { thrownError } from '../../support/thrown-error.js';
 
 afterAll(removeSandboxes);
 
 /** Runs `load` and returns the ConfigLoadError message, failing the test if nothing is thrown. */
 function loadError(load: () => unknown): string {
-  try {
-    load();
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigLoadError);
-    const message = (error as Error).message;
-    expect(message).not.toContain('\n');
-    return message;
-  }
-  throw new Error('expected a ConfigLoadError');
+  const { message } = thrownError(load, ConfigLoadError);
+  expect(message).not.toContain('\n');
+  return message;
 }
 
 describe('defaults', () => {

@@ -2,19 +2,15 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigLoadError } from '../../../src/config/load.js';
 import { ConfigValidationError, validateConfig } from '../../../src/config/validate.js';
 import { MINIMAL_YAML, loadDoc, loadYaml, removeSandboxes } from './config-fixture.js';
+import { thrownError } from '../../support/thrown-error.js';
 
 afterAll(removeSandboxes);
 
 const MISSING = 'logging.otlp.enabled=true requires logging.otlp.endpoint';
 
 function validationMessage(run: () => unknown): { event: string; message: string } {
-  try {
-    run();
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigValidationError);
-    return { event: (error as ConfigValidationError).eventName, message: (error as Error).message };
-  }
-  throw new Error('expected a ConfigValidationError');
+  const error = thrownError(run, ConfigValidationError);
+  return { event: error.eventName, message: error.message };
 }
 
 describe('logging.otlp (docs/design/rules/reference-0.13.md §7)', () => {

@@ -8,6 +8,7 @@ import {
 } from '../../../src/config/validate.js';
 import type { JetStreamConfig } from '../../../src/config/model.js';
 import { loadDoc, merged, removeSandboxes, schema, type Doc } from './config-fixture.js';
+import { thrownError } from '../../support/thrown-error.js';
 
 afterAll(removeSandboxes);
 
@@ -24,14 +25,9 @@ function validate(patch: Doc): ValidatedConfig {
 }
 
 function failure(patch: Doc): ConfigValidationError {
-  try {
-    validate(patch);
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigValidationError);
-    expect((error as Error).message).not.toContain('\n');
-    return error as ConfigValidationError;
-  }
-  throw new Error('expected a ConfigValidationError');
+  const error = thrownError(() => validate(patch), ConfigValidationError);
+  expect(error.message).not.toContain('\n');
+  return error;
 }
 
 function expectFailure(patch: Doc, event: string, message: string): void {
@@ -823,15 +819,8 @@ describe('C1 JetStream settings', () => {
     ...patch,
   });
 
-  function c1Failure(settings: JetStreamConfig): ConfigValidationError {
-    try {
-      validateJetStreamSettings(settings);
-    } catch (error) {
-      expect(error).toBeInstanceOf(ConfigValidationError);
-      return error as ConfigValidationError;
-    }
-    throw new Error('expected a ConfigValidationError');
-  }
+  const c1Failure = (settings: JetStreamConfig): ConfigValidationError =>
+    thrownError(() => validateJetStreamSettings(settings), ConfigValidationError);
 
   it('accepts the defaults', () => {
     expect(() => validateJetStreamSettings(js())).not.toThrow();

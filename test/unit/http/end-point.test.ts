@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  StartCursorError,
   endPointNotSupported,
   hasEndPoint,
   parseFromDate,
@@ -9,8 +10,9 @@ import {
 import { LATEST, type StartCursorRequest } from '../../../src/streaming/stream-range.js';
 import { formatRfc3339Utc } from '../../../src/time/time-format.js';
 import { BOTH_ENDS, TO_DATE_EMPTY, TO_ID_EMPTY, invalidToDate, invalidToId } from '../../support/replay-end-messages.js';
-import { startCursorMessageOf } from '../../support/start-cursor-error.js';
+import { thrownError } from '../../support/thrown-error.js';
 
+const messageOf = (action: () => unknown): string => thrownError(action, StartCursorError).message;
 const fromId = (value: string): StartCursorRequest => resolveStartCursor('replay', value, undefined);
 const fromDate = (value: string): StartCursorRequest => resolveStartCursor('replay', undefined, value);
 
@@ -58,46 +60,46 @@ describe('resolveEndPoint: accepted ends', () => {
 
 describe('resolveEndPoint: refusals and their order', () => {
   it('refuses both ends', () => {
-    expect(startCursorMessageOf(() => resolveEndPoint(fromId('1'), '5', '2026-01-01T00:00:00Z'))).toBe(BOTH_ENDS);
+    expect(messageOf(() => resolveEndPoint(fromId('1'), '5', '2026-01-01T00:00:00Z'))).toBe(BOTH_ENDS);
   });
 
   it('refuses a sequence end below a sequence start, quoting both as integers', () => {
-    expect(startCursorMessageOf(() => resolveEndPoint(fromId('5'), '4', undefined))).toBe('to_id (4) must not be lower than from_id (5)');
-    expect(startCursorMessageOf(() => resolveEndPoint(fromId('+0100'), '+099', undefined))).toBe(
+    expect(messageOf(() => resolveEndPoint(fromId('5'), '4', undefined))).toBe('to_id (4) must not be lower than from_id (5)');
+    expect(messageOf(() => resolveEndPoint(fromId('+0100'), '+099', undefined))).toBe(
       'to_id (99) must not be lower than from_id (100)',
     );
   });
 
   it('refuses a date end before a date start, both in RFC 3339 with +00:00', () => {
-    expect(startCursorMessageOf(() => resolveEndPoint(fromDate('2026-01-02T00:00:00Z'), undefined, '2026-01-01T00:00:00Z'))).toBe(
+    expect(messageOf(() => resolveEndPoint(fromDate('2026-01-02T00:00:00Z'), undefined, '2026-01-01T00:00:00Z'))).toBe(
       'to_date (2026-01-01T00:00:00+00:00) must not be earlier than from_date (2026-01-02T00:00:00+00:00)',
     );
     // Compared at full precision; the fraction is quoted as chrono prints it.
     expect(
-      startCursorMessageOf(() => resolveEndPoint(fromDate('2026-01-01T00:00:00.5+01:00'), undefined, '2025-12-31 23:00:00.25')),
+      messageOf(() => resolveEndPoint(fromDate('2026-01-01T00:00:00.5+01:00'), undefined, '2025-12-31 23:00:00.25')),
     ).toBe('to_date (2025-12-31T23:00:00.250+00:00) must not be earlier than from_date (2025-12-31T23:00:00.500+00:00)');
   });
 
   it.each(['', '   ', '\t\n'])('refuses an empty or blank to_id %j', (value) => {
-    expect(startCursorMessageOf(() => resolveEndPoint(fromId('1'), value, undefined))).toBe(TO_ID_EMPTY);
+    expect(messageOf(() => resolveEndPoint(fromId('1'), value, undefined))).toBe(TO_ID_EMPTY);
   });
 
   it.each(['soon', '-3', '1.5', ' 7', 'mars@5', '18446744073709551616'])('refuses to_id %j', (value) => {
-    expect(startCursorMessageOf(() => resolveEndPoint(fromId('1'), value, undefined))).toBe(invalidToId(value));
+    expect(messageOf(() => resolveEndPoint(fromId('1'), value, undefined))).toBe(invalidToId(value));
   });
 
   it.each(['', '  '])('refuses a blank to_date %j', (value) => {
-    expect(startCursorMessageOf(() => resolveEndPoint(fromId('1'), undefined, value))).toBe(TO_DATE_EMPTY);
+    expect(messageOf(() => resolveEndPoint(fromId('1'), undefined, value))).toBe(TO_DATE_EMPTY);
   });
 
   it('refuses an unparsable to_date', () => {
-    expect(startCursorMessageOf(() => resolveEndPoint(fromId('1'), undefined, 'yesterday'))).toBe(invalidToDate('yesterday'));
+    expect(messageOf(() => resolveEndPoint(fromId('1'), undefined, 'yesterday'))).toBe(invalidToDate('yesterday'));
   });
 
   it('parses both fields (to_id first) before refusing both, and refuses both before comparing', () => {
-    expect(startCursorMessageOf(() => resolveEndPoint(fromId('1'), 'soon', 'yesterday'))).toBe(invalidToId('soon'));
-    expect(startCursorMessageOf(() => resolveEndPoint(fromId('1'), '5', 'yesterday'))).toBe(invalidToDate('yesterday'));
-    expect(startCursorMessageOf(() => resolveEndPoint(fromId('9'), '5', '2026-01-01T00:00:00Z'))).toBe(BOTH_ENDS);
+    expect(messageOf(() => resolveEndPoint(fromId('1'), 'soon', 'yesterday'))).toBe(invalidToId('soon'));
+    expect(messageOf(() => resolveEndPoint(fromId('1'), '5', 'yesterday'))).toBe(invalidToDate('yesterday'));
+    expect(messageOf(() => resolveEndPoint(fromId('9'), '5', '2026-01-01T00:00:00Z'))).toBe(BOTH_ENDS);
   });
 });
 

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseFromDate, parseFromId, resolveStartCursor } from '../../../src/http/request-range.js';
+import { StartCursorError, parseFromDate, parseFromId, resolveStartCursor } from '../../../src/http/request-range.js';
 import { formatFromDateEcho } from '../../../src/time/time-format.js';
-import { startCursorMessageOf } from '../../support/start-cursor-error.js';
+import { thrownError } from '../../support/thrown-error.js';
 
 const FROM_ID_EMPTY = 'from_id cannot be empty. Provide a valid sequence number or omit the field';
 const FROM_DATE_EMPTY = 'from_date cannot be empty. Provide a valid datetime/timestamp or omit the field';
@@ -25,6 +25,8 @@ function invalidFromDate(value: string, reason: string): string {
 const MIN_FOUR_DIGIT_NS = BigInt(Date.parse('0000-01-01T00:00:00Z')) * 1_000_000n;
 const MAX_FOUR_DIGIT_NS = BigInt(Date.parse('9999-12-31T23:59:59.999Z')) * 1_000_000n + 999_999n;
 
+const messageOf = (action: () => unknown): string => thrownError(action, StartCursorError).message;
+
 /** Nanoseconds of an ISO instant that `Date` can read, plus sub-millisecond nanoseconds. */
 function utcNs(iso: string, extraNs = 0n): bigint {
   return BigInt(Date.parse(iso)) * 1_000_000n + extraNs;
@@ -44,7 +46,7 @@ describe('parseFromId', () => {
   });
 
   it.each(['', ' ', '\t\n', '\u3000', '\u0085'])('refuses the empty or whitespace-only %j as empty', (input) => {
-    expect(startCursorMessageOf(() => parseFromId(input))).toBe(FROM_ID_EMPTY);
+    expect(messageOf(() => parseFromId(input))).toBe(FROM_ID_EMPTY);
   });
 
   it.each([
@@ -63,7 +65,7 @@ describe('parseFromId', () => {
     '\u0661',
     '\ufeff5',
   ])('refuses %j as not a positive integer, quoting it as sent', (input) => {
-    expect(startCursorMessageOf(() => parseFromId(input))).toBe(invalidFromId(input));
+    expect(messageOf(() => parseFromId(input))).toBe(invalidFromId(input));
   });
 });
 
@@ -108,19 +110,19 @@ describe('parseFromDate: unix timestamps', () => {
   });
 
   it('refuses a millisecond count past the reference range with its out-of-range reason', () => {
-    expect(startCursorMessageOf(() => parseFromDate('+8210266876800000'))).toBe(
+    expect(messageOf(() => parseFromDate('+8210266876800000'))).toBe(
       invalidFromDate('+8210266876800000', "invalid unix milliseconds timestamp '8210266876800000'"),
     );
   });
 
   it('refuses the largest signed 64-bit value as an out-of-range millisecond count', () => {
-    expect(startCursorMessageOf(() => parseFromDate('9223372036854775807'))).toBe(
+    expect(messageOf(() => parseFromDate('9223372036854775807'))).toBe(
       invalidFromDate('9223372036854775807', "invalid unix milliseconds timestamp '9223372036854775807'"),
     );
   });
 
   it('refuses a number that does not fit a signed 64-bit integer', () => {
-    expect(startCursorMessageOf(() => parseFromDate('9223372036854775808'))).toBe(
+    expect(messageOf(() => parseFromDate('9223372036854775808'))).toBe(
       invalidFromDate(
         '9223372036854775808',
         "failed to parse unix timestamp '9223372036854775808': number too large to fit in target type",
@@ -129,13 +131,13 @@ describe('parseFromDate: unix timestamps', () => {
   });
 
   it('refuses a negative timestamp, quoting the trimmed value in the reason', () => {
-    expect(startCursorMessageOf(() => parseFromDate(' -1 '))).toBe(
+    expect(messageOf(() => parseFromDate(' -1 '))).toBe(
       invalidFromDate(' -1 ', "negative unix timestamps are not supported: '-1'"),
     );
   });
 
   it.each(['-', '+', '++1', '+-1', '1 2', '1_000', '١٢٣'])('refuses the not-quite-number %j as unrecognised', (input) => {
-    expect(startCursorMessageOf(() => parseFromDate(input))).toBe(invalidFromDate(input, UNRECOGNISED));
+    expect(messageOf(() => parseFromDate(input))).toBe(invalidFromDate(input, UNRECOGNISED));
   });
 });
 
@@ -249,13 +251,13 @@ describe("parseFromDate: the reference date library's leniency outside RFC 3339"
   });
 
   it('does not re-split digits the way a backtracking match would', () => {
-    expect(startCursorMessageOf(() => parseFromDate('2025-01-15:00:00'))).toBe(invalidFromDate('2025-01-15:00:00', UNRECOGNISED));
+    expect(messageOf(() => parseFromDate('2025-01-15:00:00'))).toBe(invalidFromDate('2025-01-15:00:00', UNRECOGNISED));
   });
 
   it.each(['+262143-01-01 00:00:00', '-262144-12-31 23:59:59', '+262142-12-31 23:59:59-01:00'])(
     'refuses %j outside the reference date range',
     (input) => {
-      expect(startCursorMessageOf(() => parseFromDate(input))).toBe(invalidFromDate(input, UNRECOGNISED));
+      expect(messageOf(() => parseFromDate(input))).toBe(invalidFromDate(input, UNRECOGNISED));
     },
   );
 
@@ -266,7 +268,7 @@ describe("parseFromDate: the reference date library's leniency outside RFC 3339"
 
 describe('parseFromDate: refusals', () => {
   it.each(['', ' ', '\t\r\n', '\u2003'])('refuses the empty or whitespace-only %j as empty', (input) => {
-    expect(startCursorMessageOf(() => parseFromDate(input))).toBe(FROM_DATE_EMPTY);
+    expect(messageOf(() => parseFromDate(input))).toBe(FROM_DATE_EMPTY);
   });
 
   it.each([
@@ -295,11 +297,11 @@ describe('parseFromDate: refusals', () => {
     '2025-01-15 23:59:60',
     '20250-01-15 10:00:00',
   ])('refuses %j as unrecognised', (input) => {
-    expect(startCursorMessageOf(() => parseFromDate(input))).toBe(invalidFromDate(input, UNRECOGNISED));
+    expect(messageOf(() => parseFromDate(input))).toBe(invalidFromDate(input, UNRECOGNISED));
   });
 
   it('quotes the value as sent, surrounding whitespace included', () => {
-    expect(startCursorMessageOf(() => parseFromDate('  not-a-date\n'))).toBe(invalidFromDate('  not-a-date\n', UNRECOGNISED));
+    expect(messageOf(() => parseFromDate('  not-a-date\n'))).toBe(invalidFromDate('  not-a-date\n', UNRECOGNISED));
   });
 });
 
@@ -309,7 +311,7 @@ describe('resolveStartCursor', () => {
   });
 
   it('refuses a replay without a cursor', () => {
-    expect(startCursorMessageOf(() => resolveStartCursor('replay', undefined, undefined))).toBe(REPLAY_NEEDS_CURSOR);
+    expect(messageOf(() => resolveStartCursor('replay', undefined, undefined))).toBe(REPLAY_NEEDS_CURSOR);
   });
 
   it.each(['watch', 'replay'] as const)('starts a %s from a sequence', (endpoint) => {
@@ -336,25 +338,25 @@ describe('resolveStartCursor', () => {
   });
 
   it.each(['watch', 'replay'] as const)('refuses both cursors on %s', (endpoint) => {
-    expect(startCursorMessageOf(() => resolveStartCursor(endpoint, '1', '1740509903'))).toBe(BOTH_CURSORS);
+    expect(messageOf(() => resolveStartCursor(endpoint, '1', '1740509903'))).toBe(BOTH_CURSORS);
   });
 
   it('reports a malformed from_id before comparing the two fields', () => {
-    expect(startCursorMessageOf(() => resolveStartCursor('watch', 'mars@5', '1740509903'))).toBe(invalidFromId('mars@5'));
+    expect(messageOf(() => resolveStartCursor('watch', 'mars@5', '1740509903'))).toBe(invalidFromId('mars@5'));
   });
 
   it('reports a malformed from_date before comparing the two fields', () => {
-    expect(startCursorMessageOf(() => resolveStartCursor('replay', '5', 'not-a-date'))).toBe(
+    expect(messageOf(() => resolveStartCursor('replay', '5', 'not-a-date'))).toBe(
       invalidFromDate('not-a-date', UNRECOGNISED),
     );
   });
 
   it('reports from_id before from_date when both are malformed', () => {
-    expect(startCursorMessageOf(() => resolveStartCursor('watch', '', ''))).toBe(FROM_ID_EMPTY);
+    expect(messageOf(() => resolveStartCursor('watch', '', ''))).toBe(FROM_ID_EMPTY);
   });
 
   it('treats an empty from_date as present and malformed, not as absent', () => {
-    expect(startCursorMessageOf(() => resolveStartCursor('replay', undefined, ''))).toBe(FROM_DATE_EMPTY);
+    expect(messageOf(() => resolveStartCursor('replay', undefined, ''))).toBe(FROM_DATE_EMPTY);
   });
 });
 

@@ -8,16 +8,9 @@ import {
   parseRustU32,
   referenceFloatText,
 } from '../../../src/schema/number-text.js';
+import { thrownError } from '../../support/thrown-error.js';
 
-function parseErrorOf(action: () => unknown): string {
-  try {
-    action();
-  } catch (error) {
-    expect(error).toBeInstanceOf(NumberParseError);
-    return (error as Error).message;
-  }
-  throw new Error('expected a NumberParseError');
-}
+const parseErrorOf = (action: () => unknown): string => thrownError(action, NumberParseError).message;
 
 describe('parseRustI64', () => {
   it.each([
