@@ -8,5 +8,5 @@ export function thrownError<E extends Error>(action: () => unknown, type: abstra
     expect(error).toBeInstanceOf(type);
     return error as E;
   }
-  throw new Error(`expected a ${type.name}`);
+  throw new Error(`expected ${type.name} to be thrown, but nothing was`);
 }

@@ -3,16 +3,11 @@ import { parseJsonBody } from '../../../src/json/lossless-parse.js';
 import type { JsonObject, JsonValue } from '../../../src/json/json-value.js';
 import { isJsonObject } from '../../../src/json/json-value.js';
 import { IdentifierError } from '../../../src/schema/identifier-error.js';
+import { thrownError } from '../../support/thrown-error.js';
 
 /** Runs `action` and returns the IdentifierError it throws; fails the test otherwise. */
 export function identifierErrorOf(action: () => unknown): IdentifierError {
-  try {
-    action();
-  } catch (error) {
-    expect(error).toBeInstanceOf(IdentifierError);
-    return error as IdentifierError;
-  }
-  throw new Error('expected an IdentifierError, but nothing was thrown');
+  return thrownError(action, IdentifierError);
 }
 
 /** Asserts a single-level error: `details` equals `message`. */
