@@ -42,7 +42,7 @@ describe('defaults', () => {
       metrics: { enabled: false, host: '127.0.0.1' },
       notification_backend: {
         kind: 'in_memory',
-        in_memory: { max_history_per_topic: 1, max_topics: 10000, max_total_size: '256Mi', enable_metrics: false },
+        in_memory: { max_history_per_topic: 1, max_topics: 10000, max_total_size: '256Mi', enable_metrics: false, persist_sequences: true, state_directory: './state' },
         jetstream: {
           nats_url: 'nats://localhost:4222',
           timeout_seconds: 30,
