@@ -44,17 +44,22 @@ export function isRefusedCrossOrigin(context: BrowserContext, isOwn: (origin: st
  * and the POST streams that `isRefusedCrossOrigin` judges cross-origin. An `onRequest` hook
  * registered before authentication: nothing is parsed, authenticated or stored for it.
  *
- * The own origins are known from the configuration once the server listens (the listening port
- * counts for a loopback `base_url`, and port 0 picks it then); before that (`inject`), without it.
+ * The own origins are computed from the configuration at the first write that names an origin
+ * once the server listens: the listening port counts for a loopback `base_url`, and port 0 is only
+ * picked then. Before that (`inject`), they are computed without it.
  */
 export function registerCrossOriginWriteGuard(app: FastifyInstance, cors: CorsConfig, own: OwnOriginSettings): void {
   const grantOf = originGrants(cors);
   const allows = (origin: string): boolean => grantOf(origin) !== undefined;
-  let ownNow = ownOrigins(own, undefined);
-  const isOwn = (origin: string): boolean => ownNow.has(origin);
-  app.addHook('onListen', async () => {
-    ownNow = ownOrigins(own, listeningPort(app));
-  });
+  const unbound = ownOrigins(own, undefined);
+  let bound: ReadonlySet<string> | undefined;
+  const isOwn = (origin: string): boolean => {
+    if (bound === undefined) {
+      const port = listeningPort(app);
+      if (port !== undefined) bound = ownOrigins(own, port);
+    }
+    return (bound ?? unbound).has(origin);
+  };
   app.addHook('onRequest', async (request) => {
     if (!changesState(request)) return;
     const context = browserContext(request);
@@ -66,7 +71,7 @@ export function registerCrossOriginWriteGuard(app: FastifyInstance, cors: CorsCo
         path: request.url.split('?')[0],
         origin: context.origin?.slice(0, MAX_LOGGED_ORIGIN),
         sec_fetch_site: context.fetchSite?.slice(0, MAX_LOGGED_ORIGIN),
-        // Beside the origin, it tells a rebinding (the same name in both) from an own origin not configured.
+        // An `Origin` naming the `Host` it came with is a rebinding or a name the configuration does not list yet.
         host: request.host.slice(0, MAX_LOGGED_ORIGIN),
       },
       'Cross-origin request refused',
