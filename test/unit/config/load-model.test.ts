@@ -21,6 +21,7 @@ describe('defaults', () => {
         host: '127.0.0.1',
         port: 8000,
         base_url: 'http://localhost',
+        additional_origins: [],
         static_files_path: '/app/static',
         max_body_bytes: 262144,
         max_header_bytes: 16384,
