@@ -89,13 +89,18 @@ export interface StreamIdentity {
   readonly requestId: string;
 }
 
-export function connectionEstablished(stream: StreamIdentity, nowMs: number, closeInSeconds: number): Frame {
+/**
+ * The first frame of a live-only watch. `schemaVersion` (D43) tells the client which schema
+ * configuration validated its request; the aviso client ignores fields it does not read.
+ */
+export function connectionEstablished(stream: StreamIdentity, nowMs: number, closeInSeconds: number, schemaVersion?: string): Frame {
   return {
     kind: 'control',
     event: 'live-notification',
     data: {
       connection_will_close_in_seconds: closeInSeconds,
       request_id: stream.requestId,
+      ...(schemaVersion === undefined ? {} : { schema_version: schemaVersion }),
       timestamp: formatUtcSeconds(nowMs),
       topic: stream.topic,
       type: 'connection_established',
@@ -114,6 +119,8 @@ export function replayStarted(
     readonly endSequence: number | null;
     /** The requested `to_date`, echoed like `from_date`. */
     readonly toDate: string | null;
+    /** The schema configuration's version (D43). */
+    readonly schemaVersion?: string;
   },
 ): Frame {
   return {
@@ -125,6 +132,7 @@ export function replayStarted(
       from_date: start.fromDate,
       from_sequence: start.fromSequence,
       request_id: stream.requestId,
+      ...(start.schemaVersion === undefined ? {} : { schema_version: start.schemaVersion }),
       timestamp: formatUtcSeconds(nowMs),
       to_date: start.toDate,
       topic: stream.topic,

@@ -46,6 +46,8 @@ export interface StreamRequest {
   /** Q, the effective replay cap (docs/design/rules/streaming.md §9.4). */
   readonly quota: number;
   readonly telemetry: StreamTelemetry;
+  /** The version of the schema configuration that validated the request (D43), said by the opening frame. */
+  readonly schemaVersion: string;
   /**
    * When the credentials the stream was opened with are refused (epoch ms, `AuthUser.expiresAt`):
    * the stream ends then (docs/design/rules/browser.md §6). Absent for a stream opened without a JWT.

@@ -174,7 +174,7 @@ export class StreamSession {
 
     const { cursor, end } = this.request;
     if (cursor.kind === 'live') {
-      this.send(connectionEstablished(this.identity, clock.now(), settings.connectionMaxDurationSec));
+      this.send(connectionEstablished(this.identity, clock.now(), settings.connectionMaxDurationSec, this.request.schemaVersion));
     } else {
       this.send(
         replayStarted(this.identity, clock.now(), {
@@ -183,6 +183,7 @@ export class StreamSession {
           fromDate: cursor.kind === 'date' ? formatFromDateEcho(cursor.atNs) : null,
           endSequence: end.kind === 'latest' ? null : this.replayEnd,
           toDate: end.kind === 'date' ? formatFromDateEcho(end.atNs) : null,
+          schemaVersion: this.request.schemaVersion,
         }),
       );
       if (this.reset) this.announceReset(this.reset);

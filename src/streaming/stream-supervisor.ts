@@ -44,6 +44,8 @@ export interface OpenStreamRequest {
   readonly end: ReplayEndRequest;
   readonly quota: number;
   readonly telemetry: StreamTelemetry;
+  /** The schema configuration's version that validated the request (D43). */
+  readonly schemaVersion: string;
   /** A GET stream (docs/design/rules/browser.md §1): its frames carry ids; see `StreamRequest.browser`. */
   readonly browser?: { readonly eventType: string };
   /**
