@@ -80,8 +80,8 @@ export interface Batch {
   readonly exhausted: boolean;
   /**
    * History of the pattern's topics that the store held once in the range this batch examined and
-   * holds no longer, ascending by `last`; absent or empty when nothing was lost there. Each loss
-   * is reported once per cursor, in the batch that examined the messages around it.
+   * holds no longer; absent or empty when nothing was lost there. Each loss is reported once per
+   * cursor; a stream says it before the first notification it delivers above the loss's `last`.
    */
   readonly losses?: readonly HistoryLoss[];
 }

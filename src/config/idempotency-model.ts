@@ -55,6 +55,6 @@ export function idempotencyProblem(config: IdempotencyConfig): string | undefine
 /** A KV bucket name nats.js and nats-server accept; it also names the stream `KV_<name>`. */
 const BUCKET_NAME = /^[-\w]+$/u;
 
-export function idempotencyBucketProblem(name: string): string | undefined {
-  return BUCKET_NAME.test(name) ? undefined : `notification_backend.jetstream.idempotency_bucket: must consist of letters, digits, '_' and '-', got '${name}'`;
+export function idempotencyBucketProblem(name: string, field = 'idempotency_bucket'): string | undefined {
+  return BUCKET_NAME.test(name) ? undefined : `notification_backend.jetstream.${field}: must consist of letters, digits, '_' and '-', got '${name}'`;
 }

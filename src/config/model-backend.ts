@@ -80,6 +80,11 @@ export const JetStreamSchema = Type.Object(
       description:
         'Key-value bucket (stream `KV_<name>`, subjects `$KV.<name>.>`) holding the records of `Idempotency-Key`s, shared by every server process on this NATS. Letters, digits, `_` and `-`. Created at startup with file storage, `replicas` and a TTL of `idempotency.window`.',
     }),
+    history_ledger_bucket: Type.String({
+      default: 'AVISO_HISTORY_LEDGER',
+      description:
+        'Key-value bucket (stream `KV_<name>`) recording the history that admin deletes and wipes removed, one key per stream, shared by every server process on this NATS, so that a replay over it is told (D42). Letters, digits, `_` and `-`. Created at startup with file storage and `replicas`, without a TTL.',
+    }),
   },
   { default: {}, description: 'Settings of the JetStream backend, read only when `kind` is `jetstream`.' },
 );

@@ -29,6 +29,11 @@ export function validateJetStreamSettings(js: JetStreamConfig): void {
   }
   const bucket = idempotencyBucketProblem(js.idempotency_bucket);
   if (bucket !== undefined) throw new ConfigValidationError(VALIDATION_EVENTS.backend, bucket);
+  const ledger = idempotencyBucketProblem(js.history_ledger_bucket, 'history_ledger_bucket');
+  if (ledger !== undefined) throw new ConfigValidationError(VALIDATION_EVENTS.backend, ledger);
+  if (js.history_ledger_bucket === js.idempotency_bucket) {
+    fail('history_ledger_bucket', `must differ from idempotency_bucket ('${js.idempotency_bucket}')`);
+  }
 }
 
 /** B1.1 and the backend's own settings (D8 zero caps, D22 retention policy). */

@@ -27,6 +27,7 @@ const settings: JetStreamConfig = {
   publish_retry_attempts: 3,
   publish_retry_base_delay_ms: 50,
   idempotency_bucket: 'AVISO_IDEMPOTENCY',
+  history_ledger_bucket: 'AVISO_HISTORY_LEDGER',
 };
 
 const created: NotificationBackend[] = [];

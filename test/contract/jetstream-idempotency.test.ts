@@ -31,6 +31,7 @@ const settings: JetStreamConfig = {
   publish_retry_attempts: 3,
   publish_retry_base_delay_ms: 50,
   idempotency_bucket: BUCKET,
+  history_ledger_bucket: `${BUCKET}_LEDGER`,
 };
 const nextBase = uniqueBaseGenerator('idem');
 const usedBases: string[] = [];

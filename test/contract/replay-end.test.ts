@@ -142,6 +142,7 @@ const jetStreamSettings: JetStreamConfig = {
   publish_retry_attempts: 3,
   publish_retry_base_delay_ms: 50,
   idempotency_bucket: 'AVISO_IDEMPOTENCY',
+  history_ledger_bucket: 'AVISO_HISTORY_LEDGER',
 };
 const usedBases = new Set<string>();
 const nextJetStreamBase = uniqueBaseGenerator('ct_end');
@@ -217,7 +218,7 @@ async function watchDeliveries(stream: string) {
 }
 
 describe('JetStreamBackend: a to_date end seeks by time, it never reads the stream from its start', () => {
-  it('resolves the end with a start-time consumer that delivers only what follows to_date', async () => {
+  it('resolves the end with a consumer starting at what follows to_date, found without reading the stream', async () => {
     const base = nextJetStreamBase();
     const backend = await connectJetStream([base]);
     const monitor = await watchDeliveries(streamName(base));
@@ -248,8 +249,9 @@ describe('JetStreamBackend: a to_date end seeks by time, it never reads the stre
       expect(seek.delivered).toBeGreaterThanOrEqual(1);
       expect(seek.delivered).toBeLessThanOrEqual(after.length);
       expect(seek.creates).toHaveLength(1);
-      expect(seek.creates[0]).toMatchObject({ deliver_policy: 'by_start_time' });
-      expect(typeof seek.creates[0]?.opt_start_time).toBe('string');
+      // This stream is in memory, where nats-server 2.9 crashes on a start time over a stream with
+      // gaps: the time is searched by sequence instead (date-start.ts), never by reading the stream.
+      expect(seek.creates[0]).toMatchObject({ deliver_policy: 'by_start_sequence', opt_start_seq: after[0] });
 
       // The same count for a replay from the start: the measure does see a scan.
       await monitor.reset();

@@ -9,7 +9,7 @@ import type {
 import { NotificationTooLargeError } from '../backend.js';
 import type { JetStreamConfig } from '../../config/model.js';
 import { decodeToken } from '../../topic/percent-codec.js';
-import { MAX_STREAM_NAME_BYTES, streamNameBytes, streamNameOf } from '../../topic/stream-name.js';
+import { streamNameOf } from '../../topic/stream-name.js';
 import type { TopicPattern } from '../../topic/topic-pattern.js';
 import { DEFAULT_IDEMPOTENCY, PENDING_STALE_AFTER_MS, type IdempotencySettings } from '../idempotency-records.js';
 import { IdempotencyBucket } from './idempotency-bucket.js';
@@ -22,6 +22,11 @@ import {
 } from './nats-errors.js';
 import { JetStreamReplayCursor, fetchJetStreamBatch } from './replay-fetch.js';
 import { StreamCatalog } from './stream-catalog.js';
+import type { StreamLayout } from './stream-config.js';
+import { HistoryLedger } from './history-ledger.js';
+import { readKnownLosses } from './replay-losses.js';
+import { StreamAdmin } from './stream-admin.js';
+import { TopicPredecessors } from './topic-predecessors.js';
 
 /** How long notify waits for JetStream to acknowledge a publish. */
 const PUBLISH_ACK_TIMEOUT_MS = 5_000;
@@ -48,6 +53,9 @@ export interface JetStreamBackendOptions {
 export class JetStreamBackend implements NotificationBackend {
   readonly kind = 'jetstream' as const;
   private readonly live: LiveFeeds;
+  /** What each topic last held, so every stored notification names its predecessor (D42). */
+  private readonly predecessors = new TopicPredecessors();
+  private readonly admin: StreamAdmin;
 
   private constructor(
     private readonly link: NatsLink,
@@ -56,7 +64,9 @@ export class JetStreamBackend implements NotificationBackend {
     private readonly logger: Logger,
     readonly idempotency: IdempotencyBucket,
     private readonly windowSec: number,
+    private readonly ledger: HistoryLedger,
   ) {
+    this.admin = new StreamAdmin(link, catalog, ledger, this.predecessors, logger);
     this.live = new LiveFeeds(link, (base, operation) => this.withStream(base, operation), logger);
     link.onLost((error) => {
       catalog.forgetAll();
@@ -88,7 +98,9 @@ export class JetStreamBackend implements NotificationBackend {
       logger,
     );
     await bucket.ensureAtStartup();
-    return new JetStreamBackend(link, catalog, settings, logger, bucket, windowSec);
+    const ledger = new HistoryLedger(link, { name: settings.history_ledger_bucket, replicas: settings.replicas ?? 1 }, logger);
+    await ledger.ensureAtStartup();
+    return new JetStreamBackend(link, catalog, settings, logger, bucket, windowSec, ledger);
   }
 
   /**
@@ -127,13 +139,19 @@ export class JetStreamBackend implements NotificationBackend {
     for (let attempt = 1; ; attempt++) {
       let sequence: number;
       try {
-        await beforeDeadline(this.catalog.ensure(base), deadline, `ensuring stream ${streamNameOf(base)}`);
+        const layout = await beforeDeadline(this.catalog.ensure(base), deadline, `ensuring stream ${streamNameOf(base)}`);
         const { js } = this.link.clients();
-        const ack = await js.publish(notification.topic, notification.payload, {
+        const publishOptions = {
           msgID,
           timeout: Math.max(1, Math.min(PUBLISH_ACK_TIMEOUT_MS, deadline - Date.now())),
           ...(headers ? { headers } : {}),
-        });
+        };
+        // Only a stream that keeps a limited number per topic drops notifications whose loss a
+        // replay learns from their topic's next one (D42); the others lose history only by their
+        // limits, deletes and wipes, which the replay learns elsewhere.
+        const ack = keepsPerTopicLimit(layout)
+          ? await this.predecessors.publish(js, notification.topic, notification.payload, publishOptions, deadline)
+          : await js.publish(notification.topic, notification.payload, publishOptions);
         sequence = ack.seq;
         // Another request (this process or another, maybe one that died since) stored it under
         // this key's id: nothing new was stored, so no watcher must hear of it again.
@@ -221,59 +239,30 @@ export class JetStreamBackend implements NotificationBackend {
   }
 
   async fetchBatch(request: FetchRequest): Promise<Batch> {
-    return this.withStream(request.pattern.base, (_clients, name) =>
-      fetchJetStreamBatch(() => this.link.clients(), name, request, this.settings.timeout_seconds * 1000),
-    );
+    return this.withStream(request.pattern.base, async (clients, name) => {
+      const { known, info } = await readKnownLosses(clients, name, request, this.ledger);
+      return fetchJetStreamBatch(() => this.link.clients(), name, request, this.settings.timeout_seconds * 1000, known, info);
+    });
   }
 
   async openReplay(request: ReplayRequest): Promise<ReplayCursor> {
-    return this.withStream(request.pattern.base, (_clients, name) =>
-      JetStreamReplayCursor.open(() => this.link.clients(), name, request, this.settings.timeout_seconds * 1000),
-    );
+    return this.withStream(request.pattern.base, async (clients, name) => {
+      const { known, info } = await readKnownLosses(clients, name, request, this.ledger);
+      return JetStreamReplayCursor.open(() => this.link.clients(), name, request, this.settings.timeout_seconds * 1000, known, info);
+    });
   }
 
-  async deleteMessage(streamKey: string, sequence: number): Promise<DeleteOutcome> {
-    // The request subject would carry the name: one no stream can have is not sent (D33).
-    if (!canNameStream(streamKey)) return 'not_found';
-    const { jsm } = this.link.clients();
-    try {
-      return (await jsm.streams.deleteMessage(streamNameOf(streamKey), sequence, false)) ? 'deleted' : 'not_found';
-    } catch (error) {
-      if (isStreamNotFound(error) || isMessageNotFound(error)) return 'not_found';
-      throw error;
-    }
+  /** D30's and D22's admin operations, recorded in the history ledger (stream-admin.ts). */
+  deleteMessage(streamKey: string, sequence: number): Promise<DeleteOutcome> {
+    return this.admin.deleteMessage(streamKey, sequence);
   }
 
-  /**
-   * Any case or (resolved by the route) an event-type alias names the stream (D22). A name no
-   * stream could have is not sent: `$JS.API.STREAM.PURGE.<name>` over nats-server's 4 KiB control
-   * line would make it close the whole connection (D33).
-   */
-  async wipeStream(name: string): Promise<WipeOutcome> {
-    if (!canNameStream(name)) return 'not_found';
-    const { jsm } = this.link.clients();
-    try {
-      await jsm.streams.purge(streamNameOf(name));
-      return 'wiped';
-    } catch (error) {
-      if (isStreamNotFound(error)) return 'not_found';
-      throw error;
-    }
+  wipeStream(name: string): Promise<WipeOutcome> {
+    return this.admin.wipeStream(name);
   }
 
-  /** Purges the streams of configured bases only (D22); one failure does not stop the others. */
-  async wipeAll(): Promise<void> {
-    const { jsm } = this.link.clients();
-    const owned = this.catalog.configuredStreamNames();
-    const existing: string[] = [];
-    for await (const name of jsm.streams.names()) existing.push(name);
-    for (const name of existing.filter((n) => owned.has(n))) {
-      try {
-        await jsm.streams.purge(name);
-      } catch (error) {
-        this.logger.error({ event_name: 'backend.jetstream.purge.failed', stream: name, error: errorText(error) }, 'Purge failed');
-      }
-    }
+  wipeAll(): Promise<void> {
+    return this.admin.wipeAll();
   }
 
   async stats(): Promise<BackendStats> {
@@ -312,12 +301,10 @@ export class JetStreamBackend implements NotificationBackend {
   }
 }
 
-/**
- * Whether a JetStream stream could have this name: nats-server refuses names over 255 bytes and
- * names with path separators (everything else it refuses is percent-encoded by `streamNameOf`).
- */
-function canNameStream(base: string): boolean {
-  return streamNameBytes(base) <= MAX_STREAM_NAME_BYTES && !/[/\\]/.test(base);
+
+/** `max_msgs_per_subject` 1 unless the schema's storage policy allows duplicates (stream-config.ts). */
+function keepsPerTopicLimit(layout: StreamLayout): boolean {
+  return layout.storagePolicy?.allow_duplicates !== true;
 }
 
 function topicBase(topic: string): string {

@@ -47,6 +47,34 @@ export function fromCoreMessage(message: Msg, seq: number, timestampNanos: bigin
   };
 }
 
+/**
+ * The header JetStream checks a publish against and stores with it: the sequence of the last
+ * notification its subject held then (0: none). Read as the topic's predecessor (replay-losses.ts).
+ */
+export const TOPIC_PREDECESSOR_HEADER = 'Nats-Expected-Last-Subject-Sequence';
+const PREDECESSOR_NEEDLE = Buffer.from(`\r\n${TOPIC_PREDECESSOR_HEADER}:`, 'latin1');
+
+/** The stored predecessor of a message, straight from its header bytes where it can; absent when not stored. */
+export function topicPredecessorOf(message: Msg): number | undefined {
+  const raw = rawHeaderBytes(message);
+  if (raw === null) return undefined;
+  if (raw === undefined) return readPredecessor(message.headers?.get(TOPIC_PREDECESSOR_HEADER));
+  const bytes = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+  const at = bytes.indexOf(PREDECESSOR_NEEDLE);
+  if (at < 0) return undefined;
+  const from = at + PREDECESSOR_NEEDLE.length;
+  const end = bytes.indexOf('\r\n', from, 'latin1');
+  return readPredecessor(bytes.toString('latin1', from, end < 0 ? bytes.length : end));
+}
+
+function readPredecessor(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const trimmed = text.trim();
+  if (!/^\d{1,16}$/.test(trimmed)) return undefined;
+  const value = Number(trimmed);
+  return Number.isSafeInteger(value) ? value : undefined;
+}
+
 /** Returned when the header block is left to nats-core (a status line, or text it would refuse). */
 const NOT_READ = Symbol('not read');
 
@@ -123,11 +151,12 @@ const NATS_MSG_ID = 'Nats-Msg-Id';
 
 /**
  * What nats-server counts against `max_payload` for a publish: the payload and the encoded header
- * block, including the `Nats-Msg-Id` header the client adds for `msgID`.
+ * block, including the `Nats-Msg-Id` header the client adds for `msgID` and, at its widest, the
+ * topic predecessor it may add (topic-predecessors.ts).
  */
 export function publishedBytes(payload: string, headers: MsgHdrs | undefined, msgID: string): number {
   // The header block as the client writes it: `NATS/1.0\r\n`, `key: value\r\n` each, `\r\n`.
-  let headerText = `NATS/1.0\r\n${NATS_MSG_ID}: ${msgID}\r\n`;
+  let headerText = `NATS/1.0\r\n${NATS_MSG_ID}: ${msgID}\r\n${TOPIC_PREDECESSOR_HEADER}: ${'9'.repeat(20)}\r\n`;
   for (const key of headers?.keys() ?? []) {
     for (const value of (headers as MsgHdrs).values(key)) headerText += `${key}: ${value}\r\n`;
   }

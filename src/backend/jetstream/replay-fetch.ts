@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { TimeoutError, createInbox, type Msg } from '@nats-io/transport-node';
+import { TimeoutError } from '@nats-io/transport-node';
 import {
   AckPolicy,
   DeliverPolicy,
@@ -7,13 +7,17 @@ import {
   JetStreamApiError,
   ReplayPolicy,
   type ConsumerConfig,
+  type StreamInfo,
 } from '@nats-io/jetstream';
-import type { Batch, FetchRequest, ReplayCursor, ReplayRequest, StartCursor, StoredNotification } from '../backend.js';
+import type { Batch, FetchRequest, HistoryLoss, ReplayCursor, ReplayRequest, StartCursor, StoredNotification } from '../backend.js';
 import { readRfc3339 } from '../../time/instant-text.js';
 import { formatRfc3339Nanos } from '../../time/time-format.js';
 import { encodeToken } from '../../topic/percent-codec.js';
-import { fromCoreMessage } from './message-mapping.js';
 import type { NatsClients } from './nats-link.js';
+import { isMessageNotFound } from './nats-errors.js';
+import { isConsumerMissing, pullNoWait, type PulledMessage } from './pull-no-wait.js';
+import { PredecessorLosses, type KnownLosses } from './replay-losses.js';
+import { firstSequenceStoredFrom, needsDateSearch } from './date-start.js';
 
 /** A replay consumer left behind by a crash disappears after this long (docs/design/rules/backends.md §7.12). */
 const INACTIVE_THRESHOLD_MS = 30_000;
@@ -28,6 +32,11 @@ const CONSUMER_CREATE_ATTEMPTS = 4;
 const READ_AHEAD_MESSAGES = 1_000;
 /** …and, estimated from the sizes seen so far, about this many payload bytes held per replay. */
 const READ_AHEAD_BYTES = 1_048_576;
+/** Sequences probed below a date start's first notification for one still held (see `findDateBoundary`). */
+const DATE_BOUNDARY_PROBES = 8;
+
+/** No losses known: a cursor opened without them (a single `fetchBatch` of the contract tests' paging). */
+const NO_KNOWN_LOSSES: KnownLosses = { losses: [], said: () => false };
 
 /**
  * One replay's reads (docs/design/rules/backends.md §7.10): one named consumer from the start cursor on the coarse
@@ -47,8 +56,13 @@ export class JetStreamReplayCursor implements ReplayCursor {
    * round trip to the server) and handed out `limit` at a time, so batching and backpressure stay
    * as the caller asks.
    */
-  private ahead: StoredNotification[] = [];
+  private ahead: PulledMessage[] = [];
   private aheadIndex = 0;
+  /** Losses known at the start, said in the first batch (D42). */
+  private initialLosses: HistoryLoss[];
+  private readonly predecessors: PredecessorLosses;
+  /** A date start's lowest sequence is known once its first notification was read. */
+  private dateBoundaryPending: boolean;
   /** The last pull returned less than it asked for: nothing more was stored then. */
   private storeDrained = false;
   /** Where the consumer stands: one past the last sequence pulled. */
@@ -63,51 +77,105 @@ export class JetStreamReplayCursor implements ReplayCursor {
     private readonly request: ReplayRequest,
     /** How long a pull may go unanswered: the JetStream API timeout (`timeout_seconds`). */
     private readonly pullTimeoutMs: number,
+    known: KnownLosses,
   ) {
     this.nextSequence = request.start.kind === 'sequence' ? Math.max(request.start.sequence, 1) : 1;
     this.consumerSequence = this.nextSequence;
+    this.initialLosses = known.losses;
+    this.predecessors = new PredecessorLosses(this.nextSequence, known.said);
+    this.dateBoundaryPending = request.start.kind === 'date';
   }
 
+  /**
+   * `known`: the losses of the range known before reading (replay-losses.ts); `info`: the stream's
+   * info if the caller read it already.
+   */
   static async open(
     clients: () => NatsClients,
     streamName: string,
     asked: ReplayRequest,
     pullTimeoutMs: number,
+    known: KnownLosses = NO_KNOWN_LOSSES,
+    info?: StreamInfo,
   ): Promise<JetStreamReplayCursor> {
     const request = fromEpochAtTheEarliest(asked);
-    const cursor = new JetStreamReplayCursor(clients, streamName, request, pullTimeoutMs);
+    const cursor = new JetStreamReplayCursor(clients, streamName, request, pullTimeoutMs, known);
     const { start, upperBound } = request;
+    const stream = start.kind === 'date' ? (info ?? (await clients().jsm.streams.info(streamName))) : undefined;
     const nothing =
       upperBound === 0 ||
       (start.kind === 'sequence' && start.sequence > upperBound) ||
-      (start.kind === 'date' && (await startsAfterLastMessage(clients(), streamName, start.atNs)));
+      (start.kind === 'date' && startsAfterLastMessage(stream as StreamInfo, start.atNs));
     if (nothing) cursor.done = true;
-    else await cursor.createConsumer(start);
+    else if (start.kind === 'date' && needsDateSearch(stream as StreamInfo)) {
+      const sequence = await firstSequenceStoredFrom(clients(), stream as StreamInfo, cursor.filterSubject(), start.atNs);
+      await cursor.createConsumer({ kind: 'sequence', sequence });
+    } else await cursor.createConsumer(start);
     return cursor;
   }
 
   async next(limit: number): Promise<Batch> {
     const { pattern, upperBound } = this.request;
-    if (this.done) return { messages: [], nextSequence: Math.max(this.nextSequence, upperBound + 1), exhausted: true };
+    if (this.done) {
+      const losses = this.dueLosses(true);
+      return withLosses({ messages: [], nextSequence: Math.max(this.nextSequence, upperBound + 1), exhausted: true }, losses);
+    }
     if (this.ahead.length - this.aheadIndex < limit && !this.storeDrained) await this.readAhead(limit);
+    if (this.dateBoundaryPending && this.aheadIndex < this.ahead.length) await this.findDateBoundary();
     const messages: StoredNotification[] = [];
+    const losses: HistoryLoss[] = [];
     let lastExamined = this.nextSequence - 1;
     let beyondBound = false;
     const end = Math.min(this.ahead.length, this.aheadIndex + limit);
     for (; this.aheadIndex < end; this.aheadIndex++) {
-      const message = this.ahead[this.aheadIndex] as StoredNotification;
-      if (message.sequence > upperBound) {
+      const { notification, predecessor } = this.ahead[this.aheadIndex] as PulledMessage;
+      if (notification.sequence > upperBound) {
         beyondBound = true;
         break;
       }
-      lastExamined = message.sequence;
-      if (pattern.matches(message.topic)) messages.push(message);
+      lastExamined = notification.sequence;
+      if (!pattern.matches(notification.topic)) continue;
+      const loss = this.predecessors.observe(notification.sequence, predecessor);
+      if (loss) losses.push(loss);
+      messages.push(notification);
     }
     const emptied = this.aheadIndex >= this.ahead.length;
     const exhausted = beyondBound || (emptied && this.storeDrained) || lastExamined >= upperBound;
     this.nextSequence = lastExamined + 1;
     if (exhausted) this.close();
-    return { messages, nextSequence: this.nextSequence, exhausted };
+    return withLosses({ messages, nextSequence: this.nextSequence, exhausted }, [...this.dueLosses(exhausted), ...losses]);
+  }
+
+  /** The losses known at the start that lie in the range examined so far (all of them once exhausted). */
+  private dueLosses(exhausted: boolean): HistoryLoss[] {
+    const due = exhausted ? this.initialLosses : this.initialLosses.filter((loss) => loss.last < this.nextSequence);
+    this.initialLosses = exhausted ? [] : this.initialLosses.filter((loss) => loss.last >= this.nextSequence);
+    return due;
+  }
+
+  /**
+   * A date start's range begins after the newest notification held below its first one (every
+   * held one below it was stored before the date). Sequences removed in between may have been
+   * stored after the date: they count as in the range. A few sequences are probed; when none is
+   * held, the whole stream below counts, which may name a loss that was not the range's, never miss one.
+   */
+  private async findDateBoundary(): Promise<void> {
+    this.dateBoundaryPending = false;
+    const first = (this.ahead[this.aheadIndex] as PulledMessage).notification.sequence;
+    const { jsm } = this.clients();
+    for (let sequence = first - 1; sequence >= Math.max(1, first - DATE_BOUNDARY_PROBES); sequence--) {
+      let held = false;
+      try {
+        held = (await jsm.streams.getMessage(this.streamName, { seq: sequence })) !== null;
+      } catch (error) {
+        if (!isMessageNotFound(error)) throw error;
+      }
+      if (held) {
+        this.predecessors.startAt(sequence + 1);
+        return;
+      }
+    }
+    this.predecessors.startAt(1);
   }
 
   /** Tops up the read-ahead with one pull, sized by the bytes the messages so far needed. */
@@ -118,7 +186,7 @@ export class JetStreamReplayCursor implements ReplayCursor {
         ? limit
         : Math.max(limit, Math.min(READ_AHEAD_MESSAGES, Math.floor(READ_AHEAD_BYTES / Math.max(averageBytes, 1))));
     if (Date.now() - this.lastPullAt >= IDLE_CHECK_AFTER_MS) await this.recreateConsumerIfMissing();
-    let pulled: StoredNotification[];
+    let pulled: PulledMessage[];
     try {
       pulled = await this.pull(wanted);
     } catch (error) {
@@ -128,10 +196,10 @@ export class JetStreamReplayCursor implements ReplayCursor {
       pulled = await this.pull(wanted);
     }
     this.storeDrained = pulled.length < wanted;
-    for (const message of pulled) this.pulledBytes += message.payload.length;
+    for (const { notification } of pulled) this.pulledBytes += notification.payload.length;
     this.pulledMessages += pulled.length;
     const last = pulled[pulled.length - 1];
-    if (last) this.consumerSequence = last.sequence + 1;
+    if (last) this.consumerSequence = last.notification.sequence + 1;
     this.ahead = this.ahead.slice(this.aheadIndex).concat(pulled);
     this.aheadIndex = 0;
   }
@@ -166,10 +234,14 @@ export class JetStreamReplayCursor implements ReplayCursor {
     }
   }
 
-  private async createConsumerOnce(start: StartCursor): Promise<void> {
+  /** The consumer's subject filter: a one-token pattern is a bare-base topic, which `<b>.>` would not match (D19). */
+  filterSubject(): string {
     const { pattern } = this.request;
-    // A one-token pattern is a bare-base topic, which `<b>.>` would not match (D19).
-    const filter = pattern.tokens.length === 1 ? encodeToken(pattern.base) : pattern.coarseSubject;
+    return pattern.tokens.length === 1 ? encodeToken(pattern.base) : pattern.coarseSubject;
+  }
+
+  private async createConsumerOnce(start: StartCursor): Promise<void> {
+    const filter = this.filterSubject();
     const name = `replay_consumer_${Date.now()}_${randomBytes(16).toString('hex')}`;
     const config: Partial<ConsumerConfig> = {
       name,
@@ -206,7 +278,7 @@ export class JetStreamReplayCursor implements ReplayCursor {
     return true;
   }
 
-  private pull(limit: number): Promise<StoredNotification[]> {
+  private pull(limit: number): Promise<PulledMessage[]> {
     this.lastPullAt = Date.now();
     return pullNoWait(this.clients(), this.streamName, this.consumer as string, limit, this.pullTimeoutMs);
   }
@@ -218,8 +290,10 @@ export async function fetchJetStreamBatch(
   streamName: string,
   request: FetchRequest,
   pullTimeoutMs: number,
+  known?: KnownLosses,
+  info?: StreamInfo,
 ): Promise<Batch> {
-  const cursor = await JetStreamReplayCursor.open(clients, streamName, request, pullTimeoutMs);
+  const cursor = await JetStreamReplayCursor.open(clients, streamName, request, pullTimeoutMs, known, info);
   try {
     return await cursor.next(request.limit);
   } finally {
@@ -227,95 +301,11 @@ export async function fetchJetStreamBatch(
   }
 }
 
-class PullFailed extends Error {
-  constructor(
-    consumer: string,
-    readonly status: number,
-    description: string,
-  ) {
-    super(`pull from replay consumer ${consumer} failed: ${status} ${description}`.trim());
-    this.name = 'PullFailed';
-  }
-}
-
-/** The server no longer knows the consumer: nobody answers the pull (503), or it was deleted (409). */
-function isConsumerMissing(error: unknown): boolean {
-  return error instanceof PullFailed && (error.status === 503 || error.status === 409);
-}
-
-/** Pulls up to `batch` stored messages and returns as soon as the server says there are no more. */
-async function pullNoWait(
-  clients: NatsClients,
-  streamName: string,
-  consumer: string,
-  batch: number,
-  timeoutMs: number,
-): Promise<StoredNotification[]> {
-  const { nc } = clients;
-  const inbox = createInbox();
-  const subscription = nc.subscribe(inbox, { timeout: timeoutMs });
-  nc.publish(`$JS.API.CONSUMER.MSG.NEXT.${streamName}.${consumer}`, JSON.stringify({ batch, no_wait: true }), {
-    reply: inbox,
-  });
-  const messages: StoredNotification[] = [];
-  try {
-    for await (const message of subscription) {
-      const status = statusOf(message);
-      // 404 (no messages) and 408 (request ended) close the batch early; anything else is a failure.
-      if (status === 404 || status === 408) break;
-      if (status !== undefined) throw new PullFailed(consumer, status, message.headers?.description ?? '');
-      messages.push(fromPulledMessage(message));
-      if (messages.length >= batch) break;
-    }
-  } finally {
-    subscription.unsubscribe();
-  }
-  return messages;
-}
-
-/** The status code of a JetStream status message (no body, a status line in the headers). */
-function statusOf(message: Msg): number | undefined {
-  const code = message.data.length === 0 ? message.headers?.code : undefined;
-  return code !== undefined && code > 0 ? code : undefined;
-}
-
-function fromPulledMessage(message: Msg): StoredNotification {
-  const { streamSequence, timestampNanos } = parseAckSubject(message.reply ?? '');
-  return fromCoreMessage(message, streamSequence, timestampNanos);
-}
-
-/**
- * Delivery metadata from a JetStream reply subject: `$JS.ACK.<stream>.<consumer>.<delivered>.
- * <stream seq>.<consumer seq>.<time ns>.<pending>`, or the newer form with a domain and an
- * account hash after `ACK` and a random token at the end. Read by token positions rather than
- * `split`: this runs once per replayed message.
- */
-export function parseAckSubject(reply: string): { streamSequence: number; timestampNanos: bigint } {
-  // Where each token starts; tokens 5–9 are enough to tell the two forms apart (9, or 11 and more).
-  const starts = [0];
-  for (let dot = reply.indexOf('.'); dot >= 0 && starts.length < 12; dot = reply.indexOf('.', dot + 1)) {
-    starts.push(dot + 1);
-  }
-  const count = starts.length;
-  const token = (i: number): string =>
-    reply.slice(starts[i] as number, i + 1 < count ? (starts[i + 1] as number) - 1 : reply.length);
-  // 12 starts recorded means 12 tokens or more (the scan stopped there): the newer form either way.
-  if (token(0) !== '$JS' || token(1) !== 'ACK' || (count !== 9 && count < 11)) {
-    throw new Error(`not a JetStream delivery: '${reply}'`);
-  }
-  const offset = count === 9 ? 0 : 2;
-  return {
-    streamSequence: Number(token(5 + offset)),
-    timestampNanos: BigInt(token(7 + offset)),
-  };
-}
-
 /**
  * A date cursor after the newest message selects nothing. Checked here rather than left to the
  * server, which (2.9) misreads start times beyond the year 2262 and delivers everything.
  */
-async function startsAfterLastMessage(clients: NatsClients, streamName: string, atNs: bigint): Promise<boolean> {
-  const { state } = await clients.jsm.streams.info(streamName);
+function startsAfterLastMessage({ state }: StreamInfo, atNs: bigint): boolean {
   if (state.messages === 0) return true;
   const lastNs = readRfc3339(state.last_ts);
   if (lastNs === undefined) throw new Error(`JetStream reported a last message time that is not RFC 3339: '${state.last_ts}'`);
@@ -330,4 +320,8 @@ async function startsAfterLastMessage(clients: NatsClients, streamName: string, 
 function fromEpochAtTheEarliest<T extends ReplayRequest>(request: T): T {
   if (request.start.kind !== 'date' || request.start.atNs > 0n) return request;
   return { ...request, start: { kind: 'sequence', sequence: 0 } };
+}
+
+function withLosses(batch: Batch, losses: readonly HistoryLoss[]): Batch {
+  return losses.length > 0 ? { ...batch, losses } : batch;
 }

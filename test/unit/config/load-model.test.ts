@@ -56,6 +56,7 @@ describe('defaults', () => {
           publish_retry_attempts: 5,
           publish_retry_base_delay_ms: 150,
           idempotency_bucket: 'AVISO_IDEMPOTENCY',
+          history_ledger_bucket: 'AVISO_HISTORY_LEDGER',
         },
       },
       watch_endpoint: {

@@ -905,4 +905,20 @@ describe('idempotency (docs/configuration.md, docs/api.md "Idempotent notify")',
       "notification_backend.jetstream.idempotency_bucket: must consist of letters, digits, '_' and '-', got 'a.b'",
     );
   });
+
+  it.each([
+    ['a.b', "notification_backend.jetstream.history_ledger_bucket: must consist of letters, digits, '_' and '-', got 'a.b'"],
+    ['AVISO_IDEMPOTENCY', "notification_backend.jetstream.history_ledger_bucket: must differ from idempotency_bucket ('AVISO_IDEMPOTENCY')"],
+  ])('refuses the history ledger bucket %s when the JetStream backend starts (D42)', (name, message) => {
+    const settings = loadDoc(merged(JETSTREAM, { notification_backend: { jetstream: { history_ledger_bucket: name } } }))
+      .notification_backend.jetstream;
+    let caught: unknown;
+    try {
+      validateJetStreamSettings(settings);
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(ConfigValidationError);
+    expect((caught as ConfigValidationError).message).toBe(message);
+  });
 });

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { MsgHdrsImpl } from '@nats-io/nats-core/internal';
 import { metadataFromHeaderBytes } from '../../../../src/backend/jetstream/message-mapping.js';
-import { parseAckSubject } from '../../../../src/backend/jetstream/replay-fetch.js';
+import { parseAckSubject } from '../../../../src/backend/jetstream/pull-no-wait.js';
 
 const encoder = new TextEncoder();
 

@@ -15,6 +15,7 @@ const defaults: JetStreamConfig = {
   publish_retry_attempts: 5,
   publish_retry_base_delay_ms: 150,
   idempotency_bucket: 'AVISO_IDEMPOTENCY',
+  history_ledger_bucket: 'AVISO_HISTORY_LEDGER',
 };
 const layout = { name: 'MARS', subjects: ['mars.>'], storagePolicy: undefined };
 
