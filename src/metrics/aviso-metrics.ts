@@ -49,6 +49,10 @@ export interface AvisoMetrics {
   streamReset(route: SseRoute): void;
   /** A stream was closed because its credentials expired (docs/design/rules/browser.md §6). */
   tokenExpiryClosed(route: SseRoute): void;
+  /** A stream request was refused with `503 TOO_MANY_STREAMS`: the process held `max_streams` (D44). */
+  streamRefused(route: SseRoute): void;
+  /** A connection was closed unanswered: the process held `max_connections` (D44). */
+  connectionRefused(): void;
   /** Reads the bytes all streams hold for their clients, at every scrape. */
   observeStreamBuffers(read: () => number): void;
   /** Records one live delivery's lag: from its acceptance (storage time, ns since the epoch) to now. */

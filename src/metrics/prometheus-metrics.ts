@@ -25,7 +25,7 @@ export interface PrometheusMetricsOptions {
   readonly eventTypes: readonly string[];
   /** The OTLP log export's totals (`aviso_otlp_*`); absent when export is disabled. */
   readonly otlpStats?: () => OtlpExportStats;
-  /** The configured connection and buffer limits (`aviso_http_max_connections`, `aviso_sse_max_total_buffered_bytes`). */
+  /** The configured limits (`aviso_http_max_connections`, `aviso_sse_max_streams`, `aviso_sse_max_total_buffered_bytes`). */
   readonly limits?: CapacityLimits;
   /** Labels on prom-client's process metrics: `worker` in a worker of several processes (D36). */
   readonly processLabels?: Readonly<Record<string, string>>;
@@ -81,6 +81,8 @@ export function createDisabledMetrics(): AvisoMetrics {
     slowConsumerClosed: () => undefined,
     streamReset: () => undefined,
     tokenExpiryClosed: () => undefined,
+    streamRefused: () => undefined,
+    connectionRefused: () => undefined,
     observeStreamBuffers: () => undefined,
     deliveryLag: () => undefined,
     authRequest: () => undefined,
@@ -226,6 +228,14 @@ class PrometheusMetrics implements PrometheusAvisoMetrics {
 
   tokenExpiryClosed(route: SseRoute): void {
     this.families.capacity.tokenExpiryClosed(route);
+  }
+
+  streamRefused(route: SseRoute): void {
+    this.families.capacity.streamRefused(route);
+  }
+
+  connectionRefused(): void {
+    this.families.capacity.connectionRefused();
   }
 
   observeStreamBuffers(read: () => number): void {

@@ -57,7 +57,7 @@ export class JetStreamBackend implements NotificationBackend {
     readonly idempotency: IdempotencyBucket,
     private readonly windowSec: number,
   ) {
-    this.live = new LiveFeeds(link, (base, operation) => this.withStream(base, operation), logger);
+    this.live = new LiveFeeds(link, (base, operation) => this.withStream(base, operation), logger, settings.live_gap_wait_ms);
     link.onLost((error) => {
       catalog.forgetAll();
       void this.live.endAll(error);
