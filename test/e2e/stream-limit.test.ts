@@ -84,6 +84,19 @@ describe('the stream limit over plain HTTP/1.1', () => {
     };
   }
 
+  it('gives the place of a refused or invalid stream request back: more of them than the limit leave every place free', async () => {
+    for (let index = 0; index < 2 * MAX_STREAMS; index++) {
+      const invalid = await SseClient.open(`${server.url}/api/v1/watch`, { ...TRANSCRIPT_REQUEST, from_id: 'soon' });
+      expect(invalid.status).toBe(400);
+      const unknown = await SseClient.open(`${server.url}/api/v1/watch`, { event_type: 'no_such_type', identifier: {} });
+      expect(unknown.status).toBe(400);
+    }
+    const replays = await Promise.all(Array.from({ length: MAX_STREAMS }, () => SseClient.open(`${server.url}/api/v1/replay`, REPLAY_BODY)));
+    expect(replays.map((replay) => replay.status)).toEqual(Array.from({ length: MAX_STREAMS }, () => 200));
+    // Each replay ends by itself and gives its place back.
+    for (const replay of replays) await replay.rest();
+  });
+
   it('answers the probes, /metrics and a notify at the limit, refuses the next stream of each kind, and accepts one again when a stream closes', async () => {
     // The limit reached with both forms: two POST watches and a GET watch.
     streams.push(await SseClient.open(`${server.url}/api/v1/watch`, TRANSCRIPT_REQUEST));
