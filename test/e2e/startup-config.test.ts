@@ -21,6 +21,11 @@ describe('startup with a bad configuration', () => {
       /broken.*missing|missing.*broken/,
     ],
     ['a zero heartbeat interval', { watch_endpoint: { sse_heartbeat_interval_sec: 0 } }, /sse_heartbeat_interval_sec/],
+    [
+      'streams that could take every connection (D44)',
+      { application: { host: '127.0.0.1', port: 0, max_connections: 5000 } },
+      /application\.max_streams: must be less than application\.max_connections \(10000 >= 5000\), so that streams leave connections for \/health, \/ready and notify/,
+    ],
   ])('exits 1 for %s with one line naming the field', async (_name, override, pattern) => {
     const result = await runServerToExit({ config: serverConfig(override as Record<string, unknown>) });
     expect(result.code).toBe(1);
