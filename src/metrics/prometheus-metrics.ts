@@ -13,6 +13,7 @@ import { registerIdempotencyMetrics } from './idempotency-metrics.js';
 import { noopIdempotencyTelemetry, type IdempotencyTelemetry } from '../idempotency/idempotency-telemetry.js';
 import { registerOtlpMetrics } from './otlp-metrics.js';
 import { defineStreamBufferMetrics, type StreamBufferMetrics } from './stream-buffer-metrics.js';
+import type { GapScope } from '../streaming/frames.js';
 import type { SlowConsumerTrigger } from '../streaming/stream-request.js';
 import type { OtlpExportStats } from '../logging/otlp/export-gate.js';
 
@@ -83,6 +84,8 @@ export function createDisabledMetrics(): AvisoMetrics {
     tokenExpiryClosed: () => undefined,
     streamRefused: () => undefined,
     connectionRefused: () => undefined,
+    historyGap: () => undefined,
+    sequenceReset: () => undefined,
     observeStreamBuffers: () => undefined,
     deliveryLag: () => undefined,
     authRequest: () => undefined,
@@ -236,6 +239,14 @@ class PrometheusMetrics implements PrometheusAvisoMetrics {
 
   connectionRefused(): void {
     this.families.capacity.connectionRefused();
+  }
+
+  historyGap(route: SseRoute, scope: GapScope): void {
+    this.streamBuffers.historyGap(route, scope);
+  }
+
+  sequenceReset(route: SseRoute): void {
+    this.streamBuffers.sequenceReset(route);
   }
 
   observeStreamBuffers(read: () => number): void {

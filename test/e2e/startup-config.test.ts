@@ -26,6 +26,11 @@ describe('startup with a bad configuration', () => {
       { application: { host: '127.0.0.1', port: 0, max_connections: 5000 } },
       /application\.max_streams: must be less than application\.max_connections \(10000 >= 5000\), so that streams leave connections for \/health, \/ready and notify/,
     ],
+    [
+      'an additional origin with a path',
+      { application: { host: '127.0.0.1', port: 0, additional_origins: ['https://aviso.example.org/console'] } },
+      /application\.additional_origins\[0\]: "https:\/\/aviso\.example\.org\/console" is not an origin: write scheme:\/\/host\[:port\] with http or https and no path$/,
+    ],
   ])('exits 1 for %s with one line naming the field', async (_name, override, pattern) => {
     const result = await runServerToExit({ config: serverConfig(override as Record<string, unknown>) });
     expect(result.code).toBe(1);
