@@ -391,6 +391,9 @@ describe('metrics after scripted anonymous traffic (strict schemas)', () => {
         aviso_sse_max_total_buffered_bytes: 'gauge',
         aviso_sse_streams_refused_total: 'counter',
         aviso_http_connections_refused_total: 'counter',
+        // D41, D42.
+        aviso_sse_history_gaps_total: 'counter',
+        aviso_sse_sequence_resets_total: 'counter',
         aviso_idempotency_replays_total: 'counter',
         aviso_idempotency_conflicts_total: 'counter',
         aviso_idempotency_evictions_total: 'counter',
