@@ -80,6 +80,7 @@ declare module 'fastify' {
 /** Builds the public HTTP application; no listening, no globals (docs/design/architecture.md "Wiring"). */
 export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
   const limits = deps.limits ?? DEFAULT_SERVER_LIMITS;
+  const metrics = deps.metrics ?? createDisabledMetrics();
   const app = createFastify(
     {
       loggerInstance: deps.logger as FastifyBaseLogger,
@@ -96,11 +97,11 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       return503OnClosing: false,
       frameworkErrors: frameworkErrorHandler,
     },
-    // Head/request receipt timeouts, header size, the client-error answer (docs/security.md), TLS.
-    { tls: deps.tls, limits, logger: deps.logger },
+    // Head/request receipt timeouts, header size, the client-error answer (docs/security.md), TLS,
+    // and the connection limit (D44).
+    { tls: deps.tls, limits, logger: deps.logger, connectionRefused: () => metrics.connectionRefused() },
   );
 
-  const metrics = deps.metrics ?? createDisabledMetrics();
   registerRequestIdHeader(app);
   registerRequestTelemetry(app, metrics, deps.accessLog);
   const routes = indexRoutes(app);
@@ -145,6 +146,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     },
     guards,
     deliveryLag: metrics.deliveryLag,
+    maxStreams: limits.max_streams,
   });
   app.decorate('streams', streams);
   // Streams end with their final frame before the server stops accepting (docs/design/rules/streaming.md §8.4).

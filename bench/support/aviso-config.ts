@@ -32,14 +32,16 @@ export interface BenchConfigOptions {
 }
 
 /**
- * Above the default `application.max_connections` (10,000): the fan-out scenarios hold up to
- * 15,000 streams on one server, each on its own connection.
+ * Above the default `application.max_streams` (10,000) and `max_connections` (11,000): the
+ * fan-out scenarios hold up to 15,000 streams on one server, each on its own connection, and the
+ * connections above the stream limit stay for the notifies and probes.
  */
+const BENCH_MAX_STREAMS = 19_000;
 const BENCH_MAX_CONNECTIONS = 20_000;
 
 /**
  * A production-like configuration: loopback on an ephemeral port, `info` logging (the default, one
- * line per notify), no authentication, no metrics; only the connection cap is raised.
+ * line per notify), no authentication, no metrics; only the stream and connection caps are raised.
  */
 export function benchConfig(options: BenchConfigOptions): Mapping {
   const backend =
@@ -47,7 +49,7 @@ export function benchConfig(options: BenchConfigOptions): Mapping {
       ? { kind: 'in_memory', in_memory: {} }
       : { kind: 'jetstream', jetstream: { nats_url: options.backend.natsUrl, storage_type: 'file' } };
   return {
-    application: { host: '127.0.0.1', port: 0, base_url: 'http://localhost:8000', max_connections: BENCH_MAX_CONNECTIONS, ...options.application },
+    application: { host: '127.0.0.1', port: 0, base_url: 'http://localhost:8000', max_connections: BENCH_MAX_CONNECTIONS, max_streams: BENCH_MAX_STREAMS, ...options.application },
     logging: { level: 'info' },
     notification_backend: backend,
     notification_schema: options.schemas,

@@ -315,7 +315,9 @@ StringHandler, …\`).
 
 **Stage B, semantic checks** (logged at \`error\` with the event in brackets), in this order:
 
-1. \`application\`: \`headers_timeout_ms\` ≤ \`request_timeout_ms\`; each \`application.homepage\`
+1. \`application\`: \`headers_timeout_ms\` ≤ \`request_timeout_ms\`; \`max_streams\` <
+   \`max_connections\` (\`application.max_streams: must be less than application.max_connections
+   (10000 >= 10000), so that streams leave connections for /health, /ready and notify\`, D44); each \`application.homepage\`
    link is an absolute \`http\`/\`https\` URL with a host, no user info and no whitespace
    (\`application.homepage.<key> must be an absolute HTTP(S) URL with a host and no embedded
    credentials\`; the value is not echoed); each \`application.additional_origins\` entry is an
@@ -384,7 +386,7 @@ is set (it is ignored).
 
 **Stage C, when the JetStream backend starts** [\`startup.backend.initialization.failed\`]:
 \`nats_url\` not blank; \`timeout_seconds\`, \`retry_attempts\`, \`reconnect_delay_ms\`,
-\`publish_retry_attempts\`, \`publish_retry_base_delay_ms\` > 0; \`retention_time\` parses and is
+\`publish_retry_attempts\`, \`publish_retry_base_delay_ms\`, \`live_gap_wait_ms\` > 0; \`retention_time\` parses and is
 > 0; \`idempotency_bucket\` consists of letters, digits, \`_\` and \`-\`; then the connection must succeed within \`retry_attempts\`.
 
 ## Strict mode
@@ -460,9 +462,10 @@ roles of the last reload every worker applied, so it serves what its siblings se
 started while a reload was being applied applies it as soon as it listens
 (\`cluster.reload.caught_up\`). Changing \`application.workers\` itself needs a restart.
 
-The limits of one process apply to each worker: \`application.max_connections\`,
-\`watch_endpoint.max_total_buffered_bytes\` and the ECPDS destination cache are per worker, so a
-server of N workers holds up to N times as many connections and buffered bytes.
+The limits of one process apply to each worker: \`application.max_streams\`,
+\`application.max_connections\`, \`watch_endpoint.max_total_buffered_bytes\` and the ECPDS
+destination cache are per worker, so a server of N workers holds up to N times as many streams,
+connections and buffered bytes (D44).
 
 ## Minimal configuration
 

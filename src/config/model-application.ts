@@ -111,10 +111,16 @@ export const ApplicationSchema = Type.Object(
       description: 'How long an idle keep-alive connection is kept open between requests, in milliseconds.',
     }),
     max_connections: Type.Integer({
+      minimum: 2,
+      default: 11000,
+      description:
+        'Most simultaneous client connections of one process; further connections are closed at once, without an answer, counted by `aviso_http_connections_refused_total` and logged (`http.connection.refused`, at most once per 10 s). Must exceed `max_streams` (checked at startup): over HTTP/1.1 each watch/replay stream holds a connection, and the connections above `max_streams` stay for `/health`, `/ready`, notify and the other requests. An HTTP/2 connection carries up to 256 streams. The default is `max_streams` plus a reserve of 1,000. It also bounds what connections that never send a request can cost: a TLS handshake left unfinished keeps about 55 KB of native memory until `headers_timeout_ms`, so 11,000 of them take about 600 MiB (see the security docs). Per process: each of `workers` has its own.',
+    }),
+    max_streams: Type.Integer({
       minimum: 1,
       default: 10000,
       description:
-        'Most simultaneous client connections; further connections are closed at once by the server, without an answer. Over HTTP/1.1 each watch/replay stream holds one; an HTTP/2 connection carries up to 256. The default bounds what connections that never send a request can cost: a TLS handshake left unfinished keeps about 55 KB of native memory until `headers_timeout_ms`, so 10,000 of them take about 540 MiB (see the security docs). Raise it for more streams per process, with the memory to match.',
+        'Most watch and replay streams (POST and GET) one process holds at once. A stream request beyond it is answered `503 TOO_MANY_STREAMS` with `Retry-After`, counted by `aviso_sse_streams_refused_total` and logged (`stream.limit.refused`, at most once per 10 s); every other request is still served. Must be less than `max_connections` (checked at startup). Per process: each of `workers` has its own. See the operations docs for sizing both.',
     }),
     homepage: HomepageSchema,
     cors: CorsSchema,

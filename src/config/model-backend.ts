@@ -75,6 +75,10 @@ export const JetStreamSchema = Type.Object(
     reconnect_delay_ms: unsigned('Wait between reconnect attempts and between startup connect attempts. > 0.', 2000),
     publish_retry_attempts: unsigned('Total attempts of a publish failing with a transient transport error. > 0.', 5),
     publish_retry_base_delay_ms: unsigned('Base of the exponential publish-retry backoff. > 0.', 150),
+    live_gap_wait_ms: unsigned(
+      'How long a live feed holds a notification back, in milliseconds, while a sequence below it is missing from both the stream and the announcements of the accepting processes; then the missing one is skipped for live delivery (it was deleted, or announced by a process that died) and the held ones go out. > 0. Raise it only when `backend.jetstream.live.announcement.late` warnings show announcements arriving later than this (see the backends docs, "Live delivery on JetStream").',
+      2000,
+    ),
     idempotency_bucket: Type.String({
       default: 'AVISO_IDEMPOTENCY',
       description:

@@ -20,6 +20,7 @@ export function validateJetStreamSettings(js: JetStreamConfig): void {
     'reconnect_delay_ms',
     'publish_retry_attempts',
     'publish_retry_base_delay_ms',
+    'live_gap_wait_ms',
   ] as const) {
     if (js[field] <= 0) fail(field, `must be greater than 0, got ${js[field]}`);
   }

@@ -99,10 +99,16 @@ function checkLogging(config: AppConfig): void {
  * timeout, so say which field is wrong before anything is built.
  */
 function checkApplicationLimits(config: AppConfig): void {
-  const { headers_timeout_ms: headers, request_timeout_ms: request } = config.application;
+  const { headers_timeout_ms: headers, request_timeout_ms: request, max_streams: streams, max_connections: connections } = config.application;
   if (headers > request) {
     failWith(VALIDATION_EVENTS.configuration)(
       `application.headers_timeout_ms: must not exceed application.request_timeout_ms (${headers} > ${request})`,
+    );
+  }
+  // D44: an HTTP/1.1 stream holds a connection, so streams alone must never take every one.
+  if (streams >= connections) {
+    failWith(VALIDATION_EVENTS.configuration)(
+      `application.max_streams: must be less than application.max_connections (${streams} >= ${connections}), so that streams leave connections for /health, /ready and notify`,
     );
   }
 }

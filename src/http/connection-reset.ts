@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { constants as http2Constants, type Http2ServerResponse } from 'node:http2';
 import { Socket } from 'node:net';
 import { TLSSocket } from 'node:tls';
+import { resetHttp2Stream } from './http2-reset-flood.js';
 
 /**
  * Ends a stream whose client did not read its end in time, so that the client learns it at once
@@ -18,7 +19,7 @@ import { TLSSocket } from 'node:tls';
 export function resetStream(response: ServerResponse): void {
   if (response.req.httpVersionMajor === 2) {
     const { stream } = response as unknown as Http2ServerResponse;
-    if (!stream.destroyed) stream.close(http2Constants.NGHTTP2_CANCEL);
+    if (!stream.destroyed) resetHttp2Stream(stream, http2Constants.NGHTTP2_CANCEL);
     return;
   }
   const socket = response.socket ?? response.req.socket;

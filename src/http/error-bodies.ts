@@ -106,6 +106,27 @@ export function streamInitializationFailedError(cause: string, topic: string): A
   });
 }
 
+/** Seconds a client refused by the stream limit is told to wait: at random in this range, so refused clients do not all return at once. */
+export const STREAM_RETRY_AFTER_SEC = { min: 5, max: 15 } as const;
+
+/**
+ * D44: the process holds `application.max_streams` streams. `Retry-After` makes the aviso
+ * clients retry (they reconnect after a 503, waiting what it says); over HTTP/1.1 the connection
+ * is closed after the answer, so a refused client does not keep one of the connections kept for
+ * probes and notify (the error handler drops `Connection` on HTTP/2, where the connection is shared).
+ */
+export function tooManyStreamsError(limit: number, retryAfterSec: number): ApiError {
+  return new ApiError(
+    503,
+    {
+      code: 'TOO_MANY_STREAMS',
+      error: 'too_many_streams',
+      message: `The server holds its limit of ${limit} streams; retry later`,
+    },
+    { 'retry-after': String(retryAfterSec), connection: 'close' },
+  );
+}
+
 const AUTH_ERROR_CODES: Readonly<Record<AuthErrorStatus, { code: string; error: string }>> = {
   401: { code: 'UNAUTHORIZED', error: 'unauthorized' },
   403: { code: 'FORBIDDEN', error: 'forbidden' },

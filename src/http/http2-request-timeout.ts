@@ -2,6 +2,7 @@ import { constants as http2Constants, type Http2ServerRequest, type ServerHttp2S
 import { PassThrough, type Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from './api-error.js';
+import { resetHttp2Stream } from './http2-reset-flood.js';
 import { describeClientError } from './server-limits.js';
 
 declare module 'fastify' {
@@ -88,13 +89,13 @@ class RequestReceipt {
     if (stream.destroyed || stream.closed || stream.state.remoteClose === 1) return;
     this.expired = true;
     if (this.reply.raw.headersSent) {
-      stream.close(this.reply.raw.writableEnded ? http2Constants.NGHTTP2_NO_ERROR : http2Constants.NGHTTP2_CANCEL);
+      resetHttp2Stream(stream, this.reply.raw.writableEnded ? http2Constants.NGHTTP2_NO_ERROR : http2Constants.NGHTTP2_CANCEL);
       return;
     }
     // fastify answers the 408 when it is reading the body; a request still in its earlier hooks
     // gets it from `guard`. Either way the stream is reset once the answer is out.
     this.body?.destroy(requestTimeoutError());
-    const reset = setTimeout(() => stream.close(http2Constants.NGHTTP2_CANCEL), ANSWER_GRACE_MS);
+    const reset = setTimeout(() => resetHttp2Stream(stream, http2Constants.NGHTTP2_CANCEL), ANSWER_GRACE_MS);
     reset.unref();
     stream.once('close', () => clearTimeout(reset));
     // The stream's own `finish` (its response is out); the compatibility response's comes only at close.

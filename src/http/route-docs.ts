@@ -17,6 +17,16 @@ const writeErrors = {
   ),
 };
 
+/** Stream routes are also held to the stream limit (D44). */
+const streamErrors = {
+  400: error('Invalid request'),
+  ...authErrors,
+  500: error('Stream setup failed'),
+  503: error(
+    'SERVICE_UNAVAILABLE: authentication service unavailable; TOO_MANY_STREAMS: the process holds application.max_streams streams, retry after Retry-After seconds',
+  ),
+};
+
 /** The GET streams' query (docs/design/rules/browser.md §1): the POST body's fields, `identifier` as JSON text. */
 function streamQuery(endpoint: 'watch' | 'replay') {
   const text = (description: string) => Type.Optional(Type.String({ description }));
@@ -113,14 +123,14 @@ export const ROUTE_DOCS = {
     summary: 'Live notifications, optionally preceded by history (from_id / from_date)',
     body: ref('NotificationRequest'),
     security: OPTIONAL_AUTH,
-    response: { 200: SSE_RESPONSE, 400: error('Invalid request'), ...authErrors, 500: error('Stream setup failed') },
+    response: { 200: SSE_RESPONSE, ...streamErrors },
   },
   replay: {
     tags: ['streaming'],
     summary: 'History from from_id or from_date, up to to_id or to_date when given, then the stream ends',
     body: ref('NotificationRequest'),
     security: OPTIONAL_AUTH,
-    response: { 200: SSE_RESPONSE, 400: error('Invalid request'), ...authErrors, 500: error('Stream setup failed') },
+    response: { 200: SSE_RESPONSE, ...streamErrors },
   },
   watchGet: {
     tags: ['streaming'],
@@ -128,7 +138,7 @@ export const ROUTE_DOCS = {
     querystring: streamQuery('watch'),
     headers: LAST_EVENT_ID_HEADER,
     security: OPTIONAL_AUTH,
-    response: { 200: SSE_RESPONSE, 400: error('Invalid request'), ...authErrors, 500: error('Stream setup failed') },
+    response: { 200: SSE_RESPONSE, ...streamErrors },
   },
   replayGet: {
     tags: ['streaming'],
@@ -139,9 +149,7 @@ export const ROUTE_DOCS = {
     response: {
       200: SSE_RESPONSE,
       204: { description: 'The replay already reached its end: nothing to resume (EventSource stops)' },
-      400: error('Invalid request'),
-      ...authErrors,
-      500: error('Stream setup failed'),
+      ...streamErrors,
     },
   },
   deleteNotification: {

@@ -12,6 +12,8 @@ export interface ServerLimits {
   readonly request_timeout_ms: number;
   readonly keep_alive_timeout_ms: number;
   readonly max_connections: number;
+  /** Watch and replay streams the process holds at once (D44); fewer than `max_connections`. */
+  readonly max_streams: number;
 }
 
 /** Used when a caller (a unit test) builds the app without configuration: the model's defaults. */
@@ -20,7 +22,8 @@ export const DEFAULT_SERVER_LIMITS: ServerLimits = {
   headers_timeout_ms: 30000,
   request_timeout_ms: 60000,
   keep_alive_timeout_ms: 72000,
-  max_connections: 10000,
+  max_connections: 11000,
+  max_streams: 10000,
 };
 
 /**
@@ -51,11 +54,6 @@ export function serverLimitOptions(
     },
     clientErrorHandler: (error: Error & { code?: string }, socket: Socket) => answerClientError(error, socket, logger),
   };
-}
-
-/** Applied once the server exists (Node has no constructor option for it). */
-export function applyConnectionLimit(server: { maxConnections: number }, limits: ServerLimits): void {
-  server.maxConnections = limits.max_connections;
 }
 
 interface ClientErrorAnswer {

@@ -5,9 +5,10 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import type { Logger } from 'pino';
 import { ApiError } from './api-error.js';
 import { limitHttp2HeadTime } from './http2-head-timeout.js';
+import { closeAfterResetFloods } from './http2-reset-flood.js';
 import { limitHttp2RequestTime } from './http2-request-timeout.js';
+import { limitConnections } from './connection-limit.js';
 import {
-  applyConnectionLimit,
   connectionsCheckingInterval,
   describeClientError,
   serverLimitOptions,
@@ -20,6 +21,8 @@ export interface Transport {
   readonly tls?: TlsMaterial | undefined;
   readonly limits: ServerLimits;
   readonly logger: Logger;
+  /** Counts a connection refused by `max_connections` (`aviso_http_connections_refused_total`). */
+  readonly connectionRefused: () => void;
 }
 
 /**
@@ -33,9 +36,10 @@ export interface Transport {
 export function createFastify(options: FastifyServerOptions, transport: Transport): FastifyInstance {
   const { tls, limits, logger } = transport;
   const limitOptions = serverLimitOptions(limits, logger);
+  const connectionLimit = { maxConnections: limits.max_connections, logger, refused: transport.connectionRefused };
   if (tls === undefined) {
     const app = Fastify({ ...options, ...limitOptions });
-    applyConnectionLimit(app.server, limits);
+    limitConnections(app.server, connectionLimit);
     return app;
   }
   // The same options: only the types of the raw request and response they mention differ.
@@ -51,7 +55,8 @@ export function createFastify(options: FastifyServerOptions, transport: Transpor
   });
   const server = app.server;
   const checkIntervalMs = connectionsCheckingInterval(limits);
-  applyConnectionLimit(server, limits);
+  // Counted on the TCP connection, before the TLS handshake: a refused one costs no TLS work.
+  limitConnections(server, connectionLimit);
   // HTTP/1.1 connections of this server are parsed by Node's http module, which reads these from
   // the server object: its head and request timeouts are swept as on the plain port (Node 20.12 and
   // later sweep an `allowHTTP1` server too, once it listens), with the same 408 answer (docs/security.md).
@@ -68,6 +73,8 @@ export function createFastify(options: FastifyServerOptions, transport: Transpor
   // Node bounds neither for HTTP/2 streams: their heads and bodies are timed here.
   limitHttp2HeadTime(server, limits.headers_timeout_ms, checkIntervalMs, logger);
   limitHttp2RequestTime(http2App, limits.request_timeout_ms);
+  // Node leaves a connection it sent GOAWAY for a rapid reset open until the session timeout (D44).
+  closeAfterResetFloods(server, logger);
   const connections = trackConnections(server);
   // Shutdown (docs/design/rules/operations.md §4.2): no new streams on HTTP/2 connections, idle HTTP/1.1 ones closed;
   // what is in flight finishes. Node's http2 server does neither by itself before Node 24.

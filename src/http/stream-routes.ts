@@ -10,6 +10,8 @@ import type { SchemaRegistry } from '../schema/schema-registry.js';
 import { checkSpatialShape, prepareWatch, type StreamEndpoint } from '../schema/watch-identifier.js';
 import { LATEST, type ReplayEndRequest, type StartCursorRequest } from '../streaming/stream-range.js';
 import type { OpenOutcome, StreamSupervisor } from '../streaming/stream-supervisor.js';
+import type { StreamSlot } from '../streaming/stream-slots.js';
+import { StreamAdmission } from './stream-admission.js';
 import { addLogContext } from '../logging/logger.js';
 import type { AvisoMetrics } from '../metrics/aviso-metrics.js';
 import { takeOverForStream } from './http-stream-sink.js';
@@ -43,10 +45,21 @@ export interface StreamRouteDeps {
  * forms for `EventSource` (docs/design/rules/browser.md §1): the query becomes the same request, served the same way.
  */
 export function registerStreamRoutes(app: FastifyInstance, deps: StreamRouteDeps): void {
+  const admission = new StreamAdmission(deps.streams, deps.metrics);
+  const serve = async (...[request, reply, endpoint, body, browser]: ServeArguments): Promise<void> => {
+    const slot = admission.admit(request, endpoint);
+    let opened = false;
+    try {
+      opened = await serveStream(deps, slot, request, reply, endpoint, body, browser);
+    } finally {
+      // An open stream gives its slot back when it is released (StreamSupervisor).
+      if (!opened) slot.release();
+    }
+  };
   for (const endpoint of ['watch', 'replay'] as const) {
     app.post(`/api/v1/${endpoint}`, { schema: ROUTE_DOCS[endpoint] }, async (request, reply) => {
       const body = parseNotificationRequest(endpoint, request.body as Buffer | undefined);
-      await serveStream(deps, request, reply, endpoint, body, undefined);
+      await serve(request, reply, endpoint, body, undefined);
     });
     // No HEAD form: a HEAD would set a stream up only to send no body.
     app.get(
@@ -54,26 +67,29 @@ export function registerStreamRoutes(app: FastifyInstance, deps: StreamRouteDeps
       { schema: ROUTE_DOCS[`${endpoint}Get`], exposeHeadRoute: false },
       async (request, reply) => {
         const body = parseStreamQuery(endpoint, request.url);
-        await serveStream(deps, request, reply, endpoint, body, { lastEventId: request.headers['last-event-id'] });
+        await serve(request, reply, endpoint, body, { lastEventId: request.headers['last-event-id'] });
       },
     );
   }
 }
+
+type ServeArguments = [FastifyRequest, FastifyReply, StreamEndpoint, NotificationRequest, BrowserStream | undefined];
 
 /** What a GET stream adds to a request: the header `EventSource` resumes with. */
 interface BrowserStream {
   readonly lastEventId: string | string[] | undefined;
 }
 
-/** Steps 3–8 of docs/design/rules/api.md §6.1 for a parsed request, POST or GET. */
+/** Steps 3–8 of docs/design/rules/api.md §6.1 for a parsed request, POST or GET; true when a stream was opened. */
 async function serveStream(
   deps: StreamRouteDeps,
+  slot: StreamSlot,
   request: FastifyRequest,
   reply: FastifyReply,
   endpoint: StreamEndpoint,
   body: NotificationRequest,
   browser: BrowserStream | undefined,
-): Promise<void> {
+): Promise<boolean> {
   if (deps.registry.rejectsEventType(body.event_type)) {
     throw unknownEventTypeError(body.event_type, deps.registry.eventTypes);
   }
@@ -95,7 +111,7 @@ async function serveStream(
     // Past `to_id` already: nothing is left, and `from_id = n + 1` would fail the to_id check.
     if (end.kind === 'sequence' && resumeAfter >= end.requested) {
       await reply.code(204).send();
-      return;
+      return false;
     }
     // Only the start changes: the selection, and so what the plugins judged, stays the same.
     ({ cursor, end } = asValidationErrors(endpoint, () => resolveRange(endpoint, resumedRequest(body, resumeAfter))));
@@ -105,6 +121,7 @@ async function serveStream(
   try {
     const opening = {
       endpoint,
+      slot,
       requestId: request.id,
       logger: request.log as Logger,
       credentialsExpireAt: request.authUser?.expiresAt,
@@ -125,10 +142,11 @@ async function serveStream(
   }
   if (outcome === 'finished') {
     await reply.code(204).send();
-    return;
+    return false;
   }
   recordResponseHead(request, reply, deps.metrics);
   request.log.info({ event_name: `api.${endpoint}.stream.established` }, 'Stream established');
+  return true;
 }
 
 /** `Last-Event-ID: <event_type>@<n>` means `from_id = n + 1`, overriding the URL's start (docs/design/rules/browser.md §1). */

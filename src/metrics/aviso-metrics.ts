@@ -50,6 +50,10 @@ export interface AvisoMetrics {
   streamReset(route: SseRoute): void;
   /** A stream was closed because its credentials expired (docs/design/rules/browser.md §6). */
   tokenExpiryClosed(route: SseRoute): void;
+  /** A stream request was refused with `503 TOO_MANY_STREAMS`: the process held `max_streams` (D44). */
+  streamRefused(route: SseRoute): void;
+  /** A connection was closed unanswered: the process held `max_connections` (D44). */
+  connectionRefused(): void;
   /** A stream said a history gap (D42). */
   historyGap(route: SseRoute, scope: GapScope): void;
   /** A stream's start was beyond its stream's numbering, reset under the client (D41). */

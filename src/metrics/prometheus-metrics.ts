@@ -26,7 +26,7 @@ export interface PrometheusMetricsOptions {
   readonly eventTypes: readonly string[];
   /** The OTLP log export's totals (`aviso_otlp_*`); absent when export is disabled. */
   readonly otlpStats?: () => OtlpExportStats;
-  /** The configured connection and buffer limits (`aviso_http_max_connections`, `aviso_sse_max_total_buffered_bytes`). */
+  /** The configured limits (`aviso_http_max_connections`, `aviso_sse_max_streams`, `aviso_sse_max_total_buffered_bytes`). */
   readonly limits?: CapacityLimits;
   /** Labels on prom-client's process metrics: `worker` in a worker of several processes (D36). */
   readonly processLabels?: Readonly<Record<string, string>>;
@@ -82,6 +82,8 @@ export function createDisabledMetrics(): AvisoMetrics {
     slowConsumerClosed: () => undefined,
     streamReset: () => undefined,
     tokenExpiryClosed: () => undefined,
+    streamRefused: () => undefined,
+    connectionRefused: () => undefined,
     historyGap: () => undefined,
     sequenceReset: () => undefined,
     observeStreamBuffers: () => undefined,
@@ -229,6 +231,14 @@ class PrometheusMetrics implements PrometheusAvisoMetrics {
 
   tokenExpiryClosed(route: SseRoute): void {
     this.families.capacity.tokenExpiryClosed(route);
+  }
+
+  streamRefused(route: SseRoute): void {
+    this.families.capacity.streamRefused(route);
+  }
+
+  connectionRefused(): void {
+    this.families.capacity.connectionRefused();
   }
 
   historyGap(route: SseRoute, scope: GapScope): void {

@@ -67,6 +67,7 @@ export async function serve(options: ServeOptions): Promise<Serving> {
         eventTypes: registry.eventTypes,
         limits: {
           maxConnections: config.application.max_connections,
+          maxStreams: config.application.max_streams,
           maxTotalBufferedBytes: config.watch_endpoint.max_total_buffered_bytes,
         },
         ...(otlp ? { otlpStats: () => otlp.stats() } : {}),

@@ -13,6 +13,7 @@ import type { ConnectionGuards } from './connection-watch.js';
 import { DueQueue } from './due-queue.js';
 import { StreamSession, type StreamSchedule } from './stream-session.js';
 import type { StreamSink } from './stream-sink.js';
+import { StreamSlots, type StreamSlot } from './stream-slots.js';
 
 export interface StreamSupervisorDependencies {
   readonly backend: NotificationBackend;
@@ -25,10 +26,14 @@ export interface StreamSupervisorDependencies {
   readonly guards: ConnectionGuards;
   /** Records a live delivery's lag from its acceptance (storage time, ns). */
   readonly deliveryLag: (acceptedAtNs: bigint) => void;
+  /** `application.max_streams` (D44). */
+  readonly maxStreams: number;
 }
 
 export interface OpenStreamRequest {
   readonly endpoint: 'watch' | 'replay';
+  /** The request's place under the stream limit (`takeSlot`): given back when the stream is released. */
+  readonly slot: StreamSlot;
   readonly requestId: string;
   /** The request's logger: the stream's lines carry its context. */
   readonly logger: Logger;
@@ -60,10 +65,12 @@ export type OpenOutcome = 'opened' | 'finished';
 
 /**
  * Opens streams and knows every open one, so shutdown can close them all with `server_shutdown`
- * (docs/design/rules/streaming.md §8.4) and tests can check that nothing outlives its stream.
+ * (docs/design/rules/streaming.md §8.4) and tests can check that nothing outlives its stream; and
+ * holds them to `application.max_streams` (D44).
  */
 export class StreamSupervisor {
   private readonly sessions = new Set<StreamSession>();
+  private readonly slots: StreamSlots;
   private closingReason: CloseReason | undefined;
   /** Streams with the same filter evaluate it once per notification (shared-filters.ts). */
   private readonly filters = new SharedFilters();
@@ -72,6 +79,7 @@ export class StreamSupervisor {
 
   constructor(private readonly deps: StreamSupervisorDependencies) {
     const { clock, settings } = deps;
+    this.slots = new StreamSlots(deps.maxStreams);
     this.schedule = {
       heartbeats: new DueQueue(clock, settings.heartbeatIntervalSec * 1000, true, (session) => session.heartbeatDue()),
       lifetimes: new DueQueue(clock, settings.connectionMaxDurationSec * 1000, false, (session) =>
@@ -84,13 +92,27 @@ export class StreamSupervisor {
     return this.sessions.size;
   }
 
+  /** `application.max_streams`. */
+  get maxStreams(): number {
+    return this.slots.limit;
+  }
+
+  /**
+   * A place for a stream request under `application.max_streams`, taken before the request is
+   * looked at, or `undefined` when every place is taken (D44). `open` gives it back when the
+   * stream is released; a request that ends without calling `open` gives it back itself.
+   */
+  takeSlot(): StreamSlot | undefined {
+    return this.slots.take();
+  }
+
   /**
    * Sets up the backend side, then has the transport take the response over (`takeOver`, called
    * only when a stream will be sent). Rejects (before anything is sent) when the backend cannot
    * set the stream up; the caller answers with an HTTP error.
    */
   async open(request: OpenStreamRequest, takeOver: () => StreamSink): Promise<OpenOutcome> {
-    const { logger, ...opened } = request;
+    const { logger, slot, ...opened } = request;
     const { selection, schema } = opened;
     const filter = this.filters.acquire(selection, schema, () => compileWatchFilter(selection, this.deps.identities));
     const session = new StreamSession(
@@ -107,6 +129,7 @@ export class StreamSupervisor {
         onReleased: (released) => {
           this.sessions.delete(released);
           filter.release();
+          slot.release();
         },
       },
     );

@@ -26,6 +26,7 @@ const settings: JetStreamConfig = {
   reconnect_delay_ms: 200,
   publish_retry_attempts: 3,
   publish_retry_base_delay_ms: 50,
+  live_gap_wait_ms: 2000,
   idempotency_bucket: 'AVISO_IDEMPOTENCY',
   history_ledger_bucket: 'AVISO_HISTORY_LEDGER',
 };

@@ -32,6 +32,7 @@ const settings: JetStreamConfig = {
   publish_retry_base_delay_ms: 50,
   idempotency_bucket: 'AVISO_IDEMPOTENCY',
   history_ledger_bucket: 'AVISO_HISTORY_LEDGER',
+  live_gap_wait_ms: 2000,
 };
 
 const nextBase = uniqueBaseGenerator('hg');

@@ -26,7 +26,7 @@ import { collectingSink, uniqueBaseGenerator } from './backend-contract.js';
 const BURST = 100;
 const DELIVERY_TIMEOUT_MS = 15_000;
 
-const settings = (natsUrl: string): JetStreamConfig => ({
+const settings = (natsUrl: string, liveGapWaitMs = 2000): JetStreamConfig => ({
   nats_url: natsUrl,
   timeout_seconds: 5,
   retry_attempts: 1,
@@ -37,6 +37,7 @@ const settings = (natsUrl: string): JetStreamConfig => ({
   reconnect_delay_ms: 200,
   publish_retry_attempts: 3,
   publish_retry_base_delay_ms: 50,
+  live_gap_wait_ms: liveGapWaitMs,
   idempotency_bucket: 'AVISO_IDEMPOTENCY',
   history_ledger_bucket: 'AVISO_HISTORY_LEDGER',
 });
@@ -46,10 +47,15 @@ const usedBases = new Set<string>();
 const created: NotificationBackend[] = [];
 
 /** A backend owning `base` with the default retention: the latest notification per topic only. */
-async function backendFor(natsUrl: string, base: string, logger: Logger = pino({ level: 'silent' })): Promise<JetStreamBackend> {
+async function backendFor(
+  natsUrl: string,
+  base: string,
+  logger: Logger = pino({ level: 'silent' }),
+  liveGapWaitMs?: number,
+): Promise<JetStreamBackend> {
   usedBases.add(base);
   const backend = await JetStreamBackend.connect({
-    settings: settings(natsUrl),
+    settings: settings(natsUrl, liveGapWaitMs),
     configured: [{ eventType: base, base, bareTopics: false, storagePolicy: undefined }],
     logger,
   });
@@ -74,6 +80,20 @@ function burst(backend: NotificationBackend, topic: string, label: string): Prom
 }
 
 const sequences = (messages: readonly StoredNotification[]) => messages.map((m) => m.sequence);
+
+/** `live_gap_wait_ms` of the feed that gives a missing sequence up quickly, and of the one that waits. */
+const SHORT_GAP_WAIT_MS = 200;
+const LONG_GAP_WAIT_MS = 60_000;
+
+/** Purges the base's stream below `sequence`, so that (past its end) the next message gets that sequence. */
+async function purgeUpTo(natsUrl: string, base: string, sequence: number): Promise<void> {
+  const nc = await connect({ servers: natsUrl });
+  try {
+    await (await jetstreamManager(nc)).streams.purge(streamNameOf(base), { seq: sequence });
+  } finally {
+    await nc.close();
+  }
+}
 
 afterEach(async () => {
   for (const backend of created.splice(0)) await backend.shutdown().catch(() => undefined);
@@ -113,6 +133,33 @@ describe('JetStream live feeds under one-message-per-topic retention (D39)', () 
     expect(onSecond.received.map((m) => [m.topic, m.payload])).toEqual(onFirst.received.map((m) => [m.topic, m.payload]));
     const stats = [await first.stats(), await second.stats()];
     expect(stats.map((s) => s.live_gap_sequences_skipped)).toEqual([0, 0]);
+  });
+
+  it('holds a notification for notification_backend.jetstream.live_gap_wait_ms while sequences below it are missing everywhere (D44)', async () => {
+    const base = nextBase();
+    const short = await backendFor(SHARED_NATS_URL, base, undefined, SHORT_GAP_WAIT_MS);
+    const long = await backendFor(SHARED_NATS_URL, base, undefined, LONG_GAP_WAIT_MS);
+    const pattern = new TopicPattern([base, '*']);
+    const onShort = collectingSink();
+    const onLong = collectingSink();
+    await short.subscribe(pattern, onShort.sink);
+    await long.subscribe(pattern, onLong.sink);
+    const topic = encodeTopic([base, 'a']);
+    const { sequence: first } = await short.publish({ topic, payload: '"first"' });
+    for (const sink of [onShort, onLong]) expect(sequences(await sink.waitFor(1, DELIVERY_TIMEOUT_MS))).toEqual([first]);
+
+    // A purge up to a sequence past the end makes the stream number its next message there: the
+    // three sequences in between exist nowhere, in the stream or in any announcement.
+    await purgeUpTo(SHARED_NATS_URL, base, first + 4);
+    const { sequence: second } = await short.publish({ topic, payload: '"after the gap"' });
+    expect(second).toBe(first + 4);
+
+    expect(sequences(await onShort.waitFor(2, DELIVERY_TIMEOUT_MS))).toEqual([first, second]);
+    expect((await short.stats()).live_gap_sequences_skipped).toBe(3);
+    // Twice the default wait later, the feed configured with the long one still holds it.
+    await new Promise((resolve) => setTimeout(resolve, 2 * 2000));
+    expect(sequences(onLong.received)).toEqual([first]);
+    expect((await long.stats()).live_gap_sequences_skipped).toBe(0);
   });
 
   it('hands a watcher registering during a burst the split of D10: history up to H, everything above live', async () => {

@@ -330,9 +330,12 @@ describe('metrics after scripted anonymous traffic (strict schemas)', () => {
 
     it('says the backend is connected and exposes the configured limits (defaults here)', () => {
       expect(valueOf(atStartup, 'aviso_backend_connected', { backend: 'in_memory' })).toBe(1);
-      expect(valueOf(atStartup, 'aviso_http_max_connections')).toBe(10_000);
+      expect(valueOf(atStartup, 'aviso_http_max_connections')).toBe(11_000);
+      expect(valueOf(atStartup, 'aviso_sse_max_streams')).toBe(10_000);
       expect(valueOf(atStartup, 'aviso_sse_max_total_buffered_bytes')).toBe(268_435_456);
       expect(table(atStartup, 'aviso_sse_token_expiry_closes_total', ['route'])).toEqual({ '/api/v1/watch': 0, '/api/v1/replay': 0 });
+      expect(table(atStartup, 'aviso_sse_streams_refused_total', ['route'])).toEqual({ '/api/v1/watch': 0, '/api/v1/replay': 0 });
+      expect(valueOf(atStartup, 'aviso_http_connections_refused_total')).toBe(0);
     });
 
     it('has no HTTP or SSE series before the first request (created on first use)', () => {
@@ -384,7 +387,13 @@ describe('metrics after scripted anonymous traffic (strict schemas)', () => {
         aviso_sse_token_expiry_closes_total: 'counter',
         aviso_backend_connected: 'gauge',
         aviso_http_max_connections: 'gauge',
+        aviso_sse_max_streams: 'gauge',
         aviso_sse_max_total_buffered_bytes: 'gauge',
+        aviso_sse_streams_refused_total: 'counter',
+        aviso_http_connections_refused_total: 'counter',
+        // D41, D42.
+        aviso_sse_history_gaps_total: 'counter',
+        aviso_sse_sequence_resets_total: 'counter',
         aviso_idempotency_replays_total: 'counter',
         aviso_idempotency_conflicts_total: 'counter',
         aviso_idempotency_evictions_total: 'counter',

@@ -22,6 +22,11 @@ describe('startup with a bad configuration', () => {
     ],
     ['a zero heartbeat interval', { watch_endpoint: { sse_heartbeat_interval_sec: 0 } }, /sse_heartbeat_interval_sec/],
     [
+      'streams that could take every connection (D44)',
+      { application: { host: '127.0.0.1', port: 0, max_connections: 5000 } },
+      /application\.max_streams: must be less than application\.max_connections \(10000 >= 5000\), so that streams leave connections for \/health, \/ready and notify/,
+    ],
+    [
       'an additional origin with a path',
       { application: { host: '127.0.0.1', port: 0, additional_origins: ['https://aviso.example.org/console'] } },
       /application\.additional_origins\[0\]: "https:\/\/aviso\.example\.org\/console" is not an origin: write scheme:\/\/host\[:port\] with http or https and no path$/,

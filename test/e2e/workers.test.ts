@@ -1,4 +1,5 @@
 import { availableParallelism } from 'node:os';
+import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useBackend } from '../support/backends.js';
 import { eventually } from '../support/eventually.js';
@@ -245,6 +246,49 @@ describe('starting several workers', { timeout: START_TIMEOUT_MS + 10_000 }, () 
       expect(server.logs.find((line) => eventName(line) === 'startup.server.started')?.attributes?.workers).toBe(cpus);
       if (cpus > 1) expect(server.logs.filter((line) => eventName(line) === 'cluster.worker.listening')).toHaveLength(cpus);
     } finally {
+      expect(await server.stop()).toBe(0);
+    }
+  });
+});
+
+describe('two workers at their connection limit (D44)', { timeout: START_TIMEOUT_MS + 30_000 }, () => {
+  const backend = useBackend('jetstream');
+  /** Per worker: two connections, one of them the reserve above the one stream. */
+  const MAX_CONNECTIONS = 2;
+  const OPENED = 3 * WORKERS * MAX_CONNECTIONS;
+
+  it('closes the connections over each worker\'s limit at once and counts them, instead of passing them round the workers', async () => {
+    const metricsPort = await findFreePort();
+    const server = await startServer({
+      config: backend.config({
+        application: { host: '127.0.0.1', port: 0, workers: WORKERS, max_connections: MAX_CONNECTIONS, max_streams: 1 },
+        metrics: { enabled: true, port: metricsPort },
+      }),
+      startTimeoutMs: START_TIMEOUT_MS,
+    });
+    const sockets: Socket[] = [];
+    try {
+      const closed = new Set<Socket>();
+      for (let index = 0; index < OPENED; index++) {
+        const socket = connect(server.port, '127.0.0.1');
+        socket.on('error', () => undefined);
+        socket.on('close', () => closed.add(socket));
+        sockets.push(socket);
+      }
+      // Node's own bound would leave the surplus connected and circling between the full
+      // workers; here each worker keeps what it may hold and closes the rest.
+      const open = await eventually('the surplus closed', () => {
+        const still = OPENED - closed.size;
+        return still <= WORKERS * MAX_CONNECTIONS && still;
+      });
+      expect(open).toBeGreaterThan(0);
+      const refused = await eventually('every refusal counted across the workers', async () => {
+        const counted = metricSum((await request(`http://127.0.0.1:${metricsPort}/metrics`)).text, 'aviso_http_connections_refused_total');
+        return counted === closed.size && counted;
+      });
+      expect(refused).toBeGreaterThanOrEqual(OPENED - WORKERS * MAX_CONNECTIONS);
+    } finally {
+      for (const socket of sockets) socket.destroy();
       expect(await server.stop()).toBe(0);
     }
   });

@@ -4,7 +4,9 @@ import { findFreePort } from '../support/ports.js';
 import { serverConfig } from '../support/schemas.js';
 import { startServer, type RunningServer } from '../support/server-process.js';
 import { createTestCertificates, type TestCertificates, withTls } from '../support/test-certificates.js';
+import { http2Client } from '../support/tls-clients.js';
 import { TRANSCRIPT_REQUEST } from '../support/transcript.js';
+import { PROBE_AFTER_RESET_MS, PROBE_ANSWER_MS } from '../../src/http/http2-reset-flood.js';
 import {
   ErrorCode,
   Flag,
@@ -36,11 +38,19 @@ import { expectStillServing } from './support/still-serving.js';
 const FLOOD_FRAMES = 20_000;
 const RAPID_RESET_STREAMS = 3_000;
 /**
- * What Node leaves open after its GOAWAY is closed by the HTTP/2 session timeout
- * (`keep_alive_timeout_ms`): short here so the test sees it.
+ * What Node leaves open after a GOAWAY other than a rapid reset's (a bad HPACK table size) is
+ * closed by the HTTP/2 session timeout (`keep_alive_timeout_ms`): short here so the test sees it.
  */
 const SESSION_TIMEOUT_MS = 3_000;
 const WATCH_BODY = JSON.stringify(TRANSCRIPT_REQUEST);
+/** The rapid-reset server's session, head and request timeouts: longer than the test may wait. */
+const PATIENT_TIMEOUT_MS = 60_000;
+/**
+ * How long a connection nghttp2 gave up on may stay open: the PING's delay and deadline
+ * (`PROBE_AFTER_RESET_MS` + `PROBE_ANSWER_MS`, 3 s) with a margin for a loaded machine, and half
+ * of any timeout that could close it otherwise.
+ */
+const PROMPT_CLOSE_MS = 15_000;
 /** One attack with its checks; generous, the machine is shared. */
 const ATTACK_TIMEOUT_MS = 60_000;
 
@@ -72,8 +82,8 @@ async function attacker(): Promise<RawH2Connection> {
   return connection;
 }
 
-async function activeStreams(): Promise<number> {
-  return metricSum(await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text(), 'aviso_sse_connections_active');
+async function activeStreams(port: number): Promise<number> {
+  return metricSum(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text(), 'aviso_sse_connections_active');
 }
 
 function serverCloses(connection: RawH2Connection): Promise<true> {
@@ -81,8 +91,29 @@ function serverCloses(connection: RawH2Connection): Promise<true> {
 }
 
 describe('rapid reset', () => {
-  it('3,000 watch streams cancelled as soon as sent: GOAWAY INTERNAL_ERROR after about 1,000, and no stream left behind', async () => {
-    const connection = await attacker();
+  /**
+   * Timeouts long enough that neither closes the connection within the test's bound: the head
+   * timeout (30 s by default) would close it too, since nghttp2 began a stream it never delivered.
+   */
+  let patient: RunningServer;
+  let patientMetricsPort: number;
+  beforeAll(async () => {
+    patientMetricsPort = await findFreePort();
+    patient = await startServer({
+      config: withTls(serverConfig({ metrics: { enabled: true, host: '127.0.0.1', port: patientMetricsPort } }), certificates, {
+        keep_alive_timeout_ms: PATIENT_TIMEOUT_MS,
+        headers_timeout_ms: PATIENT_TIMEOUT_MS,
+        request_timeout_ms: PATIENT_TIMEOUT_MS,
+      }),
+    });
+  });
+  afterAll(async () => {
+    await patient?.stop();
+  });
+
+  it('3,000 watch streams cancelled as soon as sent: GOAWAY INTERNAL_ERROR after about 1,000, the connection closed soon after (D44), and no stream left behind', async () => {
+    const connection = await RawH2Connection.open(patient.port);
+    connections.push(connection);
     const frames: Buffer[] = [];
     for (let index = 0; index < RAPID_RESET_STREAMS; index++) {
       const streamId = 1 + 2 * index;
@@ -96,11 +127,30 @@ describe('rapid reset', () => {
     const streamsAccepted = ((goaway?.lastStreamId ?? 0) + 1) / 2;
     expect(streamsAccepted).toBeGreaterThanOrEqual(1_000);
     expect(streamsAccepted).toBeLessThan(1_500);
-    // Node stops reading the connection but leaves it to the session timeout to close.
-    await serverCloses(connection);
+    // Node stops reading the connection and would leave it open for the session timeout (60 s
+    // here); the PING it cannot answer has it closed within seconds.
+    await eventually('the server to close the connection well before its timeouts', () => connection.isClosed, { timeoutMs: PROMPT_CLOSE_MS });
     // Every watch the server opened for a cancelled stream was released.
-    await eventually('every cancelled watch released', async () => (await activeStreams()) === 0);
-    await expectStillServing(server, certificates.ca);
+    await eventually('every cancelled watch released', async () => (await activeStreams(patientMetricsPort)) === 0);
+    await expectStillServing(patient, certificates.ca);
+  }, ATTACK_TIMEOUT_MS);
+
+  it('a client that reads keeps its connection after cancelling a stream: it answers the PING', async () => {
+    const client = http2Client(`https://localhost:${patient.port}`, certificates.ca);
+    try {
+      const watch = await client.stream('/api/v1/watch', TRANSCRIPT_REQUEST);
+      expect(watch.status).toBe(200);
+      expect((await watch.next())?.event).toBe('live-notification');
+      watch.close();
+      // Past the probe and its deadline.
+      await new Promise((resolve) => setTimeout(resolve, PROBE_AFTER_RESET_MS + PROBE_ANSWER_MS + 1_000));
+      expect((await client.request('/health')).status).toBe(200);
+      const again = await client.stream('/api/v1/watch', TRANSCRIPT_REQUEST);
+      expect(again.status).toBe(200);
+      again.close();
+    } finally {
+      client.close();
+    }
   }, ATTACK_TIMEOUT_MS);
 });
 

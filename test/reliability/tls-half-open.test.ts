@@ -102,7 +102,7 @@ describe('half-open TLS handshakes under the default max_connections', () => {
 describe(`half-open TLS handshakes with max_connections: ${BOUNDED_CONNECTIONS}`, () => {
   let server: RunningServer;
   beforeAll(async () => {
-    server = await tlsServer({ max_connections: BOUNDED_CONNECTIONS });
+    server = await tlsServer({ max_connections: BOUNDED_CONNECTIONS, max_streams: BOUNDED_CONNECTIONS - 100 });
   });
   afterAll(async () => {
     await server?.stop();

@@ -67,7 +67,7 @@ export class JetStreamBackend implements NotificationBackend {
     private readonly ledger: HistoryLedger,
   ) {
     this.admin = new StreamAdmin(link, catalog, ledger, this.predecessors, logger);
-    this.live = new LiveFeeds(link, (base, operation) => this.withStream(base, operation), logger);
+    this.live = new LiveFeeds(link, (base, operation) => this.withStream(base, operation), logger, settings.live_gap_wait_ms);
     link.onLost((error) => {
       catalog.forgetAll();
       void this.live.endAll(error);

@@ -20,13 +20,13 @@ const RESUBSCRIBE_GIVE_UP_MS = 60_000;
 /**
  * The bounds of the announcements a feed keeps (docs/backends.md "Live delivery on JetStream").
  * An announcement is needed only until the consumer has read past its sequence, normally within
- * milliseconds; the wait covers an announcement still on its way from another process.
+ * milliseconds. The wait for a sequence announced by nobody (`gapWaitMs`, covering an announcement
+ * still on its way from another process) is `notification_backend.jetstream.live_gap_wait_ms`.
  */
-export const GAP_FILLER_LIMITS: GapFillerLimits = {
+export const ANNOUNCEMENT_LIMITS: Omit<GapFillerLimits, 'gapWaitMs'> = {
   maxAnnouncements: 10_000,
   maxAnnouncedChars: 32 * 1024 * 1024,
   maxAnnouncementAgeMs: 60_000,
-  gapWaitMs: 2_000,
 };
 
 /** At most one warning per feed this often about announcements that came too late (then debug). */
@@ -44,6 +44,8 @@ export interface FeedContext {
   readonly logger: Logger;
   /** Gap totals over every feed, stopped ones included (`stats()`). */
   readonly gaps: GapCounts;
+  /** `notification_backend.jetstream.live_gap_wait_ms`: how long a read message waits for a sequence announced by nobody. */
+  readonly gapWaitMs: number;
   /** The account may not subscribe to announcements: reported once per process. */
   announcementsRefused(streamName: string, error: Error): void;
 }
@@ -95,7 +97,7 @@ export class LiveFeed {
     this.logger = context.logger;
     this.filler = new LiveGapFiller(
       startAfter,
-      GAP_FILLER_LIMITS,
+      { ...ANNOUNCEMENT_LIMITS, gapWaitMs: context.gapWaitMs },
       context.gaps,
       (notification) => this.watchers.dispatch(notification),
       (sequence, lateByMs) => this.announcedLate(sequence, lateByMs),
@@ -215,7 +217,7 @@ export class LiveFeed {
         stream: this.streamName,
         sequence,
         late_by_ms: Math.round(lateByMs),
-        gap_wait_ms: GAP_FILLER_LIMITS.gapWaitMs,
+        gap_wait_ms: this.context.gapWaitMs,
       },
       'An announcement arrived after its sequence was given up: that notification reached no watcher of this process live',
     );

@@ -30,12 +30,14 @@ export class LiveFeeds {
     link: NatsLink,
     private readonly withStream: WithStream,
     private readonly logger: Logger,
+    gapWaitMs: number,
   ) {
     this.announcer = new LiveAnnouncer(link, logger);
     this.context = {
       connection: link,
       logger,
       gaps: this.gaps,
+      gapWaitMs,
       announcementsRefused: (streamName, error) => this.announcementsRefused(streamName, error),
     };
   }

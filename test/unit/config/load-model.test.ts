@@ -28,7 +28,8 @@ describe('defaults', () => {
         headers_timeout_ms: 30000,
         request_timeout_ms: 60000,
         keep_alive_timeout_ms: 72000,
-        max_connections: 10000,
+        max_connections: 11000,
+        max_streams: 10000,
         homepage: {
           client_documentation_url: 'https://sites.ecmwf.int/docs/aviso-client/main/',
           client_repository_url: 'https://github.com/ecmwf/aviso-client',
@@ -55,6 +56,7 @@ describe('defaults', () => {
           reconnect_delay_ms: 2000,
           publish_retry_attempts: 5,
           publish_retry_base_delay_ms: 150,
+          live_gap_wait_ms: 2000,
           idempotency_bucket: 'AVISO_IDEMPOTENCY',
           history_ledger_bucket: 'AVISO_HISTORY_LEDGER',
         },

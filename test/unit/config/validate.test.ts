@@ -834,7 +834,7 @@ describe('C1 JetStream settings', () => {
     });
   });
 
-  it.each(['timeout_seconds', 'retry_attempts', 'reconnect_delay_ms', 'publish_retry_attempts', 'publish_retry_base_delay_ms'] as const)(
+  it.each(['timeout_seconds', 'retry_attempts', 'reconnect_delay_ms', 'publish_retry_attempts', 'publish_retry_base_delay_ms', 'live_gap_wait_ms'] as const)(
     'rejects %s: 0',
     (field) => {
       const error = c1Failure(js({ [field]: 0 }));

@@ -130,9 +130,9 @@ describe('metrics the rules and the dashboard read', () => {
     expect(metricNames('sum by (le, route) (rate(aviso_http_request_duration_seconds_bucket{route=~"/api/v1/(watch|replay)"}[$__rate_interval]))')).toEqual([
       'aviso_http_request_duration_seconds_bucket',
     ]);
-    expect(metricNames('sum without (route, event_type) (aviso_sse_connections_active) / aviso_http_max_connections > 0.8').sort()).toEqual([
-      'aviso_http_max_connections',
+    expect(metricNames('sum without (route, event_type) (aviso_sse_connections_active) / aviso_sse_max_streams > 0.8').sort()).toEqual([
       'aviso_sse_connections_active',
+      'aviso_sse_max_streams',
     ]);
   });
 

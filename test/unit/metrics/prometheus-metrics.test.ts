@@ -90,7 +90,7 @@ function metrics(overrides: Partial<Parameters<typeof createPrometheusMetrics>[0
     version: '1.2.3',
     backendKind: 'in_memory',
     eventTypes: ['mars', 'diss'],
-    limits: { maxConnections: 500, maxTotalBufferedBytes: 1_048_576 },
+    limits: { maxConnections: 500, maxStreams: 400, maxTotalBufferedBytes: 1_048_576 },
     ...overrides,
   });
 }
@@ -111,6 +111,8 @@ function exerciseAll(m: AvisoMetrics): void {
   m.slowConsumerClosed(WATCH, 'stalled');
   m.streamReset(WATCH);
   m.tokenExpiryClosed(WATCH);
+  m.streamRefused(WATCH);
+  m.connectionRefused();
   m.deliveryLag(BigInt(Date.now()) * 1_000_000n);
   m.authRequest('direct', 'success');
   m.configReload('success');
@@ -292,7 +294,10 @@ describe('createPrometheusMetrics: inventory', () => {
       aviso_sse_token_expiry_closes_total: 'counter',
       aviso_backend_connected: 'gauge',
       aviso_http_max_connections: 'gauge',
+      aviso_sse_max_streams: 'gauge',
       aviso_sse_max_total_buffered_bytes: 'gauge',
+      aviso_sse_streams_refused_total: 'counter',
+      aviso_http_connections_refused_total: 'counter',
       aviso_idempotency_replays_total: 'counter',
       aviso_idempotency_conflicts_total: 'counter',
       aviso_idempotency_evictions_total: 'counter',
@@ -341,7 +346,10 @@ describe('createPrometheusMetrics: inventory', () => {
       aviso_sse_token_expiry_closes_total: ['route'],
       aviso_backend_connected: ['backend'],
       aviso_http_max_connections: [],
+      aviso_sse_max_streams: [],
       aviso_sse_max_total_buffered_bytes: [],
+      aviso_sse_streams_refused_total: ['route'],
+      aviso_http_connections_refused_total: [],
       aviso_idempotency_replays_total: ['event_type'],
       aviso_idempotency_conflicts_total: ['event_type', 'reason'],
       aviso_idempotency_evictions_total: [],
@@ -878,12 +886,29 @@ describe('createPrometheusMetrics: capacity (the dashboard and alert rules of de
   });
 
   it('exposes the configured limits, and no limit series when none were given', async () => {
-    const exposition = await Exposition.of(metrics({ limits: { maxConnections: 10_000, maxTotalBufferedBytes: 268_435_456 } }));
-    expect(exposition.value('aviso_http_max_connections')).toBe(10_000);
+    const exposition = await Exposition.of(metrics({ limits: { maxConnections: 11_000, maxStreams: 10_000, maxTotalBufferedBytes: 268_435_456 } }));
+    expect(exposition.value('aviso_http_max_connections')).toBe(11_000);
+    expect(exposition.value('aviso_sse_max_streams')).toBe(10_000);
     expect(exposition.value('aviso_sse_max_total_buffered_bytes')).toBe(268_435_456);
     const without = await Exposition.of(createPrometheusMetrics({ version: '1', backendKind: 'in_memory', eventTypes: [] }));
     expect(without.series('aviso_http_max_connections')).toEqual([]);
+    expect(without.series('aviso_sse_max_streams')).toEqual([]);
     expect(without.series('aviso_sse_max_total_buffered_bytes')).toEqual([]);
+  });
+
+  it('has both routes of aviso_sse_streams_refused_total and aviso_http_connections_refused_total at 0 from startup, and counts each refusal (D44)', async () => {
+    const m = metrics();
+    let exposition = await Exposition.of(m);
+    expect(exposition.series('aviso_sse_streams_refused_total')).toHaveLength(2);
+    expect(exposition.value('aviso_sse_streams_refused_total', { route: WATCH })).toBe(0);
+    expect(exposition.value('aviso_http_connections_refused_total')).toBe(0);
+    m.streamRefused(REPLAY);
+    m.streamRefused(REPLAY);
+    m.connectionRefused();
+    exposition = await Exposition.of(m);
+    expect(exposition.value('aviso_sse_streams_refused_total', { route: REPLAY })).toBe(2);
+    expect(exposition.value('aviso_sse_streams_refused_total', { route: WATCH })).toBe(0);
+    expect(exposition.value('aviso_http_connections_refused_total')).toBe(1);
   });
 });
 

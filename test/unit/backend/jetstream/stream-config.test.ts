@@ -14,6 +14,7 @@ const defaults: JetStreamConfig = {
   reconnect_delay_ms: 2000,
   publish_retry_attempts: 5,
   publish_retry_base_delay_ms: 150,
+  live_gap_wait_ms: 2000,
   idempotency_bucket: 'AVISO_IDEMPOTENCY',
   history_ledger_bucket: 'AVISO_HISTORY_LEDGER',
 };
