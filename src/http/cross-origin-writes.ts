@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { CorsConfig } from '../config/model.js';
 import { originGrants } from './cors.js';
 import { crossOriginRefusedError } from './error-bodies.js';
+import { echo } from '../text/echo.js';
 
 /** Methods that change nothing (RFC 9110 §9.2.1). */
 const SAFE_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -63,18 +64,16 @@ export function registerCrossOriginWriteGuard(app: FastifyInstance, cors: CorsCo
       {
         event_name: 'http.request.cross_origin.refused',
         method: request.method,
-        path: request.url.split('?')[0],
-        origin: context.origin?.slice(0, MAX_LOGGED_ORIGIN),
-        sec_fetch_site: context.fetchSite?.slice(0, MAX_LOGGED_ORIGIN),
+        path: echo(request.url.split('?')[0] ?? ''),
+        // A browser's `Origin` is short; a made-up one may fill the head (docs/api.md#echoed-values-decision-d45).
+        origin: context.origin === undefined ? undefined : echo(context.origin),
+        sec_fetch_site: context.fetchSite === undefined ? undefined : echo(context.fetchSite),
       },
       'Cross-origin request refused',
     );
     throw crossOriginRefusedError();
   });
 }
-
-/** A logged `Origin` is cut here: a browser's is short, a made-up one may fill the head. */
-const MAX_LOGGED_ORIGIN = 256;
 
 function changesState(request: FastifyRequest): boolean {
   if (SAFE_METHODS.has(request.method)) return false;
