@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { findFreePort } from '../support/ports.js';
-import { serverConfig } from '../support/schemas.js';
+import { EVERY_CLIENT_ERROR_LINE, serverConfig } from '../support/schemas.js';
 import { startServer, type RunningServer, type ServerOptions } from '../support/server-process.js';
 import { createTestCertificates, type TestCertificates, withTls } from '../support/test-certificates.js';
 import { floodRequests, type RequestFloodResult } from './support/h2-request-flood.js';
@@ -46,8 +46,6 @@ const FLOOD = { connections: 4, streamsPerConnection: 200 } as const;
  * may hold.
  */
 const UNLIMITED_LINES_REQUESTS = 30_000;
-/** `logging.client_error_lines_per_second` lifted: every error line reaches stdout's buffer. */
-const NO_LINE_LIMIT = { client_error_lines_per_second: 1_000_000 };
 const TEST_TIMEOUT_MS = 180_000;
 
 const EVENTS_KEPT = new Set(['logging.lines.rate_limited', 'startup.server.started']);
@@ -149,7 +147,7 @@ describe('60,000 HTTP/2 requests with a 4 KB invalid value (D45)', () => {
   it(
     'a 4 KB from_date, stdout read at 1 MB/s, every error line let through: stdout holds its bound, drops whole lines and counts them',
     async () => {
-      const { server: running, counter } = await start({ stdoutBytesPerSecond: SLOW_SINK_BYTES_PER_SECOND }, NO_LINE_LIMIT);
+      const { server: running, counter } = await start({ stdoutBytesPerSecond: SLOW_SINK_BYTES_PER_SECOND }, EVERY_CLIENT_ERROR_LINE);
       const measure = await flood(running, UNLIMITED_LINES_REQUESTS, { path: FROM_DATE_PATH });
       expectBoundedAnswers(measure, UNLIMITED_LINES_REQUESTS, '1'.repeat(3_950));
       expect(measure.peak - measure.base).toBeLessThan(RSS_BOUND_BYTES);
@@ -164,7 +162,7 @@ describe('60,000 HTTP/2 requests with a 4 KB invalid value (D45)', () => {
     async () => {
       stdoutDir = mkdtempSync(join(tmpdir(), 'aviso-stdout-'));
       const stdoutFile = join(stdoutDir, 'stdout.log');
-      const { server: running, counter } = await start({ stdoutFile }, NO_LINE_LIMIT);
+      const { server: running, counter } = await start({ stdoutFile }, EVERY_CLIENT_ERROR_LINE);
       const measure = await flood(running, UNLIMITED_LINES_REQUESTS, { path: WATCH_PATH, repeatedHeader: { name: 'last-event-id', value: LAST_EVENT_ID } });
       expectBoundedAnswers(measure, UNLIMITED_LINES_REQUESTS, LAST_EVENT_ID);
       expect(measure.peak - measure.base).toBeLessThan(RSS_BOUND_BYTES);
