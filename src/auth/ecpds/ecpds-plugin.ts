@@ -136,7 +136,7 @@ export function createEcpdsPlugin(config: EcpdsConfig, deps: EcpdsPluginDeps): E
               event_name: 'auth.ecpds.check.denied',
               ...fields,
               reason: 'DestinationNotInList',
-              destination: verdict.destination,
+              destination: echo(verdict.destination),
             },
             'ECPDS check denied: destination not in list',
           );
