@@ -88,11 +88,16 @@ export function createLogger(options: LoggerOptions): Logger {
     options.rateLimited &&
     new EventRateLimit({
       linesPerSecond: options.rateLimited.linesPerSecond,
-      report: (eventName, lines) =>
-        logger.warn(
-          { event_name: 'logging.lines.rate_limited', limited_event: eventName, lines, interval_ms: RATE_LIMIT_WINDOW_MS },
-          `${lines} lines of ${eventName} were not written in the last second (logging.client_error_lines_per_second)`,
-        ),
+      report: (eventName, lines) => {
+        try {
+          logger.warn(
+            { event_name: 'logging.lines.rate_limited', limited_event: eventName, lines, interval_ms: RATE_LIMIT_WINDOW_MS },
+            `${lines} lines of ${eventName} were not written in the last second (logging.client_error_lines_per_second)`,
+          );
+        } catch {
+          // Called from a timer: stdout may have been closed for the exit since (endLogger), and the report goes with it.
+        }
+      },
     });
   // Every stream at `trace`: the logger's own level is the one filter, for both sinks alike.
   const streams =
