@@ -42,6 +42,11 @@ COPY static ./static
 COPY config/config.yaml ./config/config.yaml
 # Inside a container the API must listen beyond loopback.
 ENV AVISOSERVER_APPLICATION__HOST=0.0.0.0
+# The in-memory backend's sequence journal (notification_backend.in_memory.state_directory,
+# ./state from /app, D40): a volume, so it is writable with a read-only root filesystem
+# (`docker run --read-only`) and outlives a restart of the container.
+RUN mkdir -p /app/state && chown node:node /app/state
+VOLUME ["/app/state"]
 USER node
 EXPOSE 8000 9090
 HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \

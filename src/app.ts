@@ -43,8 +43,10 @@ export interface AppDependencies {
   readonly logger: Logger;
   /** `application.max_body_bytes` (D15). */
   readonly maxBodyBytes: number;
-  /** `application.base_url`: CloudEvent `source` and `dataschema`. */
+  /** `application.base_url`: CloudEvent `source` and `dataschema`, and the server's own origin (D46). */
   readonly baseUrl: string;
+  /** `application.additional_origins`: further own origins whose pages may change state (D46); none when absent. */
+  readonly additionalOrigins?: readonly string[];
   readonly watchEndpoint: WatchEndpointConfig;
   /** The `auth` section; absent or disabled means every stream is public (docs/design/rules/operations.md §2.1). */
   readonly auth?: AuthConfig;
@@ -107,7 +109,11 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   await registerCors(app, cors, routes);
   registerErrorHandling(app, { maxBodyBytes: deps.maxBodyBytes, routes });
   // Before authentication and body reading: a refused cross-site write runs nothing (docs/security.md).
-  registerCrossOriginWriteGuard(app, cors);
+  registerCrossOriginWriteGuard(app, cors, {
+    baseUrl: deps.baseUrl,
+    additionalOrigins: deps.additionalOrigins ?? [],
+    tls: deps.tls !== undefined,
+  });
   const authenticator = deps.auth?.enabled ? new Authenticator(deps.auth, () => deps.clock.now(), deps.logger) : undefined;
   registerAuthHook(app, authenticator, metrics, deps.auth?.browser_cookie);
   const access = new StreamAccess(authenticator);

@@ -1,8 +1,39 @@
 /**
- * The prose of docs/configuration.md about browser access (docs/design/rules/browser.md §2, §3): CORS and TLS with
- * HTTP/2, rendered after the startup rules and before the field reference.
+ * The prose of docs/configuration.md about browser access (docs/design/rules/browser.md §2, §3, D46): the server's
+ * own origins, CORS and TLS with HTTP/2, rendered after the startup rules and before the field reference.
  */
 export const BROWSER_ACCESS_REFERENCE = `
+## The server's own origins
+
+A browser request that would change state (a notify, an admin request) is served only from a
+page on one of the server's own origins or on an origin CORS allows; anything else gets
+\`403 CROSS_ORIGIN_REQUEST_REFUSED\` ([security](security.md#cross-site-writes)). Requests without
+\`Origin\` (curl, the aviso client, providers) are not affected. The own origins come from the
+configuration, never from the request's \`Host\` header ([DNS rebinding](security.md#dns-rebinding), D46):
+
+- the origin of \`application.base_url\` (\`https://aviso.example.org/aviso\` → \`https://aviso.example.org\`):
+  set it to the address browsers open the console at, behind a proxy the proxy's public one;
+- every entry of \`application.additional_origins\`, for the further names browsers use;
+- when \`base_url\` names \`localhost\`, \`127.0.0.1\` or \`[::1]\`: each of the three at \`base_url\`'s
+  port and at the port the server listens on (\`https\` with \`application.tls\`). With the
+  defaults (\`base_url: http://localhost\`) and \`port: 8000\`, the console works at
+  \`http://localhost:8000\` and \`http://127.0.0.1:8000\` with nothing listed.
+
+\`\`\`yaml
+application:
+  base_url: https://aviso.example.org        # the public origin, also the CloudEvent source prefix
+  additional_origins:
+    - https://aviso.example.int              # an internal name of the same server
+    - http://localhost:8080                  # a port forwarded to this server
+\`\`\`
+
+An entry is an origin as the browser sends it in \`Origin\` (\`scheme://host[:port]\`, lower case, no
+path, no trailing slash, no default port; no \`"*"\`); anything else fails startup with the form to
+write (\`application.additional_origins[0]: "https://aviso.example.int/" is not an origin as
+browsers send it: write "https://aviso.example.int"\`). From the environment, give the list as
+JSON: \`AVISOSERVER_APPLICATION__ADDITIONAL_ORIGINS='["https://aviso.example.int"]'\`. Both
+settings are read at startup: a reload that changes them lists them in \`restart_required\`.
+
 ## CORS
 
 \`application.cors.allowed_origins\` lets web pages on other origins call \`/api/v1/*\`

@@ -318,7 +318,9 @@ StringHandler, …\`).
 1. \`application\`: \`headers_timeout_ms\` ≤ \`request_timeout_ms\`; each \`application.homepage\`
    link is an absolute \`http\`/\`https\` URL with a host, no user info and no whitespace
    (\`application.homepage.<key> must be an absolute HTTP(S) URL with a host and no embedded
-   credentials\`; the value is not echoed); each \`application.cors.allowed_origins\` entry is
+   credentials\`; the value is not echoed); each \`application.additional_origins\` entry is an
+   origin exactly as a browser sends it (the message names the form to write, as for CORS); each
+   \`application.cors.allowed_origins\` entry is
    \`"*"\` or an origin exactly as a browser sends it (\`application.cors.allowed_origins[0]:
    "https://console.example.org/" is not an origin as browsers send it: write
    "https://console.example.org"\`); \`application.tls.cert_file\` / \`key_file\` (and \`ca_file\`
@@ -417,7 +419,7 @@ What a valid reload applies, in one step (requests that arrive afterwards see al
 Open watch and replay streams are not closed and keep the filter they were opened with.
 
 Everything else is read once at startup and changes at the next restart: \`application.*\`
-apart from the certificate files (listening address and port, \`cors\`, \`base_url\`, body and
+apart from the certificate files (listening address and port, \`cors\`, \`base_url\`, \`additional_origins\`, body and
 connection limits, static files, homepage links), \`logging.*\`, \`auth.enabled\`,
 \`auth.browser_cookie\`, \`auth.mode\`, \`auth.jwt_secret\`, \`auth.auth_o_tron_url\`,
 \`auth.timeout_ms\`, \`ecpds.*\` (a checker is built at the first reload that needs one, and kept),

@@ -78,6 +78,32 @@ export interface Batch {
   readonly nextSequence: number;
   /** True when nothing in [nextSequence, upperBound] can be returned. */
   readonly exhausted: boolean;
+  /**
+   * History of the pattern's topics that the store held once in the range this batch examined and
+   * holds no longer, ascending by `last`; absent or empty when nothing was lost there. Each loss
+   * is reported once per cursor, in the batch that examined the messages around it.
+   */
+  readonly losses?: readonly HistoryLoss[];
+}
+
+/**
+ * Sequences of a replay's range that once held notifications of the request's topics which the
+ * store no longer holds (removed by a history limit, retention, an admin delete or wipe, or lost
+ * with a restart), so that a stream can say so rather than skip them in silence (D42).
+ */
+export interface HistoryLoss {
+  /** The lowest sequence the loss may cover (never below the replay's start). */
+  readonly first: number;
+  /** The highest sequence the loss may cover; a lost sequence itself when `count` is known. */
+  readonly last: number;
+  /**
+   * How many notifications of the request's topics were lost in `first..last`, when the store
+   * knows; absent when it knows only that the range lost something of those topics, or (with
+   * `topicsUnknown`) that it lost notifications whose topics it no longer knows.
+   */
+  readonly count?: number;
+  /** The store lost these sequences without knowing their topics (a restart, a forgotten record, stream retention). */
+  readonly topicsUnknown?: true;
 }
 
 /**

@@ -14,13 +14,27 @@ export const ANY_ORIGIN = '*';
  * Returns the message for the first bad entry, or undefined when all are good.
  */
 export function corsOriginProblem(cors: CorsConfig): string | undefined {
-  for (const [index, origin] of cors.allowed_origins.entries()) {
-    if (origin === ANY_ORIGIN) continue;
+  return originListProblem('application.cors.allowed_origins', cors.allowed_origins, true);
+}
+
+/**
+ * The startup check of `application.additional_origins` (D46): the further origins at which
+ * browsers reach this server itself, written as browsers send them, as the CORS list is; `"*"`
+ * has no meaning there (an own origin is one name, never "any").
+ */
+export function additionalOriginsProblem(additionalOrigins: readonly string[]): string | undefined {
+  return originListProblem('application.additional_origins', additionalOrigins, false);
+}
+
+function originListProblem(setting: string, origins: readonly string[], anyAllowed: boolean): string | undefined {
+  for (const [index, origin] of origins.entries()) {
+    if (anyAllowed && origin === ANY_ORIGIN) continue;
     const canonical = canonicalOrigin(origin);
     if (canonical === origin) continue;
-    const field = `application.cors.allowed_origins[${index}]`;
+    const field = `${setting}[${index}]`;
+    const form = `write scheme://host[:port] with http or https and no path${anyAllowed ? ', or "*"' : ''}`;
     return canonical === undefined
-      ? `${field}: ${JSON.stringify(origin)} is not an origin: write scheme://host[:port] with http or https and no path, or "*"`
+      ? `${field}: ${JSON.stringify(origin)} is not an origin: ${form}`
       : `${field}: ${JSON.stringify(origin)} is not an origin as browsers send it: write ${JSON.stringify(canonical)}`;
   }
   return undefined;

@@ -40,7 +40,7 @@ export const CorsSchema = Type.Object(
     allowed_origins: Type.Array(Type.String(), {
       default: [],
       description:
-        'Origins (`scheme://host[:port]`, e.g. `https://console.example.org`) whose pages may call `/api/v1/*`. A listed origin may send credentials (cookies, `Authorization`); `"*"` lets any other origin read without credentials. Empty: no CORS headers at all (streams keep their `Access-Control-Allow-Origin: *`). A page on an origin not allowed here (nor the server\'s own) cannot change state: its POST/DELETE requests get `403 CROSS_ORIGIN_REQUEST_REFUSED` (docs/security.md, "Cross-site writes").',
+        'Origins (`scheme://host[:port]`, e.g. `https://console.example.org`) whose pages may call `/api/v1/*`. A listed origin may send credentials (cookies, `Authorization`); `"*"` lets any other origin read without credentials. Empty: no CORS headers at all (streams keep their `Access-Control-Allow-Origin: *`). A page on an origin not allowed here (nor the server\'s own: `base_url`, `additional_origins`) cannot change state: its POST/DELETE requests get `403 CROSS_ORIGIN_REQUEST_REFUSED` (docs/security.md, "Cross-site writes").',
     }),
   },
   { default: {}, description: 'Cross-origin access for browser pages on other origins. Off by default.' },
@@ -69,7 +69,13 @@ export const ApplicationSchema = Type.Object(
     ),
     base_url: Type.String({
       default: 'http://localhost',
-      description: 'Prefix used when building CloudEvent `source` values.',
+      description:
+        'Prefix used when building CloudEvent `source` values. Its origin (`scheme://host[:port]`) is also the server\'s own origin for browser pages: a state-changing request whose `Origin` is neither this one, one of `additional_origins` nor allowed by `cors.allowed_origins` is refused with `403 CROSS_ORIGIN_REQUEST_REFUSED`. Set it to the public origin browsers use (behind a proxy, the proxy\'s). The `Host` header never counts (D46, docs/security.md, "DNS rebinding").',
+    }),
+    additional_origins: Type.Array(Type.String(), {
+      default: [],
+      description:
+        'Further origins (`scheme://host[:port]`, e.g. `https://aviso.example.org`) at which browsers reach this server itself, besides `base_url`\'s: its pages there (the console) may change state. Written as browsers send them (checked at startup). When `base_url` names `localhost`, `127.0.0.1` or `[::1]`, the other two at `base_url`\'s port, and all three at the listening port, count as its own without being listed. Requests without `Origin` (curl, the aviso client) are not affected.',
     }),
     static_files_path: Type.String({
       default: '/app/static',

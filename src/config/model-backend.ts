@@ -16,6 +16,16 @@ export const InMemorySchema = Type.Object(
         'Bytes all stored notifications may hold together, a size literal (`64Mi`, `1G`, …): a notification that would pass it first evicts the oldest ones, by storage order over every topic and base. Each counts its topic, payload and metadata at 1 byte a character (2 when one is beyond U+00FF) plus 1 KiB. At least 4 × `application.max_body_bytes` + 8 KiB.',
     }),
     enable_metrics: Type.Boolean({ default: false, description: 'Extra debug logging of queue sizes.' }),
+    persist_sequences: Type.Boolean({
+      default: true,
+      description:
+        'Write each stream base\'s last issued sequence through to `state_directory`, so that the next process continues the numbering after a restart, a SIGKILL or a crash (D40). `false` starts every base at 1 again after a restart, with a startup warning: clients resuming from an earlier position are then told that the numbering was reset (D41).',
+    }),
+    state_directory: Type.String({
+      default: './state',
+      description:
+        'Where `persist_sequences` keeps its files (created when missing; relative to the working directory). One server process per directory. A directory that cannot be created or written fails startup. The container image declares `/app/state` a volume; the Kubernetes overlays mount an emptyDir there, which outlives container restarts.',
+    }),
   },
   { default: {}, description: 'Settings of the in-memory backend, read only when `kind` is `in_memory`.' },
 );

@@ -43,6 +43,9 @@ export function checkBackend(config: AppConfig): void {
       if (value <= 0) configError(`notification_backend.in_memory.${field}: must be greater than 0, got ${value}`);
     }
     checkMaxTotalSize(backend.in_memory.max_total_size, config.application.max_body_bytes);
+    if (backend.in_memory.persist_sequences && backend.in_memory.state_directory.trim() === '') {
+      configError('notification_backend.in_memory.state_directory: must not be blank while persist_sequences is true');
+    }
   }
   if (backend.kind === 'in_memory') checkWorkersShareHistory(config.application.workers);
   if (backend.kind === 'jetstream') {

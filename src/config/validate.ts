@@ -1,5 +1,5 @@
 import { otlpTarget } from '../logging/otlp/otlp-target.js';
-import { corsOriginProblem, tlsSettingProblem } from './browser-access.js';
+import { additionalOriginsProblem, corsOriginProblem, tlsSettingProblem } from './browser-access.js';
 import { homepageLinkProblem } from './homepage-links.js';
 import { idempotencyProblem } from './idempotency-model.js';
 import type { AppConfig } from './model.js';
@@ -107,9 +107,11 @@ function checkApplicationLimits(config: AppConfig): void {
   }
 }
 
-/** docs/design/rules/browser.md §2, §3: CORS origins as browsers send them, TLS files named. */
+/** docs/design/rules/browser.md §2, §3, D46: own and CORS origins as browsers send them, TLS files named. */
 function checkBrowserAccess(config: AppConfig): void {
-  const problem = corsOriginProblem(config.application.cors) ?? tlsSettingProblem(config.application.tls);
+  const { application } = config;
+  const problem =
+    additionalOriginsProblem(application.additional_origins) ?? corsOriginProblem(application.cors) ?? tlsSettingProblem(application.tls);
   if (problem !== undefined) configError(problem);
 }
 

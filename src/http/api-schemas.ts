@@ -93,11 +93,18 @@ export const ApiEventSchema = Type.Object(
   { $id: 'ApiEventSchema' },
 );
 
+/** D43: changes whenever a reload changes the schemas; the opening frame of every stream carries it too. */
+const SCHEMA_VERSION = Type.String({
+  pattern: '^[0-9a-f]{16}$',
+  description: 'Version of the schema configuration (notification_schema and strict mode): 16 hex digits of its SHA-256, changed by a reload that changes the schemas. Streams carry it in their opening frame.',
+});
+
 export const SchemaListResponse = Type.Object(
   {
     event_types: Type.Array(Type.String()),
     message: Type.Optional(Type.String()),
     schema: Type.Record(Type.String(), Type.Ref('ApiEventSchema')),
+    schema_version: SCHEMA_VERSION,
     status: Type.Literal('success'),
     total_schemas: Type.Integer(),
   },
@@ -105,7 +112,7 @@ export const SchemaListResponse = Type.Object(
 );
 
 export const SchemaResponse = Type.Object(
-  { event_type: Type.String(), schema: Type.Ref('ApiEventSchema'), status: Type.Literal('success') },
+  { event_type: Type.String(), schema: Type.Ref('ApiEventSchema'), schema_version: SCHEMA_VERSION, status: Type.Literal('success') },
   { $id: 'SchemaResponse' },
 );
 

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { CorsConfig } from '../config/model.js';
+import { ownOrigins, type OwnOriginSettings } from '../config/own-origins.js';
 import { originGrants } from './cors.js';
 import { crossOriginRefusedError } from './error-bodies.js';
 import { echo } from '../text/echo.js';
@@ -24,42 +25,46 @@ export interface BrowserContext {
  * JSON whatever their `Content-Type` (api.md), so a page anywhere can send one without a CORS
  * preflight (a `text/plain` POST, a form): CORS would only hide the answer, after the change.
  *
- * Allowed: `Sec-Fetch-Site` `same-origin` or `none` (the browser vouches for it, which also holds
- * behind a proxy that terminates TLS); an `Origin` that is the request's own (`ownOrigin`) or that
- * the CORS policy allows (`allows`, `"*"` included). Refused: any other `Origin` (`null` too), and
- * `Sec-Fetch-Site` `cross-site` or `same-site` without one. A request with neither header (every
- * client that is not a browser) is allowed.
+ * A request with an `Origin` is judged by it alone: allowed when it is one of the server's own
+ * (`isOwn`: configured, never the request's `Host`, D46) or the CORS policy allows it (`allows`,
+ * `"*"` included); any other, `null` too, is refused. `Sec-Fetch-Site` does not save it: a
+ * browser's `same-origin` compares the page with the name the page asked for, which is the
+ * attacker's after DNS rebinding. A request without `Origin` is refused only for
+ * `Sec-Fetch-Site` `cross-site` or `same-site`; with neither header (every client that is not a
+ * browser) it is allowed.
  */
-export function isRefusedCrossOrigin(context: BrowserContext, ownOrigin: string | undefined, allows: (origin: string) => boolean): boolean {
-  const fetchSite = context.fetchSite?.trim().toLowerCase();
-  if (fetchSite === 'same-origin' || fetchSite === 'none') return false;
+export function isRefusedCrossOrigin(context: BrowserContext, isOwn: (origin: string) => boolean, allows: (origin: string) => boolean): boolean {
   const origin = context.origin;
-  if (origin !== undefined) return origin !== ownOrigin && !allows(origin);
+  if (origin !== undefined) return !isOwn(origin) && !allows(origin);
+  const fetchSite = context.fetchSite?.trim().toLowerCase();
   return fetchSite === 'cross-site' || fetchSite === 'same-site';
-}
-
-/** The origin a browser would name for this server as the request reached it: scheme and `Host`. */
-export function ownOriginOf(protocol: string, host: string): string | undefined {
-  if (host === '') return undefined;
-  try {
-    return new URL(`${protocol}://${host}`).origin;
-  } catch {
-    return undefined;
-  }
 }
 
 /**
  * Refuses, with `403 CROSS_ORIGIN_REQUEST_REFUSED`, every request other than GET, HEAD, OPTIONS
  * and the POST streams that `isRefusedCrossOrigin` judges cross-origin. An `onRequest` hook
  * registered before authentication: nothing is parsed, authenticated or stored for it.
+ *
+ * The own origins are computed from the configuration at the first write that names an origin
+ * once the server listens: the listening port counts for a loopback `base_url`, and port 0 is only
+ * picked then. Before that (`inject`), they are computed without it.
  */
-export function registerCrossOriginWriteGuard(app: FastifyInstance, cors: CorsConfig): void {
+export function registerCrossOriginWriteGuard(app: FastifyInstance, cors: CorsConfig, own: OwnOriginSettings): void {
   const grantOf = originGrants(cors);
   const allows = (origin: string): boolean => grantOf(origin) !== undefined;
+  const unbound = ownOrigins(own, undefined);
+  let bound: ReadonlySet<string> | undefined;
+  const isOwn = (origin: string): boolean => {
+    if (bound === undefined) {
+      const port = listeningPort(app);
+      if (port !== undefined) bound = ownOrigins(own, port);
+    }
+    return (bound ?? unbound).has(origin);
+  };
   app.addHook('onRequest', async (request) => {
     if (!changesState(request)) return;
     const context = browserContext(request);
-    if (!isRefusedCrossOrigin(context, ownOriginOf(request.protocol, request.host), allows)) return;
+    if (!isRefusedCrossOrigin(context, isOwn, allows)) return;
     request.log.warn(
       {
         event_name: 'http.request.cross_origin.refused',
@@ -68,11 +73,18 @@ export function registerCrossOriginWriteGuard(app: FastifyInstance, cors: CorsCo
         // A browser's `Origin` is short; a made-up one may fill the head (docs/api.md#echoed-values-decision-d45).
         origin: context.origin === undefined ? undefined : echo(context.origin),
         sec_fetch_site: context.fetchSite === undefined ? undefined : echo(context.fetchSite),
+        // An `Origin` naming the `Host` it came with is a rebinding or a name the configuration does not list yet.
+        host: echo(request.host),
       },
       'Cross-origin request refused',
     );
     throw crossOriginRefusedError();
   });
+}
+
+function listeningPort(app: FastifyInstance): number | undefined {
+  const address = app.server.address();
+  return typeof address === 'object' && address !== null ? address.port : undefined;
 }
 
 function changesState(request: FastifyRequest): boolean {

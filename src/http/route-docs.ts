@@ -13,7 +13,7 @@ const authErrors = {
 const writeErrors = {
   ...authErrors,
   403: error(
-    'FORBIDDEN: not allowed; CROSS_ORIGIN_REQUEST_REFUSED: sent by a page on an origin application.cors.allowed_origins does not allow (an Origin header, or Sec-Fetch-Site cross-site / same-site)',
+    'FORBIDDEN: not allowed; CROSS_ORIGIN_REQUEST_REFUSED: sent by a page on an origin that is neither the server\'s own (application.base_url, application.additional_origins) nor allowed by application.cors.allowed_origins (an Origin header, or Sec-Fetch-Site cross-site / same-site without one)',
   ),
 };
 

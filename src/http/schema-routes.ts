@@ -17,6 +17,7 @@ export function registerSchemaRoutes(app: FastifyInstance, registry: SchemaRegis
       event_types: registry.eventTypes,
       ...(registry.configured ? {} : { message: NO_SCHEMA }),
       schema,
+      schema_version: registry.version,
       status: 'success',
       total_schemas: registry.eventTypes.length,
     });
@@ -40,6 +41,6 @@ export function registerSchemaRoutes(app: FastifyInstance, registry: SchemaRegis
       });
     }
     request.log.info({ event_name: 'api.schema.get.succeeded', event_type: eventType }, 'Schema served');
-    return sendSortedJson(reply, 200, { event_type: eventType, schema: found.publicView(), status: 'success' });
+    return sendSortedJson(reply, 200, { event_type: eventType, schema: found.publicView(), schema_version: registry.version, status: 'success' });
   });
 }

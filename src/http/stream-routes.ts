@@ -81,6 +81,8 @@ async function serveStream(
   deps.access.checkRead(schema, request.authUser);
   const eventType = deps.registry.eventTypeLabel(body.event_type);
   addLogContext(request.log as Logger, { event_type: eventType });
+  // Read with the schemas that validate the request: a reload between here and the opening frame must not change it.
+  const schemaVersion = deps.registry.version;
   const validated = validateStreamRequest(deps.registry, endpoint, body);
   // The URL is judged first, as it is; then the header (docs/design/rules/browser.md §1).
   const resumeAfter = browser && parseLastEventId(endpoint, browser.lastEventId, body.event_type);
@@ -112,6 +114,7 @@ async function serveStream(
       end,
       quota: schema?.maxHistoricalNotifications ?? deps.defaultReplayCap,
       telemetry,
+      schemaVersion,
       ...(browser ? { browser: { eventType: body.event_type } } : {}),
       ...(resumeAfter !== undefined ? { resumeAfter } : {}),
     };

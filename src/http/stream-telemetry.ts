@@ -1,6 +1,6 @@
 import type { AvisoMetrics, SseRoute } from '../metrics/aviso-metrics.js';
 import type { StreamEndpoint } from '../schema/watch-identifier.js';
-import type { Frame } from '../streaming/frames.js';
+import type { Frame, GapScope } from '../streaming/frames.js';
 import type { SlowConsumerTrigger, StreamTelemetry } from '../streaming/stream-request.js';
 
 /**
@@ -45,6 +45,14 @@ export class RouteStreamTelemetry implements StreamTelemetry {
 
   tokenExpiryClosed(): void {
     this.metrics.tokenExpiryClosed(this.route);
+  }
+
+  historyGap(scope: GapScope): void {
+    this.metrics.historyGap(this.route, scope);
+  }
+
+  sequenceReset(): void {
+    this.metrics.sequenceReset(this.route);
   }
 
   released(): void {

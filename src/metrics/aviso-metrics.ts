@@ -1,6 +1,7 @@
 import type { NotificationBackend } from '../backend/backend.js';
 import type { EcpdsTelemetry } from '../auth/ecpds/ecpds-telemetry.js';
 import type { SlowConsumerTrigger } from '../streaming/stream-request.js';
+import type { GapScope } from '../streaming/frames.js';
 import type { MemoryHistoryTelemetry } from '../backend/memory/history-telemetry.js';
 import type { IdempotencyTelemetry } from '../idempotency/idempotency-telemetry.js';
 
@@ -49,6 +50,10 @@ export interface AvisoMetrics {
   streamReset(route: SseRoute): void;
   /** A stream was closed because its credentials expired (docs/design/rules/browser.md §6). */
   tokenExpiryClosed(route: SseRoute): void;
+  /** A stream said a history gap (D42). */
+  historyGap(route: SseRoute, scope: GapScope): void;
+  /** A stream's start was beyond its stream's numbering, reset under the client (D41). */
+  sequenceReset(route: SseRoute): void;
   /** Reads the bytes all streams hold for their clients, at every scrape. */
   observeStreamBuffers(read: () => number): void;
   /** Records one live delivery's lag: from its acceptance (storage time, ns since the epoch) to now. */

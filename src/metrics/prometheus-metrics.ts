@@ -14,6 +14,7 @@ import { noopIdempotencyTelemetry, type IdempotencyTelemetry } from '../idempote
 import { registerLogOutputMetrics } from './log-output-metrics.js';
 import { registerOtlpMetrics } from './otlp-metrics.js';
 import { defineStreamBufferMetrics, type StreamBufferMetrics } from './stream-buffer-metrics.js';
+import type { GapScope } from '../streaming/frames.js';
 import type { SlowConsumerTrigger } from '../streaming/stream-request.js';
 import type { OtlpExportStats } from '../logging/otlp/export-gate.js';
 import type { LogOutputStats } from '../logging/logger.js';
@@ -86,6 +87,8 @@ export function createDisabledMetrics(): AvisoMetrics {
     slowConsumerClosed: () => undefined,
     streamReset: () => undefined,
     tokenExpiryClosed: () => undefined,
+    historyGap: () => undefined,
+    sequenceReset: () => undefined,
     observeStreamBuffers: () => undefined,
     deliveryLag: () => undefined,
     authRequest: () => undefined,
@@ -231,6 +234,14 @@ class PrometheusMetrics implements PrometheusAvisoMetrics {
 
   tokenExpiryClosed(route: SseRoute): void {
     this.families.capacity.tokenExpiryClosed(route);
+  }
+
+  historyGap(route: SseRoute, scope: GapScope): void {
+    this.streamBuffers.historyGap(route, scope);
+  }
+
+  sequenceReset(route: SseRoute): void {
+    this.streamBuffers.sequenceReset(route);
   }
 
   observeStreamBuffers(read: () => number): void {

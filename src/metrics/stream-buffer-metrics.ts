@@ -2,6 +2,9 @@ import { Gauge, type Registry } from 'prom-client';
 import { counter, histogram } from './metric-family.js';
 import type { SlowConsumerTrigger } from '../streaming/stream-request.js';
 import type { SseRoute } from './aviso-metrics.js';
+import type { GapScope } from '../streaming/frames.js';
+
+const GAP_SCOPES: readonly GapScope[] = ['request', 'stream'];
 
 export const SLOW_CONSUMER_TRIGGERS: readonly SlowConsumerTrigger[] = [
   'buffered_events',
@@ -16,11 +19,14 @@ export const DELIVERY_LAG_BUCKETS: readonly number[] = [0.001, 0.0025, 0.005, 0.
 
 /**
  * The delivery series (docs/metrics.md), every one present from startup: slow-consumer closes and
- * resets (D37), the bytes held for clients, and the lag of live delivery.
+ * resets (D37), the bytes held for clients, the lag of live delivery, and what streams said of
+ * history they could not deliver (D41, D42).
  */
 export interface StreamBufferMetrics {
   slowConsumerClosed(route: SseRoute, trigger: SlowConsumerTrigger): void;
   streamReset(route: SseRoute): void;
+  historyGap(route: SseRoute, scope: GapScope): void;
+  sequenceReset(route: SseRoute): void;
   observeStreamBuffers(read: () => number): void;
   /** A notification accepted at `acceptedAtNs` (ns since the epoch) was written on one more stream now. */
   readonly deliveryLag: (acceptedAtNs: bigint) => void;
@@ -34,6 +40,8 @@ export function defineStreamBufferMetrics(register: Registry, backend: string): 
   lag.zero({ backend });
   const slowConsumers = counter(register, 'aviso_sse_slow_consumer_closes_total', 'Streams closed as slow consumers (end_of_stream, cause slow_consumer), by the bound passed or stalled.', ['route', 'trigger']);
   const resets = counter(register, 'aviso_sse_stream_resets_total', 'Closed streams reset because their client did not read the end of the stream within watch_endpoint.stall_timeout_sec.', ['route']);
+  const gaps = counter(register, 'aviso_sse_history_gaps_total', 'History gaps said to streams (replay-control history_gap): request, notifications of the request were lost; stream, sequences were lost whose topics the store no longer knows.', ['route', 'scope']);
+  const sequenceResets = counter(register, 'aviso_sse_sequence_resets_total', 'Streams whose start was beyond the last sequence of their stream (its numbering reset under the client): replayed from the first sequence.', ['route']);
   let readBuffered: () => number = () => 0;
   new Gauge({
     name: 'aviso_sse_buffered_bytes',
@@ -45,11 +53,15 @@ export function defineStreamBufferMetrics(register: Registry, backend: string): 
   });
   for (const route of SSE_ROUTES) {
     resets.inc({ route }, 0);
+    sequenceResets.inc({ route }, 0);
+    for (const scope of GAP_SCOPES) gaps.inc({ route, scope }, 0);
     for (const trigger of SLOW_CONSUMER_TRIGGERS) slowConsumers.inc({ route, trigger }, 0);
   }
   return {
     slowConsumerClosed: (route, trigger) => slowConsumers.inc({ route, trigger }),
     streamReset: (route) => resets.inc({ route }),
+    historyGap: (route, scope) => gaps.inc({ route, scope }),
+    sequenceReset: (route) => sequenceResets.inc({ route }),
     observeStreamBuffers: (read) => {
       readBuffered = read;
     },

@@ -105,6 +105,7 @@ export async function serve(options: ServeOptions): Promise<Serving> {
     logger,
     maxBodyBytes: config.application.max_body_bytes,
     baseUrl: config.application.base_url,
+    additionalOrigins: config.application.additional_origins,
     watchEndpoint: config.watch_endpoint,
     auth: config.auth,
     readPlugins: plugins,

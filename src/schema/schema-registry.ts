@@ -1,4 +1,5 @@
-import { compareCodePoints } from '../json/canonical-json.js';
+import { createHash } from 'node:crypto';
+import { canonicalJson, compareCodePoints } from '../json/canonical-json.js';
 import { EventSchema, type EventSchemaSource } from './event-schema.js';
 
 /** What one configuration's schemas answer; replaced as a whole on reload. */
@@ -9,6 +10,7 @@ interface RegistryState {
   readonly eventTypes: readonly string[];
   readonly configured: boolean;
   readonly strictMode: boolean;
+  readonly version: string;
 }
 
 /**
@@ -38,7 +40,17 @@ export class SchemaRegistry {
       eventTypes: [...byEventType.keys()].sort(compareCodePoints),
       configured: schemas !== undefined,
       strictMode,
+      version: schemaVersionOf(schemas, strictMode),
     };
+  }
+
+  /**
+   * A version of the schema configuration (D43): the first 16 hex digits of the SHA-256 of the
+   * configured schemas and strict mode as canonical JSON. Any change a reload makes to them changes
+   * it; a reload that leaves them as they were keeps it.
+   */
+  get version(): string {
+    return this.state.version;
   }
 
   /** Byte-wise sorted, as `configured_event_types` and the schema API list them. */
@@ -112,4 +124,9 @@ export class SchemaRegistry {
 /** Bases and admin aliases compare ASCII case-insensitively (docs/design/rules/schema-and-validation.md §2.1). */
 function asciiLowerCase(text: string): string {
   return text.replace(/[A-Z]/g, (c) => c.toLowerCase());
+}
+
+function schemaVersionOf(schemas: Readonly<Record<string, EventSchemaSource>> | undefined, strictMode: boolean): string {
+  const text = canonicalJson({ notification_schema: schemas ?? null, notification_schema_strict: strictMode });
+  return createHash('sha256').update(text).digest('hex').slice(0, 16);
 }

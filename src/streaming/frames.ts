@@ -89,13 +89,18 @@ export interface StreamIdentity {
   readonly requestId: string;
 }
 
-export function connectionEstablished(stream: StreamIdentity, nowMs: number, closeInSeconds: number): Frame {
+/**
+ * The first frame of a live-only watch. `schemaVersion` (D43) tells the client which schema
+ * configuration validated its request; the aviso client ignores fields it does not read.
+ */
+export function connectionEstablished(stream: StreamIdentity, nowMs: number, closeInSeconds: number, schemaVersion?: string): Frame {
   return {
     kind: 'control',
     event: 'live-notification',
     data: {
       connection_will_close_in_seconds: closeInSeconds,
       request_id: stream.requestId,
+      ...(schemaVersion === undefined ? {} : { schema_version: schemaVersion }),
       timestamp: formatUtcSeconds(nowMs),
       topic: stream.topic,
       type: 'connection_established',
@@ -114,6 +119,8 @@ export function replayStarted(
     readonly endSequence: number | null;
     /** The requested `to_date`, echoed like `from_date`. */
     readonly toDate: string | null;
+    /** The schema configuration's version (D43). */
+    readonly schemaVersion?: string;
   },
 ): Frame {
   return {
@@ -125,6 +132,7 @@ export function replayStarted(
       from_date: start.fromDate,
       from_sequence: start.fromSequence,
       request_id: stream.requestId,
+      ...(start.schemaVersion === undefined ? {} : { schema_version: start.schemaVersion }),
       timestamp: formatUtcSeconds(nowMs),
       to_date: start.toDate,
       topic: stream.topic,
@@ -151,6 +159,70 @@ export function replayLimitReached(stream: StreamIdentity, nowMs: number, maxAll
       timestamp: formatUtcSeconds(nowMs),
       topic: stream.topic,
       type: 'notification_replay_limit_reached',
+    },
+  };
+}
+
+/**
+ * What a history gap says (D42): `request` when the lost notifications were of the request's
+ * topics, `stream` when the store lost those sequences without knowing whose they were.
+ */
+export type GapScope = 'request' | 'stream';
+
+export interface GapFrameRange {
+  readonly first: number;
+  readonly last: number;
+  /** Notifications of the request's topics lost there, when the store knows. */
+  readonly count?: number;
+  readonly scope: GapScope;
+}
+
+/**
+ * History the stream's range no longer holds, said before the first notification after it (D42).
+ * The aviso client ignores a `replay-control` type it does not know once the stream is open.
+ */
+export function historyGap(stream: StreamIdentity, nowMs: number, gap: GapFrameRange): Frame {
+  return {
+    kind: 'control',
+    event: 'replay-control',
+    data: {
+      first_sequence: gap.first,
+      last_sequence: gap.last,
+      lost: gap.count ?? null,
+      message: gapMessage(gap),
+      request_id: stream.requestId,
+      scope: gap.scope,
+      timestamp: formatUtcSeconds(nowMs),
+      topic: stream.topic,
+      type: 'history_gap',
+    },
+  };
+}
+
+function gapMessage({ first, last, count, scope }: GapFrameRange): string {
+  const range = first === last ? `sequence ${first}` : `sequences ${first} to ${last}`;
+  if (scope === 'stream') return `History in ${range} is no longer stored; some of it may have matched this request`;
+  if (count === undefined) return `Notifications of this request in ${range} are no longer stored`;
+  return `${count} ${count === 1 ? 'notification' : 'notifications'} of this request in ${range} ${count === 1 ? 'is' : 'are'} no longer stored`;
+}
+
+/**
+ * The request's start is beyond the stream's last sequence + 1: the stream's numbering was reset
+ * under the client (an in-memory restart without its sequence journal, a JetStream stream created
+ * anew), so the stream starts again from its first sequence (D41).
+ */
+export function sequenceReset(stream: StreamIdentity, nowMs: number, reset: { readonly requested: bigint; readonly lastSequence: number }): Frame {
+  return {
+    kind: 'control',
+    event: 'replay-control',
+    data: {
+      last_sequence: reset.lastSequence,
+      message: `Sequence ${reset.requested} is beyond this stream's last sequence ${reset.lastSequence}: its numbering was reset, so the stream starts again from its first sequence`,
+      request_id: stream.requestId,
+      requested_sequence: reset.requested,
+      timestamp: formatUtcSeconds(nowMs),
+      topic: stream.topic,
+      type: 'sequence_reset',
     },
   };
 }

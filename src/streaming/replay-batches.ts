@@ -1,4 +1,4 @@
-import type { ReplayCursor, StoredNotification } from '../backend/backend.js';
+import type { HistoryLoss, ReplayCursor, StoredNotification } from '../backend/backend.js';
 import type { NotificationPredicate } from '../filter/watch-filter.js';
 import { CloudEventRenderError, type CloudEventRenderer, type FrameStyle } from './cloudevent.js';
 import type { SseConnection } from './sse-connection.js';
@@ -12,6 +12,8 @@ export interface ReplayBatchHost {
   sendRenderFailure(notification: StoredNotification, error: CloudEventRenderError): boolean;
   /** Ends the stream with `notification_replay_limit_reached` (docs/design/rules/streaming.md §9.5). */
   closeAtLimit(): void;
+  /** Says a history gap (D42): history of the request that the store no longer holds. */
+  sendGap(gap: HistoryLoss): boolean;
   /** A backend failure: the `error` frame, then `end_of_stream` (docs/design/rules/streaming.md §9.6). */
   fail(error: unknown): void;
   /** Waits between batches; ends early when the stream does. */
@@ -69,6 +71,7 @@ export async function deliverHistory(history: ReplayCursor, options: ReplayBatch
     }
   };
   let delivered = 0;
+  const gaps = new PendingGaps();
   for (;;) {
     let batch;
     try {
@@ -79,6 +82,7 @@ export async function deliverHistory(history: ReplayCursor, options: ReplayBatch
     }
     if (host.isClosed()) return false;
 
+    gaps.add(batch.losses);
     // A batch's frames go to the connection together, written in few writes (sse-connection.ts).
     const frames: Buffer[] = [];
     const flush = async (): Promise<boolean> => {
@@ -105,18 +109,71 @@ export async function deliverHistory(history: ReplayCursor, options: ReplayBatch
       if (delivered === quota) {
         // The lookahead found one more deliverable notification: truncation is proven (docs/design/rules/streaming.md §9.5).
         if (!(await flush())) return false;
+        const before = gaps.takeAll();
+        if (before && !host.sendGap(before)) return false;
         host.closeAtLimit();
         return false;
+      }
+      // A gap is said before the first notification after it.
+      const gap = gaps.takeBelow(notification.sequence);
+      if (gap) {
+        if (!(await flush())) return false;
+        if (!host.sendGap(gap)) return false;
       }
       frames.push(bytes);
       delivered++;
     }
     if (!(await flush())) return false;
-    if (batch.exhausted) return true;
+    if (batch.exhausted) {
+      const last = gaps.takeAll();
+      return !last || host.sendGap(last);
+    }
     // The next batch is fetched only once this one reached the socket (docs/design/rules/streaming.md §12).
     await connection.drained();
     if (host.isClosed()) return false;
     if (options.batchDelayMs > 0) await host.sleep(options.batchDelayMs);
     if (host.isClosed()) return false;
   }
+}
+
+/**
+ * Losses read but not yet said. Those below the next delivered notification are said together,
+ * as one gap, just before it: notifications the request's filter skipped do not split a gap.
+ */
+class PendingGaps {
+  private losses: HistoryLoss[] = [];
+
+  add(losses: readonly HistoryLoss[] | undefined): void {
+    if (losses && losses.length > 0) this.losses.push(...losses);
+  }
+
+  /** The losses wholly below `sequence`, merged; the rest wait. */
+  takeBelow(sequence: number): HistoryLoss | undefined {
+    if (this.losses.length === 0) return undefined;
+    const below = this.losses.filter((loss) => loss.last < sequence);
+    if (below.length === 0) return undefined;
+    this.losses = this.losses.filter((loss) => loss.last >= sequence);
+    return mergeLosses(below);
+  }
+
+  takeAll(): HistoryLoss | undefined {
+    const all = this.losses;
+    this.losses = [];
+    return all.length === 0 ? undefined : mergeLosses(all);
+  }
+}
+
+/** One loss covering them all; its count only when every part's was known. */
+export function mergeLosses(losses: readonly HistoryLoss[]): HistoryLoss {
+  let first = Number.POSITIVE_INFINITY;
+  let last = 0;
+  let count: number | undefined = 0;
+  let topicsUnknown = false;
+  for (const loss of losses) {
+    first = Math.min(first, loss.first);
+    last = Math.max(last, loss.last);
+    count = count === undefined || loss.count === undefined ? undefined : count + loss.count;
+    if (loss.topicsUnknown) topicsUnknown = true;
+  }
+  return { first, last, ...(count === undefined ? {} : { count }), ...(topicsUnknown ? { topicsUnknown: true as const } : {}) };
 }

@@ -2,7 +2,9 @@ import type { Logger } from 'pino';
 import type { NotificationBackend, ReplayCursor, StartCursor } from '../backend/backend.js';
 import type { Clock } from '../time/clock.js';
 import type { CloudEventRenderer } from './cloudevent.js';
+import type { HistoryLoss } from '../backend/backend.js';
 import {
+  historyGap,
   replayCompleted,
   replayLimitReached,
   streamProcessingFailed,
@@ -100,9 +102,30 @@ function replayHost(context: ReplayPhaseContext): ReplayBatchHost {
     sendFrames: (frames) => output.sendReplayFrames(frames),
     sendRenderFailure: (notification, error) => output.sendRenderFailure(notification, error),
     closeAtLimit: () => context.close('end_of_stream', [replayLimitReached(identity, clock.now(), request.quota)]),
+    sendGap: (loss) => sendGap(context, loss),
     fail: (error) => failReplay(context, error),
     sleep: (ms) => sleep(context, ms),
   };
+}
+
+/** D42: the gap frame, a log line and a count. */
+function sendGap(context: ReplayPhaseContext, loss: HistoryLoss): boolean {
+  const { output, identity, clock, request, logger } = context;
+  const scope = loss.topicsUnknown ? 'stream' : 'request';
+  logger.info(
+    {
+      event_name: 'stream.history.gap',
+      endpoint: request.endpoint,
+      topic: identity.topic,
+      first_sequence: loss.first,
+      last_sequence: loss.last,
+      lost: loss.count ?? null,
+      scope,
+    },
+    'History gap in the replayed range',
+  );
+  request.telemetry.historyGap(scope);
+  return output.send(historyGap(identity, clock.now(), { first: loss.first, last: loss.last, scope, ...(loss.count === undefined ? {} : { count: loss.count }) }));
 }
 
 /** A backend failure during replay: the `error` frame, then `end_of_stream` (D23). */

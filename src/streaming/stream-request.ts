@@ -1,5 +1,5 @@
 import type { NotificationPredicate, WatchSelection } from '../filter/watch-filter.js';
-import type { Frame } from './frames.js';
+import type { Frame, GapScope } from './frames.js';
 import type { ReplayEndRequest, StartCursorRequest } from './stream-range.js';
 
 // What opening a stream asks for, and the settings and telemetry it runs with (stream-session.ts).
@@ -27,6 +27,10 @@ export interface StreamTelemetry {
   streamReset(): void;
   /** The credentials it was opened with expired: closed with cause `token_expired` (docs/design/rules/browser.md §6). */
   tokenExpiryClosed(): void;
+  /** A history gap was said (D42): `request` when the lost notifications were of its topics, `stream` when not known. */
+  historyGap(scope: GapScope): void;
+  /** Its start was beyond the stream's last sequence + 1: the numbering was reset (D41). */
+  sequenceReset(): void;
   /** Called once, when the stream is over. */
   released(): void;
 }
@@ -42,6 +46,8 @@ export interface StreamRequest {
   /** Q, the effective replay cap (docs/design/rules/streaming.md §9.4). */
   readonly quota: number;
   readonly telemetry: StreamTelemetry;
+  /** The version of the schema configuration that validated the request (D43), said by the opening frame. */
+  readonly schemaVersion: string;
   /**
    * When the credentials the stream was opened with are refused (epoch ms, `AuthUser.expiresAt`):
    * the stream ends then (docs/design/rules/browser.md §6). Absent for a stream opened without a JWT.

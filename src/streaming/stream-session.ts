@@ -11,6 +11,7 @@ import {
   renderFrame,
   replayStarted,
   retryBlock,
+  sequenceReset,
   streamProcessingFailed,
   type CloseReason,
   type Frame,
@@ -45,6 +46,9 @@ export interface StreamDependencies {
 
 type Phase = 'setup' | 'replay' | 'live' | 'closed';
 
+/** Where a stream whose numbering was reset under its client starts again (D41). */
+const FROM_FIRST_SEQUENCE: ReplayStart = { kind: 'sequence', sequence: 1, requested: 1n };
+
 /** One queue for every stream's heartbeats, one for every watch's maximum duration. */
 export interface StreamSchedule {
   readonly heartbeats: DueQueue<StreamSession>;
@@ -70,6 +74,14 @@ export class StreamSession {
   private readonly identity: StreamIdentity;
   /** Set when the live subscription ended before the response began. */
   private endedBeforeBegin: { readonly error?: Error } | undefined;
+  /** Set when the request's start lies beyond the stream's last sequence + 1 (D41). */
+  private reset: { readonly requested: bigint; readonly lastSequence: number } | undefined;
+  /**
+   * Live notifications below this sequence were already the client's: its `from_id` said so. A
+   * watch's H can trail the store (a JetStream feed behind its stream), and what lies between H and
+   * `from_id` must not reach the client twice.
+   */
+  private liveFloor = 0;
 
   constructor(
     private readonly request: StreamRequest,
@@ -85,6 +97,11 @@ export class StreamSession {
   /** The last sequence the stream's replay phase reads, known once `setup` resolved. */
   get endSequence(): number {
     return this.replayEnd;
+  }
+
+  /** Whether the request's start was beyond the stream's end, so the stream starts again from its first sequence (D41). */
+  get restartsNumbering(): boolean {
+    return this.reset !== undefined;
   }
 
 
@@ -106,7 +123,23 @@ export class StreamSession {
     } else {
       this.historyBound = await backend.captureHistoryBound(pattern);
     }
+    this.reset = await this.findReset();
+    const { cursor } = this.request;
+    if (cursor.kind === 'sequence' && !this.reset) this.liveFloor = cursor.sequence;
     this.replayEnd = await resolveReplayEnd(backend, pattern, this.request.end, this.historyBound);
+  }
+
+  /**
+   * D41: a start beyond the stream's last sequence + 1 means its numbering was reset under the
+   * client. A watch's H is what its live feed delivered last, which can trail the store, so the
+   * store's own last sequence decides.
+   */
+  private async findReset(): Promise<{ requested: bigint; lastSequence: number } | undefined> {
+    const { cursor, endpoint, selection } = this.request;
+    if (cursor.kind !== 'sequence' || cursor.requested <= BigInt(this.historyBound) + 1n) return undefined;
+    const last = endpoint === 'watch' ? await this.deps.backend.captureHistoryBound(selection.pattern) : this.historyBound;
+    if (cursor.requested <= BigInt(last) + 1n) return undefined;
+    return { requested: cursor.requested, lastSequence: last };
   }
 
   /** Abandons a stream whose setup succeeded but that will not be started. */
@@ -141,7 +174,7 @@ export class StreamSession {
 
     const { cursor, end } = this.request;
     if (cursor.kind === 'live') {
-      this.send(connectionEstablished(this.identity, clock.now(), settings.connectionMaxDurationSec));
+      this.send(connectionEstablished(this.identity, clock.now(), settings.connectionMaxDurationSec, this.request.schemaVersion));
     } else {
       this.send(
         replayStarted(this.identity, clock.now(), {
@@ -150,8 +183,10 @@ export class StreamSession {
           fromDate: cursor.kind === 'date' ? formatFromDateEcho(cursor.atNs) : null,
           endSequence: end.kind === 'latest' ? null : this.replayEnd,
           toDate: end.kind === 'date' ? formatFromDateEcho(end.atNs) : null,
+          schemaVersion: this.request.schemaVersion,
         }),
       );
+      if (this.reset) this.announceReset(this.reset);
     }
     // The first heartbeat follows the opening frame at once (docs/design/rules/streaming.md §8.2, D2).
     this.send(heartbeat(this.identity, clock.now()));
@@ -163,7 +198,23 @@ export class StreamSession {
 
     if (this.endedBeforeBegin) this.onLiveEnded(this.endedBeforeBegin.error);
     else if (cursor.kind === 'live') this.enterLive();
-    else this.startReplay(cursor);
+    else this.startReplay(this.reset ? FROM_FIRST_SEQUENCE : cursor);
+  }
+
+  /** D41: said, logged and counted; the replay then starts from the first sequence. */
+  private announceReset(reset: { readonly requested: bigint; readonly lastSequence: number }): void {
+    this.deps.logger.warn(
+      {
+        event_name: 'stream.cursor.beyond_end',
+        endpoint: this.request.endpoint,
+        topic: this.identity.topic,
+        requested_sequence: reset.requested.toString(),
+        last_sequence: reset.lastSequence,
+      },
+      'Stream start beyond the last sequence: the numbering was reset, replaying from the first sequence',
+    );
+    this.request.telemetry.sequenceReset();
+    this.send(sequenceReset(this.identity, this.deps.clock.now(), reset));
   }
 
   /** The heartbeat interval passed (docs/design/rules/streaming.md §8.2): called by the process's heartbeat queue. */
@@ -257,7 +308,7 @@ export class StreamSession {
   }
 
   private acceptLive(notification: StoredNotification): void {
-    if (this.closed || !this.request.predicate(notification)) return;
+    if (this.closed || notification.sequence < this.liveFloor || !this.request.predicate(notification)) return;
     if (this.phase === 'live') {
       this.deliverLive(notification);
       return;

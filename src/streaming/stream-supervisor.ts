@@ -44,6 +44,8 @@ export interface OpenStreamRequest {
   readonly end: ReplayEndRequest;
   readonly quota: number;
   readonly telemetry: StreamTelemetry;
+  /** The schema configuration's version that validated the request (D43). */
+  readonly schemaVersion: string;
   /** A GET stream (docs/design/rules/browser.md §1): its frames carry ids; see `StreamRequest.browser`. */
   readonly browser?: { readonly eventType: string };
   /**
@@ -115,7 +117,7 @@ export class StreamSupervisor {
       session.discard();
       throw error;
     }
-    if (request.endpoint === 'replay' && request.resumeAfter !== undefined && request.resumeAfter >= BigInt(session.endSequence)) {
+    if (request.endpoint === 'replay' && request.resumeAfter !== undefined && isResumedAtEnd(request, session)) {
       session.discard();
       return 'finished';
     }
@@ -131,4 +133,15 @@ export class StreamSupervisor {
     this.closingReason = reason;
     for (const session of [...this.sessions]) session.close(reason);
   }
+}
+
+/**
+ * A GET replay resumed at or past its end has nothing left to send: its `to_id` was delivered, or,
+ * without one, its end as resolved now. A resume beyond the stream's numbering (D41) is not at the
+ * end: the numbering was reset, and the stream replays the new one.
+ */
+function isResumedAtEnd(request: OpenStreamRequest, session: StreamSession): boolean {
+  const resumeAfter = request.resumeAfter as bigint;
+  if (request.end.kind === 'sequence' && resumeAfter >= request.end.requested) return true;
+  return !session.restartsNumbering && resumeAfter >= BigInt(session.endSequence);
 }

@@ -79,6 +79,7 @@ describe.each(BACKEND_KINDS)('replay ranges on the %s backend', (kind) => {
       expect(result.labels.slice(-2)).toEqual(['replay_completed', 'end_of_stream']);
       expect(result.started?.data).toBe(
         `{"batch_size":2,"end_sequence":7,"from_date":null,"from_sequence":3,"request_id":"${result.requestId}",` +
+          `"schema_version":"${String(result.started?.json.schema_version)}",` +
           `"timestamp":"${String(result.started?.json.timestamp)}","to_date":null,"topic":"${TOPIC}","type":"replay_started"}`,
       );
     });

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from '../support/http.js';
 import { serverConfig } from '../support/schemas.js';
 import { startServer, type RunningServer } from '../support/server-process.js';
+import { SCHEMA_VERSION } from '../support/transcript.js';
 
 describe('schema API with schemas configured', () => {
   let server: RunningServer;
@@ -64,9 +65,11 @@ describe('schema API with schemas configured', () => {
           },
           payload: { required: false },
         },
+        schema_version: response.json.schema_version,
         status: 'success',
       }),
     );
+    expect(response.json.schema_version).toMatch(SCHEMA_VERSION);
   });
 
   it('shows max_points of a point cloud and a null payload when the schema has no payload block', async () => {
@@ -117,9 +120,11 @@ describe('schema API without notification_schema', () => {
       event_types: [],
       message: 'No notification schema configured',
       schema: {},
+      schema_version: response.json.schema_version,
       status: 'success',
       total_schemas: 0,
     });
+    expect(response.json.schema_version).toMatch(SCHEMA_VERSION);
   });
 
   it('answers 404 without available_types for any event type', async () => {

@@ -21,6 +21,11 @@ describe('startup with a bad configuration', () => {
       /broken.*missing|missing.*broken/,
     ],
     ['a zero heartbeat interval', { watch_endpoint: { sse_heartbeat_interval_sec: 0 } }, /sse_heartbeat_interval_sec/],
+    [
+      'an additional origin with a path',
+      { application: { host: '127.0.0.1', port: 0, additional_origins: ['https://aviso.example.org/console'] } },
+      /application\.additional_origins\[0\]: "https:\/\/aviso\.example\.org\/console" is not an origin: write scheme:\/\/host\[:port\] with http or https and no path$/,
+    ],
   ])('exits 1 for %s with one line naming the field', async (_name, override, pattern) => {
     const result = await runServerToExit({ config: serverConfig(override as Record<string, unknown>) });
     expect(result.code).toBe(1);

@@ -33,11 +33,21 @@ export function expectCloudEvent(event: SseEvent | undefined, name: string, sequ
   );
 }
 
-/** A control frame: exact fields, with `timestamp` checked for shape. */
+/** The schema configuration's version (D43): 16 lower-case hex digits. */
+export const SCHEMA_VERSION = /^[0-9a-f]{16}$/;
+
+const OPENING_TYPES = new Set(['connection_established', 'replay_started']);
+
+/**
+ * A control frame: exact fields, with `timestamp` checked for shape; an opening frame's
+ * `schema_version` (D43) is checked for shape unless `fields` names it.
+ */
 export function expectControl(event: SseEvent | undefined, name: string, fields: Record<string, unknown>): void {
   expect(event?.event).toBe(name);
   expect(event?.json.timestamp).toMatch(SECOND);
-  expect(event?.json).toEqual({ ...fields, timestamp: event?.json.timestamp });
+  const versioned = OPENING_TYPES.has(fields.type as string) && !('schema_version' in fields);
+  if (versioned) expect(event?.json.schema_version).toMatch(SCHEMA_VERSION);
+  expect(event?.json).toEqual({ ...fields, timestamp: event?.json.timestamp, ...(versioned ? { schema_version: event?.json.schema_version } : {}) });
   // Keys are sorted on the wire (D1).
   expect(Object.keys(event?.json ?? {})).toEqual(Object.keys(event?.json ?? {}).sort());
 }

@@ -3,7 +3,7 @@ import type {
   NotificationBackend, NotificationToStore, PublishResult, ReplayCursor, ReplayRequest,
   StoredNotification, WipeOutcome, SchemaStorage,
 } from '../backend.js';
-import { NotificationTooLargeError, pagingCursor } from '../backend.js';
+import { NotificationTooLargeError } from '../backend.js';
 import { LiveDispatch } from '../live-dispatch.js';
 import type { Clock } from '../../time/clock.js';
 import { streamNameOf, streamNameOfTopic } from '../../topic/stream-name.js';
@@ -11,6 +11,8 @@ import type { TopicPattern } from '../../topic/topic-pattern.js';
 import { DEFAULT_IDEMPOTENCY, PENDING_STALE_AFTER_MS, type IdempotencySettings } from '../idempotency-records.js';
 import { IdempotencyTable } from './idempotency-table.js';
 import { SequenceLog } from './sequence-log.js';
+import { historyCursor, scanHistory } from './history-scan.js';
+import type { SequenceJournal } from './sequence-journal.js';
 import { ownMetadata, ownText, storedBytes } from '../../notification/stored-bytes.js';
 import { TopicHistories, type HistoryLimits } from './topic-histories.js';
 
@@ -23,11 +25,17 @@ export interface MemoryBackendOptions extends HistoryLimits {
     /** A key was evicted to make room (`aviso_idempotency_evictions_total`). */
     readonly onEvicted?: () => void;
   };
+  /**
+   * Where each base's last issued sequence is written through, so the next process continues the
+   * numbering (D40); absent: every base starts from 1.
+   */
+  readonly journal?: SequenceJournal;
 }
 
 /**
- * One stream base, numbered on its own, densely from 1, as JetStream numbers a stream (D28). It
- * exists from its first publish on and is never forgotten: wipes empty it but keep its numbering.
+ * One stream base, numbered on its own, densely from 1, as JetStream numbers a stream (D28), and
+ * across restarts where a sequence journal keeps the numbering (D40). It exists from its first
+ * publish on and is never forgotten: wipes empty it but keep its numbering.
  */
 interface BaseStream {
   /** The last sequence assigned, which is H for this base. */
@@ -70,6 +78,14 @@ export class MemoryBackend implements NotificationBackend {
       staleAfterMs: PENDING_STALE_AFTER_MS,
       ...(idempotency.onEvicted ? { onEvicted: idempotency.onEvicted } : {}),
     });
+    // A previous process's history is gone with it; its numbering goes on, and a replay reaching
+    // into it is told that those sequences were lost (D42).
+    const restartedAtNs = BigInt(options.clock.now()) * 1_000_000n;
+    for (const [streamName, lastSequence] of options.journal?.restored ?? []) {
+      const log = new SequenceLog();
+      log.forgetThrough(lastSequence, restartedAtNs);
+      this.streams.set(streamName, { lastSequence, log });
+    }
   }
 
   /** The deduplication id is not needed here (see `PublishOptions`). */
@@ -99,6 +115,8 @@ export class MemoryBackend implements NotificationBackend {
       this.streams.set(streamName, stream);
     }
     const sequence = ++stream.lastSequence;
+    // Before anyone hears of the number: a process killed after this continues after it.
+    this.options.journal?.issued(streamName, sequence);
     // Date cursors binary-search the log, so storage times must never go backwards.
     this.lastTimestampMs = Math.max(this.lastTimestampMs, this.options.clock.now());
     const stored: StoredNotification = {
@@ -138,29 +156,15 @@ export class MemoryBackend implements NotificationBackend {
   }
 
   async fetchBatch(request: FetchRequest): Promise<Batch> {
-    const { pattern, start, limit, upperBound } = request;
-    const log = this.streamOf(pattern.base)?.log ?? EMPTY_LOG;
-    const from =
-      start.kind === 'sequence' ? log.indexOfSequence(Math.max(start.sequence, 1)) : log.indexOfTimestamp(start.atNs);
-    const messages: StoredNotification[] = [];
-    let exhausted = true;
-    let lastExamined = start.kind === 'sequence' ? Math.max(start.sequence, 1) - 1 : 0;
-    for (const message of log.from(from)) {
-      if (message.sequence > upperBound) break;
-      if (messages.length === limit) {
-        exhausted = false;
-        break;
-      }
-      lastExamined = message.sequence;
-      if (pattern.matches(message.topic)) messages.push(message);
-    }
-    const last = messages.at(-1);
-    const nextSequence = exhausted ? Math.max(lastExamined, upperBound) + 1 : (last as StoredNotification).sequence + 1;
-    return { messages, nextSequence, exhausted };
+    return scanHistory(this.logOf(request.pattern.base), request, true);
   }
 
   async openReplay(request: ReplayRequest): Promise<ReplayCursor> {
-    return pagingCursor((fetch) => this.fetchBatch(fetch), request);
+    return historyCursor(() => this.logOf(request.pattern.base), request);
+  }
+
+  private logOf(base: string): SequenceLog {
+    return this.streamOf(base)?.log ?? EMPTY_LOG;
   }
 
   async deleteMessage(streamKey: string, sequence: number): Promise<DeleteOutcome> {
@@ -186,8 +190,7 @@ export class MemoryBackend implements NotificationBackend {
   async applySchemas(_schemas: readonly SchemaStorage[]): Promise<void> {}
 
   async wipeAll(): Promise<void> {
-    this.histories.clear();
-    for (const stream of this.streams.values()) stream.log.clear();
+    this.histories.removeAll();
   }
 
   async stats(): Promise<BackendStats> {
@@ -212,5 +215,6 @@ export class MemoryBackend implements NotificationBackend {
   async shutdown(): Promise<void> {
     this.shutDown = true;
     for (const sink of this.live.removeAll()) sink.end();
+    this.options.journal?.close();
   }
 }

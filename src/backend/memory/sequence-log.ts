@@ -1,16 +1,36 @@
 import type { StoredNotification } from '../backend.js';
 
 /**
- * Every stored notification in ascending sequence order, so a replay batch is a binary search
- * plus a forward scan instead of a sort over all topics. A removed notification leaves a
- * tombstone: its sequence and time stay in the index arrays, so lookups never scan over holes;
- * tombstones are compacted away once they outnumber the live entries.
+ * The place of a notification the base no longer holds: its sequence, storage time and topic, so
+ * that a replay crossing it can say which of its topics lost what (D42). The topic is the one
+ * string its topic's history keeps for all of its notifications, so a removal holds no text of
+ * its own.
+ */
+export class RemovedEntry {
+  constructor(
+    readonly sequence: number,
+    readonly topic: string,
+  ) {}
+}
+
+export type LogEntry = StoredNotification | RemovedEntry;
+
+/**
+ * Every notification a base stored, in ascending sequence order, so a replay batch is a binary
+ * search plus a forward scan instead of a sort over all topics. A removed notification leaves a
+ * `RemovedEntry` in its place; the oldest of those are forgotten (`forgetRemovedThrough`) when
+ * the backend's record of removals is full, and a forgotten removal is known only as a sequence
+ * at or below `forgottenThrough`.
  */
 export class SequenceLog {
   private sequences: number[] = [];
   private timestamps: bigint[] = [];
-  private entries: (StoredNotification | undefined)[] = [];
-  private tombstones = 0;
+  private entries: LogEntry[] = [];
+  private removedEntries = 0;
+  /** Removals at or below this sequence are no longer recorded one by one. */
+  private forgottenUpTo = 0;
+  /** The latest storage time among the forgotten removals (nanoseconds). */
+  private forgottenUpToNs = 0n;
 
   append(notification: StoredNotification): void {
     this.sequences.push(notification.sequence);
@@ -19,23 +39,79 @@ export class SequenceLog {
   }
 
   get(sequence: number): StoredNotification | undefined {
-    const index = this.indexOfSequence(sequence);
-    return this.sequences[index] === sequence ? this.entries[index] : undefined;
+    const entry = this.entryAt(sequence);
+    return entry instanceof RemovedEntry ? undefined : entry;
   }
 
-  remove(sequence: number): void {
+  /**
+   * Marks a held notification removed, recorded under `topic` (the topic's shared string); false
+   * when the base does not hold it.
+   */
+  remove(sequence: number, topic: string): boolean {
     const index = this.indexOfSequence(sequence);
-    if (this.sequences[index] !== sequence || this.entries[index] === undefined) return;
-    this.entries[index] = undefined;
-    this.tombstones++;
-    if (this.tombstones > 1024 && this.tombstones * 2 > this.entries.length) this.compact();
+    const entry = this.entries[index];
+    if (this.sequences[index] !== sequence || entry === undefined || entry instanceof RemovedEntry) return false;
+    this.entries[index] = new RemovedEntry(sequence, topic);
+    this.removedEntries++;
+    return true;
   }
 
-  clear(): void {
-    this.sequences = [];
-    this.timestamps = [];
-    this.entries = [];
-    this.tombstones = 0;
+  /** Removals still recorded one by one. */
+  get removedCount(): number {
+    return this.removedEntries;
+  }
+
+  /** Sequences at or below this one may have lost notifications whose topics are not recorded. */
+  get forgottenThrough(): number {
+    return this.forgottenUpTo;
+  }
+
+  /** The latest storage time of a notification forgotten so (0 when none). */
+  get forgottenThroughNs(): bigint {
+    return this.forgottenUpToNs;
+  }
+
+  /**
+   * Everything up to `sequence` is known lost without its topics: a previous process's history
+   * (restored numbering), stored at or before `atNs`.
+   */
+  forgetThrough(sequence: number, atNs: bigint): void {
+    if (sequence > this.forgottenUpTo) this.forgottenUpTo = sequence;
+    if (atNs > this.forgottenUpToNs) this.forgottenUpToNs = atNs;
+  }
+
+  /**
+   * Forgets the oldest `count` recorded removals (at least one when any is recorded), folding
+   * them into `forgottenThrough`; returns how many were forgotten.
+   */
+  forgetOldestRemovals(count: number): number {
+    if (this.removedEntries === 0 || count <= 0) return 0;
+    let remaining = Math.max(1, Math.min(count, this.removedEntries));
+    const forgotten = remaining;
+    const kept: LogEntry[] = [];
+    const keptSequences: number[] = [];
+    const keptTimestamps: bigint[] = [];
+    for (let i = 0; i < this.entries.length; i++) {
+      const entry = this.entries[i] as LogEntry;
+      if (remaining > 0 && entry instanceof RemovedEntry) {
+        remaining--;
+        this.forgetThrough(entry.sequence, this.timestamps[i] as bigint);
+        continue;
+      }
+      kept.push(entry);
+      keptSequences.push(this.sequences[i] as number);
+      keptTimestamps.push(this.timestamps[i] as bigint);
+    }
+    this.entries = kept;
+    this.sequences = keptSequences;
+    this.timestamps = keptTimestamps;
+    this.removedEntries -= forgotten;
+    return forgotten;
+  }
+
+  /** Every held notification, oldest first (a wipe removes them all). */
+  *held(): Generator<StoredNotification> {
+    for (const entry of this.entries) if (!(entry instanceof RemovedEntry)) yield entry;
   }
 
   /** Index of the first entry whose sequence is ≥ `sequence`. */
@@ -48,19 +124,14 @@ export class SequenceLog {
     return lowerBound(this.timestamps, (value) => value >= atNs);
   }
 
-  *from(index: number): Generator<StoredNotification> {
-    for (let i = index; i < this.entries.length; i++) {
-      const entry = this.entries[i];
-      if (entry) yield entry;
-    }
+  /** Held and removed entries from `index` on, in sequence order. */
+  *from(index: number): Generator<LogEntry> {
+    for (let i = index; i < this.entries.length; i++) yield this.entries[i] as LogEntry;
   }
 
-  private compact(): void {
-    const live = this.entries.filter((entry): entry is StoredNotification => entry !== undefined);
-    this.entries = live;
-    this.sequences = live.map((entry) => entry.sequence);
-    this.timestamps = live.map((entry) => entry.timestampNs);
-    this.tombstones = 0;
+  private entryAt(sequence: number): LogEntry | undefined {
+    const index = this.indexOfSequence(sequence);
+    return this.sequences[index] === sequence ? this.entries[index] : undefined;
   }
 }
 

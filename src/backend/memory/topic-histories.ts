@@ -16,7 +16,27 @@ export interface HistoryLimits {
   readonly telemetry?: MemoryHistoryTelemetry;
 }
 
+/**
+ * Removals recorded one by one (with their topics) over every base, at most: one per 1,536 bytes
+ * of `max_total_size` (a recorded removal costs about 96 bytes, so the record takes at most a
+ * sixteenth of the history's own budget), within these bounds. Past it the oldest are forgotten
+ * in quarters, base by base: a replay over them is told that the range lost notifications
+ * without knowing whose (docs/streaming.md "History gaps").
+ */
+export const REMOVAL_RECORD_BYTES = 1536;
+const MIN_RECORDED_REMOVALS = 10_000;
+const MAX_RECORDED_REMOVALS = 10_000_000;
+/** Without a byte bound. */
+const UNBOUNDED_RECORDED_REMOVALS = 1_000_000;
+
+export function recordedRemovalLimit(maxTotalBytes: number | undefined): number {
+  if (maxTotalBytes === undefined || !Number.isFinite(maxTotalBytes)) return UNBOUNDED_RECORDED_REMOVALS;
+  return Math.min(MAX_RECORDED_REMOVALS, Math.max(MIN_RECORDED_REMOVALS, Math.floor(maxTotalBytes / REMOVAL_RECORD_BYTES)));
+}
+
 interface TopicHistory {
+  /** The topic, one string for every removal recorded under it. */
+  readonly topic: string;
   /** The sequence log of the topic's base, kept in step with `messages`. */
   readonly log: SequenceLog;
   /** Oldest first. */
@@ -37,10 +57,15 @@ export class TopicHistories {
   private readonly budget: HistoryBudget;
   private readonly telemetry: MemoryHistoryTelemetry;
   private totalBytesReached = false;
+  /** Every base log a topic of which was ever held, for the bound on recorded removals. */
+  private readonly logs = new Set<SequenceLog>();
+  private recordedRemovals = 0;
+  private readonly removalLimit: number;
 
   constructor(private readonly limits: HistoryLimits) {
     this.budget = new HistoryBudget(limits.maxTotalBytes ?? Number.POSITIVE_INFINITY);
     this.telemetry = limits.telemetry ?? noopMemoryHistoryTelemetry;
+    this.removalLimit = recordedRemovalLimit(limits.maxTotalBytes);
   }
 
   /** `Infinity` without a byte bound. */
@@ -55,7 +80,8 @@ export class TopicHistories {
       this.topics.delete(stored.topic);
     } else {
       if (this.topics.size >= this.limits.maxTopics) this.evictStalestTopic();
-      history = { log, messages: [], received: 0 };
+      history = { topic: stored.topic, log, messages: [], received: 0 };
+      this.logs.add(log);
     }
     this.topics.set(stored.topic, history);
     if (history.messages.length >= this.limits.maxHistoryPerTopic) {
@@ -69,6 +95,7 @@ export class TopicHistories {
     history.received++;
     log.append(stored);
     this.telemetry.heldBytes(this.budget.heldBytes);
+    this.boundRecordedRemovals();
   }
 
   /** Removes one stored notification (admin delete); false when it is not held. */
@@ -84,6 +111,7 @@ export class TopicHistories {
       this.topics.delete(message.topic);
       this.topics.set(message.topic, history);
     }
+    this.boundRecordedRemovals();
     return true;
   }
 
@@ -93,13 +121,15 @@ export class TopicHistories {
       if (history.log === log) this.removeTopic(topic, history);
     }
     this.telemetry.heldBytes(this.budget.heldBytes);
+    this.boundRecordedRemovals();
   }
 
-  /** Forgets every topic; the caller clears the logs. */
-  clear(): void {
-    this.topics.clear();
+  /** Removes every topic of every base (wipe-all); each removal is recorded as any other. */
+  removeAll(): void {
+    for (const [topic, history] of [...this.topics]) this.removeTopic(topic, history);
     this.budget.releaseAll();
     this.telemetry.heldBytes(0);
+    this.boundRecordedRemovals();
   }
 
   stats(): { topics: number; messages: number; received: number; heldBytes: number } {
@@ -145,10 +175,26 @@ export class TopicHistories {
     }
   }
 
-  /** Forgets one notification already taken out of `history.messages`. */
+  /** Forgets one notification already taken out of `history.messages`, recording its removal. */
   private release(history: TopicHistory, held: HeldNotification): void {
-    history.log.remove(held.notification.sequence);
+    if (history.log.remove(held.notification.sequence, history.topic)) this.recordedRemovals++;
     this.budget.release(held);
+  }
+
+  /**
+   * Keeps the recorded removals within their limit: past it, a quarter of the limit is forgotten,
+   * oldest first, from the bases recording the most.
+   */
+  private boundRecordedRemovals(): void {
+    if (this.recordedRemovals <= this.removalLimit) return;
+    let excess = this.recordedRemovals - this.removalLimit + Math.floor(this.removalLimit / 4);
+    const byCount = [...this.logs].sort((a, b) => b.removedCount - a.removedCount);
+    for (const log of byCount) {
+      if (excess <= 0) break;
+      const forgotten = log.forgetOldestRemovals(Math.min(excess, log.removedCount));
+      this.recordedRemovals -= forgotten;
+      excess -= forgotten;
+    }
   }
 
   private removeTopic(topic: string, history: TopicHistory): void {

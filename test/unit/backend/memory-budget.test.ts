@@ -139,11 +139,11 @@ describe('evicting to stay within max_total_size', () => {
     expect(await memory.stats()).toMatchObject({ total_topics: 1, total_messages: 1, total_messages_received: 2 });
   });
 
-  it('reports a replay of an evicted range as nothing stored there, like the count bounds', async () => {
+  it('reports a replay of an evicted range as nothing stored there, like the count bounds, and says what was lost (D42)', async () => {
     const { memory } = backend({ maxTotalBytes: 2 * SMALL });
     for (const topic of ['mars.a', 'mars.b', 'mars.c', 'mars.d']) await memory.publish({ topic, payload: 'null' });
     const evictedRange = await memory.fetchBatch({ pattern: everything('mars'), start: { kind: 'sequence', sequence: 1 }, limit: 2, upperBound: 2 });
-    expect(evictedRange).toEqual({ messages: [], nextSequence: 3, exhausted: true });
+    expect(evictedRange).toEqual({ messages: [], nextSequence: 3, exhausted: true, losses: [{ first: 1, last: 2, count: 2 }] });
     const fromFirst = await memory.fetchBatch({ pattern: everything('mars'), start: { kind: 'sequence', sequence: 1 }, limit: 10, upperBound: 4 });
     expect(fromFirst.messages.map((m) => m.sequence)).toEqual([3, 4]);
   });

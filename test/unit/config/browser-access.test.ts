@@ -62,3 +62,33 @@ describe('application.tls (docs/design/rules/browser.md §3)', () => {
     );
   });
 });
+
+describe('application.additional_origins (D46)', () => {
+  const additional = (...origins: string[]): Doc => ({ application: { additional_origins: origins } });
+
+  it('is empty by default', () => {
+    expect(loadDoc({}).application.additional_origins).toEqual([]);
+  });
+
+  it.each([['https://aviso.example.org'], ['http://localhost:8080'], ['http://[::1]:3000'], ['https://a.example', 'http://10.0.0.5:8000']])('accepts %j', (...origins) => {
+    expect(() => validateConfig(loadDoc(additional(...origins)))).not.toThrow();
+  });
+
+  it.each([
+    ['https://aviso.example.org/', 'https://aviso.example.org'],
+    ['HTTPS://Aviso.Example.org', 'https://aviso.example.org'],
+    ['https://aviso.example.org:443', 'https://aviso.example.org'],
+  ])('refuses %j and names the form a browser sends (%s)', (origin, canonical) => {
+    expect(failure(additional('https://ok.example', origin))).toEqual({
+      event: CONFIGURATION,
+      message: `application.additional_origins[1]: ${JSON.stringify(origin)} is not an origin as browsers send it: write ${JSON.stringify(canonical)}`,
+    });
+  });
+
+  it.each(['*', 'aviso.example.org', 'https://aviso.example.org/console', 'null', ''])('refuses %j as no origin at all, "*" included', (origin) => {
+    expect(failure(additional(origin))).toEqual({
+      event: CONFIGURATION,
+      message: `application.additional_origins[0]: ${JSON.stringify(origin)} is not an origin: write scheme://host[:port] with http or https and no path`,
+    });
+  });
+});

@@ -21,6 +21,7 @@ describe('defaults', () => {
         host: '127.0.0.1',
         port: 8000,
         base_url: 'http://localhost',
+        additional_origins: [],
         static_files_path: '/app/static',
         max_body_bytes: 262144,
         max_header_bytes: 16384,
@@ -42,7 +43,7 @@ describe('defaults', () => {
       metrics: { enabled: false, host: '127.0.0.1' },
       notification_backend: {
         kind: 'in_memory',
-        in_memory: { max_history_per_topic: 1, max_topics: 10000, max_total_size: '256Mi', enable_metrics: false },
+        in_memory: { max_history_per_topic: 1, max_topics: 10000, max_total_size: '256Mi', enable_metrics: false, persist_sequences: true, state_directory: './state' },
         jetstream: {
           nats_url: 'nats://localhost:4222',
           timeout_seconds: 30,

@@ -323,6 +323,9 @@ function parseDockerfile(text: string): { globalArgs: Map<string, string>; stage
 
 const dockerfile = parseDockerfile(readFileSync(join(ROOT, 'Dockerfile'), 'utf8'));
 
+/** Where the image's configuration keeps the in-memory sequence journal, relative to the working directory. */
+const CONFIG_DEFAULTS_STATE_DIRECTORY = loadConfig({ env: { AVISOSERVER_CONFIG_FILE: join(ROOT, 'config/config.yaml') } }).notification_backend.in_memory.state_directory;
+
 function stage(name: string): Stage {
   const found = dockerfile.stages.find((s) => s.name === name);
   if (!found) throw new Error(`Dockerfile has no stage '${name}'`);
@@ -385,6 +388,15 @@ describe('Dockerfile (docs/design/rules/operations.md §5.2)', () => {
     const user = last(release, 'USER');
     expect(user, 'release sets a USER').toBeDefined();
     expect((user ?? '').split(':')[0]).not.toMatch(/^(root|0)$/);
+  });
+
+  it('release: the sequence journal\'s directory (D40) is a volume the non-root user owns, writable with a read-only root filesystem', () => {
+    const workdir = last(release, 'WORKDIR') ?? '/';
+    const directory = posix.resolve(workdir, CONFIG_DEFAULTS_STATE_DIRECTORY);
+    const volumes = all(release, 'VOLUME').flatMap((args) => (args.startsWith('[') ? (JSON.parse(args) as string[]) : args.split(/\s+/)));
+    expect(volumes).toContain(directory);
+    const user = (last(release, 'USER') ?? '').split(':')[0];
+    expect(all(release, 'RUN').some((run) => run.includes(`chown ${user}`) && run.includes(directory))).toBe(true);
   });
 
   it('release: EXPOSE 8000 9090', () => {

@@ -1,6 +1,6 @@
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, posix } from 'node:path';
 import { PrometheusRule, ServiceMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1';
 import { Deployment, StatefulSet } from 'kubernetes-models/apps/v1';
 import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
@@ -227,6 +227,19 @@ describe('the aviso-ts Deployment', () => {
     expect(deployment.spec.strategy?.type).toBe('Recreate');
     expect(render('in-memory').filter((o) => o.kind === 'HorizontalPodAutoscaler')).toEqual([]);
     expect(serverConfigOf('in-memory').notification_backend.kind).toBe('in_memory');
+  });
+
+  it('in-memory: the sequence journal (D40) is on an emptyDir, which outlives container restarts, where state_directory resolves in the image', () => {
+    const deployment = avisoDeployment('in-memory');
+    const aviso = container(deployment, 'aviso');
+    const memory = serverConfigOf('in-memory').notification_backend.in_memory;
+    expect(memory.persist_sequences).toBe(true);
+    const directory = posix.resolve(aviso.workingDir ?? '/app', memory.state_directory);
+    const mount = aviso.volumeMounts?.find((m) => m.mountPath === directory);
+    expect(mount, `a volume mounted at ${directory}`).toBeDefined();
+    expect(mount?.readOnly ?? false).toBe(false);
+    const volume = deployment.spec.template.spec.volumes?.find((v) => v.name === mount?.name);
+    expect(volume?.emptyDir).toBeDefined();
   });
 
   it('jetstream: 3 replicas, an autoscaler from 3 on CPU and memory, the streams replicated 3 times', () => {
