@@ -173,6 +173,18 @@ export const LoggingSchema = Type.Object(
       description:
         'Level of the per-request access line `http.request.completed` (D34; the reference writes none). `debug` (default): written only when `level` is `debug` or `trace`, so a notify writes its one `api.notification.processed` line. `info`: business routes write it at `info` again; infrastructure paths (`/health`, `/ready`, `/metrics`, static files, docs) stay at `debug`.',
     }),
+    max_buffered_bytes: Type.Integer({
+      minimum: 1024 * 1024,
+      default: 16 * 1024 * 1024,
+      description:
+        'Bytes of log lines stdout may hold while its reader is slower than the server writes (D45). A line that would pass it is dropped whole and counted in `aviso_log_lines_dropped_total`, so a slow log shipper costs at most this much memory instead of holding every line. At least 1 MiB. Default 16 MiB.',
+    }),
+    client_error_lines_per_second: Type.Integer({
+      minimum: 1,
+      default: 20,
+      description:
+        'Most lines per second of each event a client causes with a bad request (`api.request.validation.failed`, `api.request.parse.failed`, `auth.middleware.request.denied`, … see the logging docs), per process. Past it the lines of that second are counted in `aviso_log_lines_rate_limited_total` and one `logging.lines.rate_limited` line says how many there were (D45).',
+    }),
     otlp: OtlpSchema,
   },
   { default: {}, description: 'Log output. Optional; each field has its own default.' },

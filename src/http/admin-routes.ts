@@ -5,6 +5,7 @@ import { JsonSyntaxError, parseJsonBody } from '../json/lossless-parse.js';
 import type { SchemaRegistry } from '../schema/schema-registry.js';
 import { sendOrderedJson } from './json-reply.js';
 import { ROUTE_DOCS } from './route-docs.js';
+import { echo } from '../text/echo.js';
 
 export interface AdminRouteDeps {
   readonly registry: SchemaRegistry;
@@ -53,7 +54,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminRouteDeps):
     const answer = (status: number, success: boolean, message: string): FastifyReply =>
       sendOrderedJson(reply, status, { success, message, request_id: request.id });
     const streamNotFound = (name: string): FastifyReply => {
-      request.log.warn({ event_name: 'admin.stream.wipe.not_found', stream_name: name }, 'Stream not found');
+      request.log.warn({ event_name: 'admin.stream.wipe.not_found', stream_name: echo(name) }, 'Stream not found');
       return answer(404, false, streamNotFoundMessage(registry, name));
     };
     const body = readWipeStreamBody(request);
@@ -107,7 +108,7 @@ function knownStreamBase(registry: SchemaRegistry, name: string): string | undef
 /** D30 (docs/design/rules/reference-0.13.md §6): the known event types are listed, sorted, when a schema is configured. */
 function streamNotFoundMessage(registry: SchemaRegistry, name: string): string {
   const known = registry.configured && registry.eventTypes.length > 0 ? `. Known event types: ${registry.eventTypes.join(', ')}` : '';
-  return `Stream not found: ${name}${known}`;
+  return `Stream not found: ${echo(name)}${known}`;
 }
 
 /** docs/design/rules/backends.md §8.1 parsing of `<stream>@<sequence>`, after trimming. */

@@ -5,6 +5,7 @@ import type { Authenticator } from '../auth/authenticator.js';
 import { presentedAuthorization } from '../auth/browser-cookie.js';
 import type { AuthOutcome, AvisoMetrics } from '../metrics/aviso-metrics.js';
 import { authErrorResponse } from './error-bodies.js';
+import { echo } from '../text/echo.js';
 
 /** `outcome` of `aviso_auth_requests_total` for each rejection status (docs/design/rules/operations.md §2.9). */
 const AUTH_OUTCOMES: Readonly<Record<number, AuthOutcome>> = {
@@ -80,7 +81,7 @@ export function registerAuthHook(
           status_code: refusal.statusCode,
           reason: refusal.body.error,
           username: refusal.logContext.username ?? '-',
-          path,
+          path: echo(path),
         },
         String(refusal.body.message),
       );

@@ -3,6 +3,7 @@ import type { CorsConfig } from '../config/model.js';
 import { ownOrigins, type OwnOriginSettings } from '../config/own-origins.js';
 import { originGrants } from './cors.js';
 import { crossOriginRefusedError } from './error-bodies.js';
+import { echo } from '../text/echo.js';
 
 /** Methods that change nothing (RFC 9110 §9.2.1). */
 const SAFE_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -68,11 +69,12 @@ export function registerCrossOriginWriteGuard(app: FastifyInstance, cors: CorsCo
       {
         event_name: 'http.request.cross_origin.refused',
         method: request.method,
-        path: request.url.split('?')[0],
-        origin: context.origin?.slice(0, MAX_LOGGED_ORIGIN),
-        sec_fetch_site: context.fetchSite?.slice(0, MAX_LOGGED_ORIGIN),
+        path: echo(request.url.split('?')[0] ?? ''),
+        // A browser's `Origin` is short; a made-up one may fill the head (docs/api.md#echoed-values-decision-d45).
+        origin: context.origin === undefined ? undefined : echo(context.origin),
+        sec_fetch_site: context.fetchSite === undefined ? undefined : echo(context.fetchSite),
         // An `Origin` naming the `Host` it came with is a rebinding or a name the configuration does not list yet.
-        host: request.host.slice(0, MAX_LOGGED_ORIGIN),
+        host: echo(request.host),
       },
       'Cross-origin request refused',
     );
@@ -84,9 +86,6 @@ function listeningPort(app: FastifyInstance): number | undefined {
   const address = app.server.address();
   return typeof address === 'object' && address !== null ? address.port : undefined;
 }
-
-/** A logged `Origin` is cut here: a browser's is short, a made-up one may fill the head. */
-const MAX_LOGGED_ORIGIN = 256;
 
 function changesState(request: FastifyRequest): boolean {
   if (SAFE_METHODS.has(request.method)) return false;

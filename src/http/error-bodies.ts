@@ -1,12 +1,18 @@
 import type { AuthError, AuthErrorStatus } from '../auth/auth-error.js';
 import { ApiError } from './api-error.js';
 import { ENDPOINTS, type EndpointName } from './endpoint.js';
+import { echo, withOneCutValue } from '../text/echo.js';
 
 /** Constructors for every error shape of docs/design/rules/api.md §9.1, so no route assembles an error body itself. */
 
-/** Shape A: parse and validation failures of notify/watch/replay. */
+/**
+ * Shape A: parse and validation failures of notify/watch/replay. A value cut to the echo length
+ * is quoted once in the whole body: `details` repeating `message` keeps only the cut's marker
+ * (docs/api.md#echoed-values-decision-d45).
+ */
 export function requestError(endpoint: EndpointName, code: string, message: string, details: string = message): ApiError {
-  return new ApiError(400, { code, details, error: ENDPOINTS[endpoint].label, message });
+  const [onceMessage = message, onceDetails = details] = withOneCutValue([message, details]);
+  return new ApiError(400, { code, details: onceDetails, error: ENDPOINTS[endpoint].label, message: onceMessage });
 }
 
 export function validationError(endpoint: EndpointName, message: string, details: string = message): ApiError {
@@ -19,7 +25,7 @@ export function unknownEventTypeError(eventType: string, configuredEventTypes: r
     code: 'UNKNOWN_EVENT_TYPE',
     configured_event_types: configuredEventTypes,
     error: 'unknown_event_type',
-    message: `unknown event type '${eventType}'`,
+    message: `unknown event type '${echo(eventType)}'`,
   });
 }
 
@@ -35,7 +41,7 @@ export function storageFailedError(cause: string): ApiError {
 
 /** D3: no route for the path. */
 export function notFoundError(method: string, path: string): ApiError {
-  return new ApiError(404, { code: 'NOT_FOUND', error: 'not_found', message: `No route for ${method} ${path}` });
+  return new ApiError(404, { code: 'NOT_FOUND', error: 'not_found', message: `No route for ${method} ${echo(path)}` });
 }
 
 /** D3: the path exists with other methods. */
@@ -45,7 +51,7 @@ export function methodNotAllowedError(method: string, path: string, allowed: rea
     {
       code: 'METHOD_NOT_ALLOWED',
       error: 'method_not_allowed',
-      message: `Method ${method} is not allowed for ${path}. Allowed: ${allowed.join(', ')}`,
+      message: `Method ${method} is not allowed for ${echo(path)}. Allowed: ${allowed.join(', ')}`,
     },
     { allow: allowed.join(', ') },
   );

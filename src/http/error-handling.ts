@@ -112,28 +112,31 @@ export function sendApiError(request: FastifyRequest, reply: FastifyReply, error
 
 function logRequestFailure(request: FastifyRequest, error: ApiError): void {
   const code = String(error.body.code ?? '');
+  const { message, details } = error.body;
+  // A line quotes the client's value once (D45): `details` only where it says more than the message.
+  const cause = typeof details === 'string' && details !== message ? details : undefined;
   const fields = {
     outcome: 'error',
     error_code: code,
     error: error.body.error,
     error_type: error.body.error,
-    error_message: error.body.message,
+    error_message: message,
   };
   if (PARSE_CODES.has(code)) {
-    request.log.warn({ event_name: 'api.request.parse.failed', ...fields, details: error.body.details }, 'Request parsing failed');
+    request.log.warn({ event_name: 'api.request.parse.failed', ...fields, ...(cause ? { details: cause } : {}) }, 'Request parsing failed');
   } else if (VALIDATION_CODES.has(code)) {
     request.log.warn(
-      { event_name: 'api.request.validation.failed', ...fields, error_chain: JSON.stringify([error.body.message, error.body.details].filter(Boolean)) },
+      { event_name: 'api.request.validation.failed', ...fields, ...(cause ? { error_chain: JSON.stringify([cause]) } : {}) },
       'Request validation failed',
     );
   } else if (IDEMPOTENCY_CONFLICT_CODES.has(code)) {
     // The client's own retry logic at work, not a server problem.
     request.log.info({ event_name: 'api.notification.idempotency.conflict', ...fields }, 'Idempotency-Key conflict');
   } else if (PROCESSING_CODES.has(code)) {
-    request.log.error({ event_name: 'api.request.processing.failed', ...fields, details: error.body.details }, 'Request processing failed');
+    request.log.error({ event_name: 'api.request.processing.failed', ...fields, details }, 'Request processing failed');
   } else if (code === 'SSE_STREAM_INITIALIZATION_FAILED') {
     request.log.error(
-      { event_name: 'stream.sse.initialization.failed', ...fields, details: error.body.details, topic: error.body.topic },
+      { event_name: 'stream.sse.initialization.failed', ...fields, details, topic: error.body.topic },
       'Stream setup failed',
     );
   }

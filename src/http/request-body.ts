@@ -2,6 +2,7 @@ import { JsonNumber, isJsonObject, jsonKind, type JsonObject, type JsonValue } f
 import { JsonSyntaxError, parseJsonBody } from '../json/lossless-parse.js';
 import type { EndpointName } from './endpoint.js';
 import { requestError } from './error-bodies.js';
+import { echo } from '../text/echo.js';
 
 /** The request model shared by notify, watch and replay (docs/design/rules/api.md §3). */
 export interface NotificationRequest {
@@ -58,7 +59,7 @@ export function parseRequestValue(endpoint: EndpointName, value: JsonValue, allo
       return fail(
         endpoint,
         'UNKNOWN_FIELD',
-        `Request contains unknown fields: Unknown field '${unknown[0]}' in request. Allowed fields: ${allowedList(allowed)}`,
+        `Request contains unknown fields: Unknown field '${echo(unknown[0] ?? '')}' in request. Allowed fields: ${allowedList(allowed)}`,
       );
     }
   }
@@ -116,11 +117,11 @@ function describeShapeProblem(value: JsonValue): string | undefined {
 
 function describeValue(value: JsonValue): string {
   if (value instanceof JsonNumber) {
-    return value.isIntegerLiteral ? `integer \`${value.source}\`` : `floating point \`${value.source}\``;
+    return value.isIntegerLiteral ? `integer \`${echo(value.source)}\`` : `floating point \`${echo(value.source)}\``;
   }
   switch (jsonKind(value)) {
     case 'string':
-      return `string ${JSON.stringify(value)}`;
+      return `string ${JSON.stringify(echo(value as string))}`;
     case 'boolean':
       return `boolean \`${String(value)}\``;
     case 'null':

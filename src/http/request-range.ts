@@ -2,6 +2,7 @@ import { trimRust } from '../text/rust-whitespace.js';
 import { readInstant } from '../time/instant-text.js';
 import { formatRfc3339Utc } from '../time/time-format.js';
 import { LATEST, type ReplayEndRequest, type StartCursorRequest } from '../streaming/stream-range.js';
+import { echo } from '../text/echo.js';
 
 /** A malformed or conflicting start cursor or end point; `message` is the spec's exact text. */
 export class StartCursorError extends Error {
@@ -31,12 +32,12 @@ function emptyDate(field: DateField): string {
 }
 
 function invalidSequence(field: SequenceField, value: string): string {
-  return `${field} must be a valid positive integer. Got: '${value}'. Valid examples: '1', '123', '9999'`;
+  return `${field} must be a valid positive integer. Got: '${echo(value)}'. Valid examples: '1', '123', '9999'`;
 }
 
 function invalidDate(field: DateField, value: string, reason: string): string {
   return (
-    `${field} must be a valid datetime/timestamp. Got: '${value}'. Error: ${reason}. ` +
+    `${field} must be a valid datetime/timestamp. Got: '${echo(value)}'. Error: ${reason}. ` +
     "Valid examples: '2025-06-09T13:15:00Z', '2025-06-09 13:15:00+00:00', '2025-06-09 13:15:00', '1740509903', '1740509903710'"
   );
 }

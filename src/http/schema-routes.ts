@@ -3,6 +3,7 @@ import type { SchemaRegistry } from '../schema/schema-registry.js';
 import { notFoundError } from './error-bodies.js';
 import { sendSortedJson } from './json-reply.js';
 import { ROUTE_DOCS } from './route-docs.js';
+import { echo } from '../text/echo.js';
 
 const NO_SCHEMA = 'No notification schema configured';
 
@@ -34,7 +35,7 @@ export function registerSchemaRoutes(app: FastifyInstance, registry: SchemaRegis
       request.log.info({ event_name: 'api.schema.get.not_found', event_type: 'unknown' }, 'Schema not found');
       return sendSortedJson(reply, 404, {
         available_types: registry.eventTypes,
-        message: `Event type '${eventType}' not found`,
+        message: `Event type '${echo(eventType)}' not found`,
         request_id: request.id,
         status: 'error',
       });

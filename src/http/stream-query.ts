@@ -3,6 +3,7 @@ import { JsonSyntaxError, parseJsonBody } from '../json/lossless-parse.js';
 import type { StreamEndpoint } from '../schema/watch-identifier.js';
 import { requestError, validationError } from './error-bodies.js';
 import { ALLOWED_REQUEST_FIELDS, parseRequestValue, type NotificationRequest } from './request-body.js';
+import { echo } from '../text/echo.js';
 
 /**
  * The GET forms of watch and replay (docs/design/rules/browser.md §1): the query mirrors the POST body, so it is
@@ -48,11 +49,11 @@ function parseIdentifierText(endpoint: StreamEndpoint, text: string): JsonValue 
 const U64_MAX = 0xffff_ffff_ffff_ffffn;
 
 function malformedLastEventIdMessage(value: string): string {
-  return `Last-Event-ID must be '<event_type>@<sequence>', the id of a notification of this stream. Got: '${value}'`;
+  return `Last-Event-ID must be '<event_type>@<sequence>', the id of a notification of this stream. Got: '${echo(value)}'`;
 }
 
 function otherEventTypeMessage(value: string, eventType: string): string {
-  return `Last-Event-ID '${value}' names another event type than this stream's '${eventType}'`;
+  return `Last-Event-ID '${echo(value)}' names another event type than this stream's '${echo(eventType)}'`;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { parse } from 'lossless-json';
 import { JsonNumber, type JsonValue } from './json-value.js';
+import { echo } from '../text/echo.js';
 
 /** serde_json's recursion limit; deeper documents are rejected like the reference does. */
 export const MAX_JSON_DEPTH = 128;
@@ -35,7 +36,7 @@ export function parseJsonBody(body: Buffer | string): JsonValue {
 
 function parseNumber(source: string): JsonNumber {
   if (!Number.isFinite(Number(source))) {
-    throw new JsonSyntaxError(`number out of range: ${source}`);
+    throw new JsonSyntaxError(`number out of range: ${echo(source)}`);
   }
   return new JsonNumber(source);
 }

@@ -1,5 +1,7 @@
 import { pino, type DestinationStream, type Logger, type LevelWithSilent } from 'pino';
 import { formatUtcSeconds } from '../time/time-format.js';
+import { createBoundedStdout } from './bounded-stdout.js';
+import { EventRateLimit, RATE_LIMIT_WINDOW_MS } from './event-rate-limit.js';
 import { redactField, redactText } from './redact.js';
 
 /**
@@ -32,6 +34,24 @@ export interface LoggerOptions {
    * server of several processes (D36, docs/logging.md).
    */
   readonly attributes?: Readonly<Record<string, unknown>>;
+  /**
+   * `logging.max_buffered_bytes` (D45): what stdout may hold for a reader slower than the server;
+   * a line past it is dropped whole and counted. Unbounded unless given; not for `destination`.
+   */
+  readonly maxBufferedBytes?: number;
+  /**
+   * Events written at most `linesPerSecond` times a second each, the others counted and reported
+   * once a second (D45, `logging.client_error_lines_per_second`).
+   */
+  readonly rateLimited?: { readonly events: ReadonlySet<string>; readonly linesPerSecond: number };
+}
+
+/** What a logger did not write (`aviso_log_lines_*_total`, docs/metrics.md): totals since the process started. */
+export interface LogOutputStats {
+  /** Lines stdout dropped because `logging.max_buffered_bytes` were waiting for its reader. */
+  readonly droppedLines: number;
+  /** Lines the rate limit of client-error events held back. */
+  readonly rateLimitedLines: number;
 }
 
 /** The identity block of every line (docs/design/rules/operations.md §3.4.1), also the OTLP resource. */
@@ -52,14 +72,33 @@ export function logResource(
 
 /** The stdout writer of each logger `createLogger` made without a destination of its own. */
 const STDOUT_WRITERS = new WeakMap<Logger, ReturnType<typeof pino.destination>>();
+/** What each logger `createLogger` made did not write. */
+const OUTPUT_STATS = new WeakMap<Logger, () => LogOutputStats>();
 
 export function createLogger(options: LoggerOptions): Logger {
   const resource = logResource(options.serviceVersion, options.env ?? process.env);
   const processAttributes = { ...options.attributes };
 
   // Asynchronous writes (the libuv thread pool), as pino does by default, kept so `endLogger` can wait for them.
-  const stdout = options.destination ? undefined : pino.destination({ dest: 1, sync: false });
+  const bounded = options.destination ? undefined : createBoundedStdout(options.maxBufferedBytes);
+  const stdout = bounded?.stream;
   const primary = options.destination ?? stdout;
+  const limited = options.rateLimited?.events ?? new Set<string>();
+  const rateLimit =
+    options.rateLimited &&
+    new EventRateLimit({
+      linesPerSecond: options.rateLimited.linesPerSecond,
+      report: (eventName, lines) => {
+        try {
+          logger.warn(
+            { event_name: 'logging.lines.rate_limited', limited_event: eventName, lines, interval_ms: RATE_LIMIT_WINDOW_MS },
+            `${lines} lines of ${eventName} were not written in the last second (logging.client_error_lines_per_second)`,
+          );
+        } catch {
+          // Called from a timer: stdout may have been closed for the exit since (endLogger), and the report goes with it.
+        }
+      },
+    });
   // Every stream at `trace`: the logger's own level is the one filter, for both sinks alike.
   const streams =
     options.tee && primary
@@ -68,7 +107,7 @@ export function createLogger(options: LoggerOptions): Logger {
           { level: 'trace', stream: options.tee },
         ])
       : primary;
-  const logger = pino(
+  const logger: Logger = pino(
     {
       level: options.level,
       messageKey: 'body',
@@ -84,6 +123,7 @@ export function createLogger(options: LoggerOptions): Logger {
         // The message is free text too: it may quote a URL or a header (docs/design/rules/operations.md §3.4.1 redaction).
         // `args` is pino's own array for this call, so it is redacted in place.
         logMethod(args, method) {
+          if (rateLimit && isLimited(args[0], limited) && !rateLimit.admit((args[0] as { event_name: string }).event_name)) return;
           for (let i = 0; i < args.length; i++) {
             const arg: unknown = args[i];
             if (typeof arg === 'string') args[i] = redactText(arg);
@@ -95,7 +135,20 @@ export function createLogger(options: LoggerOptions): Logger {
     streams,
   );
   if (stdout) STDOUT_WRITERS.set(logger, stdout);
+  OUTPUT_STATS.set(logger, () => ({ droppedLines: bounded?.droppedLines() ?? 0, rateLimitedLines: rateLimit?.suppressedLines ?? 0 }));
   return logger;
+}
+
+/** Whether a log call's fields name an event of `limited`. */
+function isLimited(fields: unknown, limited: ReadonlySet<string>): boolean {
+  if (typeof fields !== 'object' || fields === null) return false;
+  const name = (fields as { event_name?: unknown }).event_name;
+  return typeof name === 'string' && limited.has(name);
+}
+
+/** What a logger made by `createLogger` did not write; zeros for any other. */
+export function logOutputStats(logger: Logger): LogOutputStats {
+  return OUTPUT_STATS.get(logger)?.() ?? { droppedLines: 0, rateLimitedLines: 0 };
 }
 
 /** Where a process writes lines that other processes logged; `write` answers false when it is behind. */

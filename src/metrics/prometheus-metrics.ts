@@ -11,11 +11,13 @@ import { registerLiveGapMetrics, type LiveGapMetrics } from './live-gap-metrics.
 import { registerMemoryHistoryMetrics } from './memory-history-metrics.js';
 import { registerIdempotencyMetrics } from './idempotency-metrics.js';
 import { noopIdempotencyTelemetry, type IdempotencyTelemetry } from '../idempotency/idempotency-telemetry.js';
+import { registerLogOutputMetrics } from './log-output-metrics.js';
 import { registerOtlpMetrics } from './otlp-metrics.js';
 import { defineStreamBufferMetrics, type StreamBufferMetrics } from './stream-buffer-metrics.js';
 import type { GapScope } from '../streaming/frames.js';
 import type { SlowConsumerTrigger } from '../streaming/stream-request.js';
 import type { OtlpExportStats } from '../logging/otlp/export-gate.js';
+import type { LogOutputStats } from '../logging/logger.js';
 
 export interface PrometheusMetricsOptions {
   /** Server package version, the `version` label of `aviso_build_info`. */
@@ -26,6 +28,8 @@ export interface PrometheusMetricsOptions {
   readonly eventTypes: readonly string[];
   /** The OTLP log export's totals (`aviso_otlp_*`); absent when export is disabled. */
   readonly otlpStats?: () => OtlpExportStats;
+  /** The log lines the logger did not write (`aviso_log_lines_*_total`). */
+  readonly logStats?: () => LogOutputStats;
   /** The configured limits (`aviso_http_max_connections`, `aviso_sse_max_streams`, `aviso_sse_max_total_buffered_bytes`). */
   readonly limits?: CapacityLimits;
   /** Labels on prom-client's process metrics: `worker` in a worker of several processes (D36). */
@@ -54,6 +58,7 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions): Prom
   const ecpds = defineEcpdsMetrics(register);
   precreateSeries(options, core, ecpds);
   registerOtlpMetrics(register, options.otlpStats);
+  registerLogOutputMetrics(register, options.logStats);
   const streamBuffers = defineStreamBufferMetrics(register, options.backendKind);
   const liveGaps = registerLiveGapMetrics(register);
   const capacity = registerCapacityMetrics(register, options.backendKind, options.limits);

@@ -1,7 +1,9 @@
 import type { Logger } from 'pino';
 import { AggregatorRegistry, collectDefaultMetrics, Registry, type Aggregator } from 'prom-client';
+import type { LogOutputStats } from '../logging/logger.js';
 import type { OtlpExportStats } from '../logging/otlp/export-gate.js';
 import type { ConfigReloadResult } from '../metrics/aviso-metrics.js';
+import { registerLogOutputMetrics } from '../metrics/log-output-metrics.js';
 import { registerOtlpMetrics } from '../metrics/otlp-metrics.js';
 import type { MetricsJson, MetricsSnapshot } from '../metrics/prometheus-metrics.js';
 import { reasonOf } from './fatal.js';
@@ -41,10 +43,12 @@ export interface ClusterMetricsOptions {
   readonly logger: Logger;
   /** The primary's own OTLP export totals, added to its workers'. */
   readonly otlpStats?: () => OtlpExportStats;
+  /** The log lines the primary did not write, added to its workers'. */
+  readonly logStats?: () => LogOutputStats;
 }
 
 export class ClusterMetrics {
-  /** The primary's own series: its process metrics and its OTLP export. */
+  /** The primary's own series: its process metrics, its OTLP export and its log output. */
   private readonly register = new Registry();
   private readonly latest = new Map<number, MetricsSnapshot>();
   /** The counters and histograms of workers that exited, folded into one. */
@@ -54,6 +58,7 @@ export class ClusterMetrics {
   constructor(private readonly options: ClusterMetricsOptions) {
     collectDefaultMetrics({ register: this.register, labels: { worker: '0' } });
     registerOtlpMetrics(this.register, options.otlpStats);
+    registerLogOutputMetrics(this.register, options.logStats);
   }
 
   configReload(result: ConfigReloadResult): void {

@@ -41,7 +41,7 @@ export async function runPrimary({ config, workers: size, logging, tls }: Primar
   const serving = () => pool.listening();
   const otlp = logging.otlp;
   const metrics = config.metrics.enabled
-    ? new ClusterMetrics({ workers: serving, logger, ...(otlp ? { otlpStats: () => otlp.stats() } : {}) })
+    ? new ClusterMetrics({ workers: serving, logger, logStats: () => logging.stats(), ...(otlp ? { otlpStats: () => otlp.stats() } : {}) })
     : undefined;
   const reloads = new ClusterReloads({ startup: config, workers: serving, logger, counted: (result) => metrics?.configReload(result) });
   const pool: WorkerPool = new WorkerPool({

@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
 import type { AppConfig } from '../config/model.js';
 import { effectiveLevel } from '../logging/log-level.js';
-import { createLogger, logResource } from '../logging/logger.js';
+import { CLIENT_ERROR_EVENTS } from '../http/client-error-events.js';
+import { createLogger, logOutputStats, logResource, type LogOutputStats } from '../logging/logger.js';
 import { createOtlpExporter, createOtlpLogExport, type OtlpLogExport } from '../logging/otlp/otlp-export.js';
 import { otlpTarget, type OtlpTarget } from '../logging/otlp/otlp-target.js';
 import { SERVER_VERSION } from '../version.js';
@@ -10,6 +11,8 @@ import { SERVER_VERSION } from '../version.js';
 export interface ProcessLogging {
   readonly logger: Logger;
   readonly otlp: OtlpLogExport | undefined;
+  /** The lines the logger did not write (`aviso_log_lines_*_total`). */
+  stats(): LogOutputStats;
   /** Logs `logging.otlp.export.enabled` and, from then on, the export's health changes. */
   reportOtlp(): void;
 }
@@ -33,8 +36,10 @@ export function createProcessLogging(config: AppConfig, options: ProcessLoggingO
     serviceVersion: SERVER_VERSION,
     ...(otlp ? { tee: otlp.sink } : {}),
     ...(options.workerId === undefined ? {} : { attributes: { worker_id: options.workerId } }),
+    maxBufferedBytes: config.logging.max_buffered_bytes,
+    rateLimited: { events: CLIENT_ERROR_EVENTS, linesPerSecond: config.logging.client_error_lines_per_second },
   });
-  return { logger, otlp: otlp?.sink, reportOtlp: () => otlp && reportOtlp(logger, otlp) };
+  return { logger, otlp: otlp?.sink, stats: () => logOutputStats(logger), reportOtlp: () => otlp && reportOtlp(logger, otlp) };
 }
 
 /**

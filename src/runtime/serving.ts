@@ -71,6 +71,7 @@ export async function serve(options: ServeOptions): Promise<Serving> {
           maxTotalBufferedBytes: config.watch_endpoint.max_total_buffered_bytes,
         },
         ...(otlp ? { otlpStats: () => otlp.stats() } : {}),
+        logStats: () => options.logging.stats(),
         ...(worker ? { processLabels: { worker: String(worker.id) } } : {}),
       })
     : undefined;

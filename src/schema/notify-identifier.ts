@@ -10,6 +10,7 @@ import { IdentifierError } from './identifier-error.js';
 import { canonicalFloatText } from './number-text.js';
 import type { SchemaRegistry } from './schema-registry.js';
 import { scalarText } from './scalar-text.js';
+import { echo } from '../text/echo.js';
 
 /** What notify stores for a validated request (docs/design/rules/api.md §5.1 steps 5–8). */
 export interface PreparedNotification {
@@ -51,7 +52,7 @@ function prepareSchemaBacked(schema: EventSchema, request: NotifyInput): Prepare
   const keys = Object.keys(identifier);
   if (!keys.every((key) => schema.fields.has(key))) {
     for (const key of keys.sort(compareCodePoints)) {
-      if (!schema.fields.has(key)) throw new IdentifierError(`Unknown field '${key}' provided for notify operation`);
+      if (!schema.fields.has(key)) throw new IdentifierError(`Unknown field '${echo(key)}' provided for notify operation`);
     }
   }
 
@@ -126,10 +127,10 @@ function prepareGeneric(registry: SchemaRegistry, request: NotifyInput): Prepare
   for (const key of keys) {
     const value = identifier[key] as JsonValue;
     if (isJsonObject(value)) {
-      throw new IdentifierError(`Field '${key}' constraint object is not supported for notify operation`);
+      throw new IdentifierError(`Field '${echo(key)}' constraint object is not supported for notify operation`);
     }
     const text = scalarText(key, value);
-    if (text === '') throw new IdentifierError(`Field '${key}' cannot be empty`);
+    if (text === '') throw new IdentifierError(`Field '${echo(key)}' cannot be empty`);
     canonical[key] = text;
   }
   const topic = encodeTopic([eventType, ...keys.map((key) => canonical[key] as string)]);

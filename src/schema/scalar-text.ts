@@ -1,6 +1,7 @@
 import { JsonNumber, type JsonValue } from '../json/json-value.js';
 import { IdentifierError } from './identifier-error.js';
 import { referenceFloatText } from './number-text.js';
+import { echo } from '../text/echo.js';
 
 const I64_MIN = -(2n ** 63n);
 const U64_MAX = 2n ** 64n - 1n;
@@ -14,10 +15,10 @@ const INTEGER_LITERAL = /^-?\d+$/;
 export function scalarText(field: string, value: JsonValue): string {
   if (typeof value === 'string') return value;
   if (typeof value === 'boolean') return value ? 'true' : 'false';
-  if (value === null) throw new IdentifierError(`Field '${field}' cannot be null`);
+  if (value === null) throw new IdentifierError(`Field '${echo(field)}' cannot be null`);
   if (value instanceof JsonNumber) return numberText(value);
   if (Array.isArray(value)) {
-    throw new IdentifierError(`Field '${field}' must be a scalar value or constraint object, got array`);
+    throw new IdentifierError(`Field '${echo(field)}' must be a scalar value or constraint object, got array`);
   }
   throw new Error(`scalarText called with a constraint object for field '${field}'`);
 }

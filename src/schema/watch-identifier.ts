@@ -11,6 +11,7 @@ import { assertUsableGenericEventType } from './generic-event-type.js';
 import { IdentifierError } from './identifier-error.js';
 import type { SchemaRegistry } from './schema-registry.js';
 import { scalarText } from './scalar-text.js';
+import { echo } from '../text/echo.js';
 
 export type StreamEndpoint = 'watch' | 'replay';
 
@@ -60,7 +61,7 @@ function prepareSchemaBacked(
     if (schema.fields.has(key)) continue;
     const isSpatialFilterName =
       (key === POINT && spatialKind === 'polygon') || (key === POLYGON && spatialKind === 'point_cloud');
-    if (!isSpatialFilterName) throw new IdentifierError(`Unknown field '${key}' provided for ${endpoint} operation`);
+    if (!isSpatialFilterName) throw new IdentifierError(`Unknown field '${echo(key)}' provided for ${endpoint} operation`);
   }
 
   const tokens: string[] = schema.keyOrder.map(() => WILDCARD);
@@ -140,7 +141,7 @@ function prepareGeneric(
   for (const key of Object.keys(identifier).sort(compareCodePoints)) {
     const value = identifier[key] as JsonValue;
     if (isJsonObject(value)) {
-      throw new IdentifierError(`Field '${key}' constraint object is not supported without schema`);
+      throw new IdentifierError(`Field '${echo(key)}' constraint object is not supported without schema`);
     }
     // Spatial arrays (D27) still become a token; such requests match nothing here (docs/design/rules/schema-and-validation.md §3.3).
     const text = Array.isArray(value) && (key === POLYGON || key === POINT) ? canonicalJson(value) : scalarText(key, value);

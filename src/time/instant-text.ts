@@ -1,5 +1,6 @@
 import { daysFromCivil, daysInMonth } from './calendar.js';
 import { ChronoScanner, fractionToNanos } from './chrono-scanner.js';
+import { echo } from '../text/echo.js';
 
 /**
  * Instants as the reference reads `from_date` and `to_date`: RFC 3339, chrono's other formats
@@ -19,7 +20,7 @@ const ASCII_DIGITS = /^[0-9]+$/;
 /** The reference's rules in their order, on text already trimmed; the first form that applies decides. */
 export function readInstant(trimmed: string): InstantReading {
   if (trimmed.startsWith('-') && ASCII_DIGITS.test(trimmed.slice(1))) {
-    return { reason: `negative unix timestamps are not supported: '${trimmed}'` };
+    return { reason: `negative unix timestamps are not supported: '${echo(trimmed)}'` };
   }
   const unsigned = trimmed.startsWith('+') ? trimmed.slice(1) : trimmed;
   if (ASCII_DIGITS.test(unsigned)) return readUnixTimestamp(unsigned);
@@ -39,13 +40,13 @@ export function readInstant(trimmed: string): InstantReading {
 function readUnixTimestamp(digits: string): InstantReading {
   const value = BigInt(digits);
   if (value > I64_MAX) {
-    return { reason: `failed to parse unix timestamp '${digits}': number too large to fit in target type` };
+    return { reason: `failed to parse unix timestamp '${echo(digits)}': number too large to fit in target type` };
   }
   const significantDigits = Math.max(digits.replace(/^0+/, '').length, 1);
   const inSeconds = significantDigits <= 11;
   const atNs = inSeconds ? value * NS_PER_SECOND : value * NS_PER_MILLISECOND;
   if (!isWithinChronoRange(atNs)) {
-    return { reason: `invalid unix ${inSeconds ? 'seconds' : 'milliseconds'} timestamp '${digits}'` };
+    return { reason: `invalid unix ${inSeconds ? 'seconds' : 'milliseconds'} timestamp '${echo(digits)}'` };
   }
   return { atNs };
 }

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { FAKE_USERS, FakeAuthOTron, JWT_SECRET, LOCAL_REALM, signToken } from '../support/fake-auth-o-tron.js';
 import { UUID_V4 } from '../support/http.js';
-import { serverConfig } from '../support/schemas.js';
+import { EVERY_CLIENT_ERROR_LINE, serverConfig } from '../support/schemas.js';
 import { startServer, type LogLine, type RunningServer } from '../support/server-process.js';
 
 /**
@@ -71,7 +71,8 @@ function authBlock(mode: Mode, url: string, extra: Record<string, unknown> = {})
 }
 
 function config(auth: Record<string, unknown>, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return serverConfig({ notification_schema: AUTH_SCHEMAS, auth, logging: { level: 'trace' }, ...extra });
+  // Every denial logged: the telemetry tests look for one line after the matrix's bursts.
+  return serverConfig({ notification_schema: AUTH_SCHEMAS, auth, logging: { level: 'trace', ...EVERY_CLIENT_ERROR_LINE }, ...extra });
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CROSS_ORIGIN_REFUSAL } from '../support/cross-origin.js';
 import { eventually } from '../support/eventually.js';
 import { UUID_V4, request } from '../support/http.js';
-import { MARS_EXAMPLE, serverConfig } from '../support/schemas.js';
+import { EVERY_CLIENT_ERROR_LINE, MARS_EXAMPLE, serverConfig } from '../support/schemas.js';
 import { startServer, type RunningServer } from '../support/server-process.js';
 import type { SseEventQueue } from '../support/sse-event-queue.js';
 import { SseClient } from '../support/sse-client.js';
@@ -186,7 +186,11 @@ describe('a plain server with allowed origins', () => {
   let server: RunningServer;
   beforeAll(async () => {
     server = await startServer({
-      config: serverConfig({ application: { host: '127.0.0.1', port: 0, base_url: 'http://localhost:8000', cors: { allowed_origins: [ALLOWED] } } }),
+      config: serverConfig({
+        application: { host: '127.0.0.1', port: 0, base_url: 'http://localhost:8000', cors: { allowed_origins: [ALLOWED] } },
+        // Every refusal of a burst is counted in the log.
+        logging: EVERY_CLIENT_ERROR_LINE,
+      }),
     });
   });
   afterAll(async () => {
@@ -202,7 +206,7 @@ describe('a TLS server with allowed origins', () => {
   beforeAll(async () => {
     certificates = createTestCertificates();
     server = await startServer({
-      config: withTls(serverConfig(), certificates, { cors: { allowed_origins: [ALLOWED] } }),
+      config: withTls(serverConfig({ logging: EVERY_CLIENT_ERROR_LINE }), certificates, { cors: { allowed_origins: [ALLOWED] } }),
     });
   });
   afterAll(async () => {
@@ -222,7 +226,7 @@ describe('a TLS server with allowed origins', () => {
 describe('a server without allowed origins (the default)', () => {
   let server: RunningServer;
   beforeAll(async () => {
-    server = await startServer({ config: serverConfig() });
+    server = await startServer({ config: serverConfig({ logging: EVERY_CLIENT_ERROR_LINE }) });
   });
   afterAll(async () => {
     await server?.stop();

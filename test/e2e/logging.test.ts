@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { reapOnExit } from '../support/child-reaper.js';
 import { postJson, request } from '../support/http.js';
-import { MARS_EXAMPLE, serverConfig } from '../support/schemas.js';
+import { LETTERS, MARS_EXAMPLE, serverConfig } from '../support/schemas.js';
 import { SERVER_ENTRY, startServer, type LogLine, type RunningServer } from '../support/server-process.js';
 import { SseClient } from '../support/sse-client.js';
 import { BackendUnderTest } from '../support/backends.js';
@@ -49,6 +49,8 @@ const SECRETS = {
 } as const;
 
 const DISS_A = { event_type: 'dissemination', identifier: { destination: 'A', class: 'od' } };
+/** An enum value far over the echo length: its validation line quotes it cut, once. */
+const LONG_VALUE = 'd'.repeat(4_000);
 
 function eventName(line: LogLine): string | undefined {
   const name = line.attributes?.['event.name'];
@@ -210,6 +212,8 @@ describe('the main server at info (auth, ecpds section, NATS token, k8s resource
     ids.parse = idOf(await notify('{"event_type":'));
     ids.unknownType = idOf(await notify({ event_type: 'no_such_type', identifier: {} }));
     ids.invalid = idOf(await notify({ ...DISS_A, identifier: { destination: 'A' } }));
+    ids.invalidDate = idOf(await notify({ ...MARS_EXAMPLE, identifier: { ...MARS_EXAMPLE.identifier, date: 'someday' } }));
+    ids.longValue = idOf(await notify({ ...MARS_EXAMPLE, identifier: { ...MARS_EXAMPLE.identifier, domain: LONG_VALUE } }));
     ids.watchInvalid = idOf(await postJson(`${url}/api/v1/watch`, { ...DISS_A, identifier: { destination: 'A' } }));
     watch = await SseClient.open(`${url}/api/v1/watch`, DISS_A);
     expect(watch.status).toBe(200);
@@ -312,13 +316,29 @@ describe('the main server at info (auth, ecpds section, NATS token, k8s resource
     expect(line?.attributes).toMatchObject({ request_id: requestId, ...attributes });
   });
 
-  it('gives the parse and validation failures their error fields (docs/design/rules/operations.md §3.4.3)', () => {
+  it('gives the parse and validation failures their error fields, each text once (docs/design/rules/operations.md §3.4.3, D45)', () => {
     const parse = find(server.logs, 'api.request.parse.failed', ids.parse)?.attributes ?? {};
     expect(typeof parse['exception.message']).toBe('string');
-    expect(parse).toHaveProperty('details');
+    // `details` would only repeat the message.
+    expect(parse).not.toHaveProperty('details');
     const validation = find(server.logs, 'api.request.validation.failed', ids.invalid)?.attributes ?? {};
-    expect(typeof validation.error_chain).toBe('string');
+    expect(validation['exception.message']).toBe("Required field 'class' missing for notify operation");
+    expect(validation).not.toHaveProperty('error_chain');
     expect(validation['error.type']).toBe('Invalid Notification Request');
+    const date = find(server.logs, 'api.request.validation.failed', ids.invalidDate)?.attributes ?? {};
+    expect(date['exception.message']).toBe("Failed to parse date value for field 'date'");
+    expect(JSON.parse(date.error_chain as string)).toEqual([
+      "Field 'date' contains invalid date 'someday'. Expected: YYYY-MM-DD, YYYYMMDD, or YYYY-DDD",
+    ]);
+  });
+
+  it('quotes an over-long value once, cut to 256 characters (docs/api.md#echoed-values-decision-d45)', () => {
+    const line = find(server.logs, 'api.request.validation.failed', ids.longValue);
+    expect(line?.attributes?.['exception.message']).toBe(
+      `Field 'domain' has invalid value '${'d'.repeat(256)}…(4000 characters)'. Allowed: [${LETTERS.join(', ')}]`,
+    );
+    expect(JSON.stringify(line).split('d'.repeat(256)).length).toBe(2);
+    expect(JSON.stringify(line).length).toBeLessThan(1_500);
   });
 
   it('gives the access line a numeric duration_ms', () => {

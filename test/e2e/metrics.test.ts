@@ -305,6 +305,11 @@ describe('metrics after scripted anonymous traffic (strict schemas)', () => {
       expect(valueOf(atStartup, 'aviso_otlp_suppressed_log_records_total')).toBe(0);
     });
 
+    it('starts the log output counters at 0 (D45)', () => {
+      expect(valueOf(atStartup, 'aviso_log_lines_dropped_total')).toBe(0);
+      expect(valueOf(atStartup, 'aviso_log_lines_rate_limited_total')).toBe(0);
+    });
+
     it('pre-creates every ECPDS series at 0 although no ecpds section exists', () => {
       expect(valueOf(atStartup, 'aviso_ecpds_cache_hits_total')).toBe(0);
       expect(valueOf(atStartup, 'aviso_ecpds_cache_misses_total')).toBe(0);
@@ -381,6 +386,8 @@ describe('metrics after scripted anonymous traffic (strict schemas)', () => {
         aviso_ecpds_fetch_total: 'counter',
         aviso_otlp_export_failures_total: 'counter',
         aviso_otlp_suppressed_log_records_total: 'counter',
+        aviso_log_lines_dropped_total: 'counter',
+        aviso_log_lines_rate_limited_total: 'counter',
         // In-memory backend only (memory-budget.test.ts has their values).
         aviso_memory_history_evictions_total: 'counter',
         aviso_memory_history_bytes: 'gauge',

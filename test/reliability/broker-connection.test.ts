@@ -98,13 +98,14 @@ describe.each(BACKEND_KINDS)('one request never cuts the broker connection, on t
   });
 
   it.each([
-    ['a 5,000-byte name', 'W'.repeat(5_000)],
-    ['a 300-byte name', 'w'.repeat(300)],
-    ['a path separator', 'a/b'],
-    ['subject syntax', 'diss.*.>'],
-    ['whitespace and control characters', 'a b\tc\u0001'],
-  ])('wiping a stream named with %s is 404 Stream not found', async (_what, name) => {
-    expectAdmin404(await wipe(name), name);
+    // Quoted cut to 256 characters (D45).
+    ['a 5,000-byte name', 'W'.repeat(5_000), `${'W'.repeat(256)}…(5000 characters)`],
+    ['a 300-byte name', 'w'.repeat(300), `${'w'.repeat(256)}…(300 characters)`],
+    ['a path separator', 'a/b', 'a/b'],
+    ['subject syntax', 'diss.*.>', 'diss.*.>'],
+    ['whitespace and control characters', 'a b\tc\u0001', 'a b\tc\u0001'],
+  ])('wiping a stream named with %s is 404 Stream not found', async (_what, name, quoted) => {
+    expectAdmin404(await wipe(name), quoted);
   });
 
   it('deleting a notification of a long or odd stream name is a 4xx', async () => {

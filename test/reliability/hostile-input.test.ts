@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FAKE_USERS, FakeAuthOTron, JWT_SECRET, LOCAL_REALM, signToken } from '../support/fake-auth-o-tron.js';
 import { UUID_V4 } from '../support/http.js';
 import { findFreePort } from '../support/ports.js';
-import { MARS_EXAMPLE, serverConfig } from '../support/schemas.js';
+import { EVERY_CLIENT_ERROR_LINE, MARS_EXAMPLE, serverConfig } from '../support/schemas.js';
 import { startServer, type RunningServer } from '../support/server-process.js';
 import { SseClient } from '../support/sse-client.js';
 
@@ -282,7 +282,8 @@ describe('hostile input against the real server (issue 9)', { timeout: 120_000 }
       startServer({
         config: serverConfig({
           application: { host: '127.0.0.1', port: 0, ...limits },
-          logging: { level: 'trace' },
+          // Every line written, so the secrets check reads every refusal's line.
+          logging: { level: 'trace', ...EVERY_CLIENT_ERROR_LINE },
           metrics: { enabled: true, host: '127.0.0.1', port: metricsPort },
           auth: {
             enabled: true,

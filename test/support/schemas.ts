@@ -57,6 +57,12 @@ export const TEST_SCHEMAS = {
   },
 } as const;
 
+/**
+ * `logging` settings that write every client-error line: the server writes 20 a second of each
+ * such event (D45), so a test that looks for one line among a burst of refusals lifts the limit.
+ */
+export const EVERY_CLIENT_ERROR_LINE = { client_error_lines_per_second: 1_000_000 } as const;
+
 export function serverConfig(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     application: { host: '127.0.0.1', port: 0, base_url: 'http://localhost:8000' },

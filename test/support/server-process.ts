@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, readSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { stringify } from 'yaml';
@@ -45,6 +45,18 @@ export interface ServerOptions {
   readonly port?: number;
   /** How long to wait for `startup.server.started` (or, running to exit, for the exit); 15 s unless given. */
   readonly startTimeoutMs?: number;
+  /**
+   * Read the server's stdout at about this many bytes per second instead of as fast as it comes: a
+   * slow log sink, so the server's writes wait for the reader.
+   */
+  readonly stdoutBytesPerSecond?: number;
+  /** Which parsed lines `logs` keeps (all unless given): a flood's lines need not stay in the test's memory. */
+  readonly keepLog?: (line: LogLine) => boolean;
+  /**
+   * Send stdout to this file instead of a pipe (a fast log sink that never makes the server wait).
+   * `logs` then holds only the lines up to `startup.server.started`.
+   */
+  readonly stdoutFile?: string;
 }
 
 /** A `waitForLog` call still waiting: told of each line logged from then on. */
@@ -80,13 +92,50 @@ function withPort(config: Record<string, unknown> | string, port: number | undef
 function spawnServer(options: ServerOptions): { child: ChildProcess; dir: string; file: string } {
   ensureBuilt();
   const { dir, file } = writeConfig(withPort(options.config, options.port));
+  const stdoutFd = options.stdoutFile === undefined ? undefined : openSync(options.stdoutFile, 'w');
   const child = spawn(process.execPath, [SERVER_ENTRY], {
     cwd: dir,
     env: { PATH: process.env.PATH ?? '', HOME: dir, AVISOSERVER_CONFIG_FILE: file, ...options.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['ignore', stdoutFd ?? 'pipe', 'pipe'],
   });
+  // The child has its own copy of the descriptor.
+  if (stdoutFd !== undefined) closeSync(stdoutFd);
   reapOnExit(child);
   return { child, dir, file };
+}
+
+/**
+ * Calls `onText` with what the server writes on stdout: from its pipe (at most `bytesPerSecond`
+ * when given), or, when stdout is a file, from that file until `stop()` (polled, so the
+ * server never waits for the test).
+ */
+function readStdout(child: ChildProcess, options: ServerOptions, onText: (text: string) => void): { stop(): void } {
+  const { stdoutFile, stdoutBytesPerSecond } = options;
+  if (stdoutFile !== undefined) {
+    let position = 0;
+    const buffer = Buffer.alloc(64 * 1024);
+    const poll = setInterval(() => {
+      const fd = openSync(stdoutFile, 'r');
+      try {
+        for (let read = readSync(fd, buffer, 0, buffer.length, position); read > 0; read = readSync(fd, buffer, 0, buffer.length, position)) {
+          position += read;
+          onText(buffer.toString('utf8', 0, read));
+        }
+      } finally {
+        closeSync(fd);
+      }
+    }, 50);
+    return { stop: () => clearInterval(poll) };
+  }
+  const stdout = child.stdout;
+  stdout?.on('data', (chunk: Buffer) => {
+    onText(chunk.toString('utf8'));
+    if (stdoutBytesPerSecond === undefined) return;
+    // A slow reader: the pipe fills and the server's writes wait, as behind a slow log shipper.
+    stdout.pause();
+    setTimeout(() => stdout.resume(), (chunk.length / stdoutBytesPerSecond) * 1000).unref();
+  });
+  return { stop: () => undefined };
 }
 
 /** Starts the real server process and waits for its `startup.server.started` log event. */
@@ -99,14 +148,16 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
   const exited = new Promise<number | null>((resolveExit) => child.on('exit', (code) => resolveExit(code)));
 
+  const keepLog = options.keepLog ?? (() => true);
+  let reader: { stop(): void } | undefined;
   const port = await new Promise<number>((resolvePort, reject) => {
     const startTimeoutMs = options.startTimeoutMs ?? 15_000;
     const timer = setTimeout(
       () => reject(new Error(`server did not start within ${startTimeoutMs / 1000} s; stderr: ${stderr}`)),
       startTimeoutMs,
     );
-    child.stdout?.on('data', (chunk: Buffer) => {
-      pending += chunk.toString('utf8');
+    reader = readStdout(child, options, (text) => {
+      pending += text;
       let newline = pending.indexOf('\n');
       while (newline >= 0) {
         const line = pending.slice(0, newline);
@@ -114,13 +165,16 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         newline = pending.indexOf('\n');
         if (!line.trim()) continue;
         const parsed = JSON.parse(line) as LogLine;
-        logs.push(parsed);
-        const index = logs.length - 1;
-        for (const waiter of logWaiters) {
-          if (index >= waiter.from && eventNameOf(parsed) === waiter.eventName) waiter.found(parsed);
+        if (keepLog(parsed)) {
+          logs.push(parsed);
+          const index = logs.length - 1;
+          for (const waiter of logWaiters) {
+            if (index >= waiter.from && eventNameOf(parsed) === waiter.eventName) waiter.found(parsed);
+          }
         }
         if (parsed.attributes?.['event.name'] === 'startup.server.started') {
           clearTimeout(timer);
+          if (options.stdoutFile !== undefined) reader?.stop();
           resolvePort(parsed.attributes.port as number);
         }
       }

@@ -1,4 +1,4 @@
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import type { NotificationBackend } from '../../src/backend/backend.js';
@@ -31,6 +31,8 @@ export async function buildTestApp(
     baseUrl?: string;
     auth?: AuthConfig;
     metrics?: AvisoMetrics;
+    /** Where the app logs; silent unless given. */
+    logger?: Logger;
   } = {},
 ): Promise<TestApp> {
   const clock = options.clock ?? new ManualClock();
@@ -42,7 +44,7 @@ export async function buildTestApp(
     registry,
     backend,
     clock,
-    logger: pino({ level: 'silent' }),
+    logger: options.logger ?? pino({ level: 'silent' }),
     maxBodyBytes: options.maxBodyBytes ?? 262_144,
     baseUrl: options.baseUrl ?? 'http://localhost:8000',
     watchEndpoint: { ...DEFAULT_WATCH_ENDPOINT, ...options.watchEndpoint },

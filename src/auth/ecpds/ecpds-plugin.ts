@@ -6,6 +6,7 @@ import { DestinationCache, type CacheLookup, type CacheOutcome } from './destina
 import { clientSettingsFromConfig, DestinationClient } from './destination-client.js';
 import { noopEcpdsTelemetry, type DecisionOutcome, type EcpdsTelemetry } from './ecpds-telemetry.js';
 import { failureLogName, type FailureOutcome } from './fetch-outcome.js';
+import { echo } from '../../text/echo.js';
 
 export interface EcpdsPluginDeps {
   readonly clock: Clock;
@@ -135,12 +136,12 @@ export function createEcpdsPlugin(config: EcpdsConfig, deps: EcpdsPluginDeps): E
               event_name: 'auth.ecpds.check.denied',
               ...fields,
               reason: 'DestinationNotInList',
-              destination: verdict.destination,
+              destination: echo(verdict.destination),
             },
             'ECPDS check denied: destination not in list',
           );
           finish(verdict.decision);
-          throw new AuthError(403, `User '${username}' does not have access to destination '${verdict.destination}'`);
+          throw new AuthError(403, `User '${echo(username)}' does not have access to destination '${echo(verdict.destination)}'`);
       }
     },
 

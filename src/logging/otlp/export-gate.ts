@@ -14,6 +14,11 @@ export type OtlpHealthListener = (change: { readonly healthy: boolean; readonly 
 export interface ExportGateOptions {
   /** The SDK batch processor's `maxQueueSize`: admitting more would make it drop silently. */
   readonly maxQueueSize: number;
+  /**
+   * Characters of line text the queued records may come from (D45): a count of records alone
+   * lets a few thousand long lines hold a lot of memory.
+   */
+  readonly maxQueueCharacters: number;
   /** After a failed export, new records are suppressed this long before export is tried again. */
   readonly failureBackoffMs: number;
   /** An export not answered within this counts as failed (the exporter is then left to finish on its own). */
@@ -35,6 +40,10 @@ export interface ExportGateOptions {
 export class ExportGate {
   private readonly now: () => number;
   private queued = 0;
+  /** The length of each queued record's line, oldest first from `oldest`: the processor exports in that order. */
+  private readonly lengths: number[] = [];
+  private oldest = 0;
+  private queuedCharacters = 0;
   private failingUntil = 0;
   private healthy = true;
   private listener: OtlpHealthListener | undefined;
@@ -45,14 +54,32 @@ export class ExportGate {
     this.now = options.now ?? Date.now;
   }
 
-  /** Whether one more record may go to the SDK; counts it as suppressed when not. */
-  admit(): boolean {
-    if (this.now() < this.failingUntil || this.queued >= this.options.maxQueueSize) {
+  /** Whether one more record, from a line of `characters`, may go to the SDK; counts it as suppressed when not. */
+  admit(characters = 0): boolean {
+    if (
+      this.now() < this.failingUntil ||
+      this.queued >= this.options.maxQueueSize ||
+      this.queuedCharacters + characters > this.options.maxQueueCharacters
+    ) {
       this.suppressedRecords += 1;
       return false;
     }
     this.queued += 1;
+    this.queuedCharacters += characters;
+    this.lengths.push(characters);
     return true;
+  }
+
+  /** `count` records left the processor's queue for an export: the oldest ones. */
+  private released(count: number): void {
+    const taken = Math.min(count, this.queued);
+    for (let i = 0; i < taken; i++) this.queuedCharacters -= this.lengths[this.oldest + i] ?? 0;
+    this.oldest += taken;
+    this.queued -= taken;
+    if (this.oldest > 1024 && this.oldest * 2 > this.lengths.length) {
+      this.lengths.splice(0, this.oldest);
+      this.oldest = 0;
+    }
   }
 
   stats(): OtlpExportStats {
@@ -68,7 +95,7 @@ export class ExportGate {
   wrap(inner: LogRecordExporter): LogRecordExporter {
     return {
       export: (records: ReadableLogRecord[], resultCallback: (result: ExportResult) => void) => {
-        this.queued = Math.max(0, this.queued - records.length);
+        this.released(records.length);
         let answered = false;
         const answer = (result: ExportResult): void => {
           if (answered) return;

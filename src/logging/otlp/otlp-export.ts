@@ -24,6 +24,8 @@ export interface OtlpLogExport {
 /** Tuning of the pipeline; the defaults are the production values. */
 export interface OtlpExportTuning {
   readonly maxQueueSize?: number;
+  /** Characters of line text the queue may hold (D45). */
+  readonly maxQueueCharacters?: number;
   readonly maxExportBatchSize?: number;
   readonly scheduledDelayMs?: number;
   /** Per batch, for the transport and for the gate's own bound alike. */
@@ -34,6 +36,7 @@ export interface OtlpExportTuning {
 
 export const OTLP_DEFAULTS = {
   maxQueueSize: 2048,
+  maxQueueCharacters: 8 * 1024 * 1024,
   maxExportBatchSize: 512,
   scheduledDelayMs: 1000,
   exportTimeoutMs: 5000,
@@ -58,6 +61,7 @@ export function createOtlpLogExport(options: OtlpExportOptions): OtlpLogExport {
   const tuning = { ...OTLP_DEFAULTS, ...withoutUndefined(options) };
   const gate = new ExportGate({
     maxQueueSize: tuning.maxQueueSize,
+    maxQueueCharacters: tuning.maxQueueCharacters,
     failureBackoffMs: tuning.failureBackoffMs,
     exportTimeoutMs: tuning.exportTimeoutMs,
     ...(options.now ? { now: options.now } : {}),
@@ -79,7 +83,7 @@ export function createOtlpLogExport(options: OtlpExportOptions): OtlpLogExport {
 
   return {
     write(line) {
-      if (closed || !gate.admit()) return;
+      if (closed || !gate.admit(line.length)) return;
       emit(logger, line);
     },
     stats: () => gate.stats(),

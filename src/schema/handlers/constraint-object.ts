@@ -1,6 +1,7 @@
 import type { JsonObject, JsonValue } from '../../json/json-value.js';
 import { IdentifierError } from '../identifier-error.js';
 import type { Constraint } from './field-handler.js';
+import { echo } from '../../text/echo.js';
 
 /**
  * Plumbing shared by the handlers with constraint operators (docs/design/rules/schema-and-validation.md §8.4):
@@ -81,7 +82,7 @@ function orderedPredicate<T>(field: string, operator: string, operand: JsonValue
       return (x: T) => compare(x, min) >= 0 && compare(x, max) <= 0;
     }
     default:
-      throw new IdentifierError(`Field '${field}' has invalid operator '${operator}'. Allowed: ${ORDERED_OPERATORS}`);
+      throw new IdentifierError(`Field '${field}' has invalid operator '${echo(operator)}'. Allowed: ${ORDERED_OPERATORS}`);
   }
 }
 

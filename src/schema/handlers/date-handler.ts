@@ -2,6 +2,7 @@ import { formatCalendarDate, parseLenientDate } from '../../time/date-text.js';
 import { IdentifierError } from '../identifier-error.js';
 import type { DateRule } from '../identifier-rule.js';
 import type { ScalarFieldHandler } from './field-handler.js';
+import { echo } from '../../text/echo.js';
 
 /**
  * DateHandler (docs/design/rules/schema-and-validation.md §5.2). Parsing reproduces the reference's date library
@@ -16,7 +17,7 @@ export function createDateHandler(field: string, rule: DateRule): ScalarFieldHan
       if (date === undefined) {
         throw new IdentifierError(
           `Failed to parse date value for field '${field}'`,
-          `Field '${field}' contains invalid date '${text}'. Expected: YYYY-MM-DD, YYYYMMDD, or YYYY-DDD`,
+          `Field '${field}' contains invalid date '${echo(text)}'. Expected: YYYY-MM-DD, YYYYMMDD, or YYYY-DDD`,
         );
       }
       return formatCalendarDate(date, separator);

@@ -3,6 +3,7 @@ import { IdentifierError } from '../identifier-error.js';
 import type { EnumRule } from '../identifier-rule.js';
 import { singleOperator } from './constraint-object.js';
 import type { Constraint, ScalarFieldHandler } from './field-handler.js';
+import { echo } from '../../text/echo.js';
 
 /**
  * EnumHandler (docs/design/rules/schema-and-validation.md §5.4): one of the configured values, compared after full
@@ -16,7 +17,7 @@ export function createEnumHandler(field: string, rule: EnumRule): ScalarFieldHan
     canonicalize(text: string): string {
       const lower = text.toLowerCase();
       if (!allowedSet.has(lower)) {
-        throw new IdentifierError(`Field '${field}' has invalid value '${text}'. Allowed: [${rule.values.join(', ')}]`);
+        throw new IdentifierError(`Field '${field}' has invalid value '${echo(text)}'. Allowed: [${rule.values.join(', ')}]`);
       }
       return lower;
     },
@@ -24,11 +25,11 @@ export function createEnumHandler(field: string, rule: EnumRule): ScalarFieldHan
       const [operator, operand] = singleOperator(field, constraint);
       const readMember = (member: JsonValue): string => {
         if (typeof member !== 'string') {
-          throw new IdentifierError(`Field '${field}' operator '${operator}' expects string value`);
+          throw new IdentifierError(`Field '${field}' operator '${echo(operator)}' expects string value`);
         }
         const lower = member.toLowerCase();
         if (!allowedSet.has(lower)) {
-          throw new IdentifierError(`Field '${field}' has invalid enum value '${lower}'. Allowed: [${allowed.join(', ')}]`);
+          throw new IdentifierError(`Field '${field}' has invalid enum value '${echo(lower)}'. Allowed: [${allowed.join(', ')}]`);
         }
         return lower;
       };
@@ -45,7 +46,7 @@ export function createEnumHandler(field: string, rule: EnumRule): ScalarFieldHan
           accepted = new Set(operand.map(readMember));
           break;
         default:
-          throw new IdentifierError(`Field '${field}' has invalid operator '${operator}'. Allowed for enum constraints: eq,in`);
+          throw new IdentifierError(`Field '${field}' has invalid operator '${echo(operator)}'. Allowed for enum constraints: eq,in`);
       }
       return {
         operator,

@@ -4,6 +4,7 @@ import type { FloatRule } from '../identifier-rule.js';
 import { canonicalFloatText, NumberParseError, parseRustF64 } from '../number-text.js';
 import { parseOrderedConstraint, type OrderedDomain } from './constraint-object.js';
 import type { ScalarFieldHandler } from './field-handler.js';
+import { echo } from '../../text/echo.js';
 
 /**
  * FloatHandler (docs/design/rules/schema-and-validation.md §5.6): finite doubles in Rust's literal syntax, printed
@@ -24,7 +25,7 @@ export function createFloatHandler(field: string, rule: FloatRule): ScalarFieldH
     kind: 'scalar',
     canonicalize(text: string): string {
       const value = parseFloatText(field, text);
-      if (!Number.isFinite(value)) throw new IdentifierError(`Field '${field}' must be a finite number, got: '${text}'`);
+      if (!Number.isFinite(value)) throw new IdentifierError(`Field '${field}' must be a finite number, got: '${echo(text)}'`);
       if (range !== undefined && (value < range[0] || value > range[1])) {
         throw new IdentifierError(
           `Field '${field}' value ${canonicalFloatText(value)} is outside allowed range [${canonicalFloatText(range[0])}, ${canonicalFloatText(range[1])}]`,
@@ -46,7 +47,7 @@ function parseFloatText(field: string, text: string): number {
     return parseRustF64(text);
   } catch (error) {
     if (error instanceof NumberParseError) {
-      throw new IdentifierError(`Field '${field}' must be a valid number, got: '${text}'`, error.message);
+      throw new IdentifierError(`Field '${field}' must be a valid number, got: '${echo(text)}'`, error.message);
     }
     throw error;
   }
@@ -63,11 +64,11 @@ function finiteOrUndefined(token: string): number | undefined {
 
 function numericOperand(field: string, operand: JsonValue, operator: string): number {
   if (!(operand instanceof JsonNumber)) {
-    throw new IdentifierError(`Field '${field}' operator '${operator}' expects numeric value`);
+    throw new IdentifierError(`Field '${field}' operator '${echo(operator)}' expects numeric value`);
   }
   const value = operand.toNumber();
   if (!Number.isFinite(value)) {
-    throw new IdentifierError(`Field '${field}' operator '${operator}' expects finite numeric value`);
+    throw new IdentifierError(`Field '${field}' operator '${echo(operator)}' expects finite numeric value`);
   }
   return value;
 }

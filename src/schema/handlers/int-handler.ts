@@ -4,6 +4,7 @@ import type { IntRule } from '../identifier-rule.js';
 import { NumberParseError, parseRustI64 } from '../number-text.js';
 import { parseOrderedConstraint, type OrderedDomain } from './constraint-object.js';
 import type { ScalarFieldHandler } from './field-handler.js';
+import { echo } from '../../text/echo.js';
 
 /**
  * IntHandler (docs/design/rules/schema-and-validation.md §5.5): signed 64-bit integers, kept as `bigint` end to end
@@ -42,7 +43,7 @@ function parseInteger(field: string, text: string): bigint {
     return parseRustI64(text);
   } catch (error) {
     if (error instanceof NumberParseError) {
-      throw new IdentifierError(`Field '${field}' must be a valid integer, got: '${text}'`, error.message);
+      throw new IdentifierError(`Field '${field}' must be a valid integer, got: '${echo(text)}'`, error.message);
     }
     throw error;
   }
@@ -66,5 +67,5 @@ function integerOperand(field: string, operand: JsonValue, operator: string): bi
     const value = parsedOrUndefined(operand.source);
     if (value !== undefined) return value;
   }
-  throw new IdentifierError(`Field '${field}' operator '${operator}' expects integer value`);
+  throw new IdentifierError(`Field '${field}' operator '${echo(operator)}' expects integer value`);
 }

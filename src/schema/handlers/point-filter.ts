@@ -5,6 +5,7 @@ import { trimRust } from '../../text/rust-whitespace.js';
 import { scalarText } from '../scalar-text.js';
 import { jsonArrayInString, parsedCoordinate, readJsonCoordinatePair } from './coordinates.js';
 import type { LatLon } from './field-handler.js';
+import { echo } from '../../text/echo.js';
 
 /** The legacy text form's prefix (docs/design/rules/schema-and-validation.md §5.10), unchanged. */
 const INVALID_PAIR = "identifier.point must be a valid 'lat,lon' coordinate pair: ";
@@ -54,9 +55,9 @@ function parsePointText(text: string): LatLon {
   if (tokens.length > 2) throw invalid("Point must contain exactly two values: 'lat,lon'");
   const [latToken = '', lonToken = ''] = tokens;
   const lat = parsedCoordinate(latToken);
-  if (lat === undefined) throw invalid(`Invalid latitude value: ${latToken}`);
+  if (lat === undefined) throw invalid(`Invalid latitude value: ${echo(latToken)}`);
   const lon = parsedCoordinate(lonToken);
-  if (lon === undefined) throw invalid(`Invalid longitude value: ${lonToken}`);
+  if (lon === undefined) throw invalid(`Invalid longitude value: ${echo(lonToken)}`);
   if (!(lat >= -90 && lat <= 90)) throw invalid(`Latitude out of range [-90, 90]: ${canonicalFloatText(lat)}`);
   if (!(lon >= -180 && lon <= 180)) throw invalid(`Longitude out of range [-180, 180]: ${canonicalFloatText(lon)}`);
   return [lat, lon];

@@ -13,6 +13,7 @@ import {
   readJsonCoordinatePair,
 } from './coordinates.js';
 import type { LatLon, PolygonFieldHandler, PolygonValue } from './field-handler.js';
+import { echo } from '../../text/echo.js';
 
 /** A string that looks like JSON (it starts with `[`) but is not a JSON array (docs/design/rules/reference-0.13.md §3). */
 const NOT_AN_ARRAY = 'polygon must be an array of [lat,lon] points or a compatible string';
@@ -95,9 +96,9 @@ function parseTextRing(text: string, invalid: Invalid): LatLon[] {
     const latToken = tokens[i] ?? '';
     const lonToken = tokens[i + 1] ?? '';
     const lat = parsedCoordinate(latToken);
-    if (lat === undefined) throw invalid(`could not parse latitude '${latToken}' as a number`);
+    if (lat === undefined) throw invalid(`could not parse latitude '${echo(latToken)}' as a number`);
     const lon = parsedCoordinate(lonToken);
-    if (lon === undefined) throw invalid(`could not parse longitude '${lonToken}' as a number`);
+    if (lon === undefined) throw invalid(`could not parse longitude '${echo(lonToken)}' as a number`);
     const problem = latitudeRangeProblem(lat) ?? longitudeRangeProblem(lon);
     if (problem !== undefined) throw invalid(problem);
     ring.push([lat, lon]);

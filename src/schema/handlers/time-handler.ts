@@ -1,5 +1,6 @@
 import { IdentifierError } from '../identifier-error.js';
 import type { ScalarFieldHandler } from './field-handler.js';
+import { echo } from '../../text/echo.js';
 
 // Digits are ASCII only (D24): the reference's Unicode-aware `\d` let `١٢:٣٠` through to a
 // failing integer parse and a 500; here it is simply not HH:MM.
@@ -28,7 +29,7 @@ export function createTimeHandler(field: string): ScalarFieldHandler {
         const match = HOURS_AND_MINUTES.exec(text);
         if (!match) {
           throw new IdentifierError(
-            `Field '${field}' has invalid HH:MM format '${text}'. Expected format: HH:MM (e.g., 14:30, 9:05)`,
+            `Field '${field}' has invalid HH:MM format '${echo(text)}'. Expected format: HH:MM (e.g., 14:30, 9:05)`,
           );
         }
         return checked(Number(match[1]), Number(match[2]));
@@ -37,12 +38,12 @@ export function createTimeHandler(field: string): ScalarFieldHandler {
         const match = FOUR_DIGITS.exec(text);
         if (!match) {
           throw new IdentifierError(
-            `Field '${field}' has invalid HHMM format '${text}'. Expected format: HHMM with exactly 4 digits (e.g., 1430, 0905)`,
+            `Field '${field}' has invalid HHMM format '${echo(text)}'. Expected format: HHMM with exactly 4 digits (e.g., 1430, 0905)`,
           );
         }
         return checked(Number(match[1]), Number(match[2]));
       }
-      throw new IdentifierError(`Field '${field}' has invalid time format '${text}'. Expected: H, HH, HH:MM, or HHMM`);
+      throw new IdentifierError(`Field '${field}' has invalid time format '${echo(text)}'. Expected: H, HH, HH:MM, or HHMM`);
     },
   };
 }

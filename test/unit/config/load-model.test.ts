@@ -39,7 +39,7 @@ describe('defaults', () => {
         cors: { allowed_origins: [] },
         workers: 1,
       },
-      logging: { level: 'info', access_log: 'debug', otlp: { enabled: false, protocol: 'grpc' } },
+      logging: { level: 'info', access_log: 'debug', max_buffered_bytes: 16_777_216, client_error_lines_per_second: 20, otlp: { enabled: false, protocol: 'grpc' } },
       auth: { enabled: false, mode: 'direct', auth_o_tron_url: '', jwt_secret: '', admin_roles: {}, timeout_ms: 5000 },
       metrics: { enabled: false, host: '127.0.0.1' },
       notification_backend: {
@@ -95,9 +95,21 @@ describe('defaults', () => {
 
   it('defaults each logging field on its own (docs/design/rules/operations.md §7 item 3)', () => {
     const otlp = { enabled: false, protocol: 'grpc' };
-    expect(loadDoc({ logging: { format: 'json' } }).logging).toEqual({ level: 'info', format: 'json', access_log: 'debug', otlp });
-    expect(loadDoc({ logging: { level: 'debug' } }).logging).toEqual({ level: 'debug', access_log: 'debug', otlp });
-    expect(loadDoc({ logging: { access_log: 'info' } }).logging).toEqual({ level: 'info', access_log: 'info', otlp });
+    const bounds = { max_buffered_bytes: 16_777_216, client_error_lines_per_second: 20 };
+    expect(loadDoc({ logging: { format: 'json' } }).logging).toEqual({ level: 'info', format: 'json', access_log: 'debug', ...bounds, otlp });
+    expect(loadDoc({ logging: { level: 'debug' } }).logging).toEqual({ level: 'debug', access_log: 'debug', ...bounds, otlp });
+    expect(loadDoc({ logging: { access_log: 'info' } }).logging).toEqual({ level: 'info', access_log: 'info', ...bounds, otlp });
+    expect(loadDoc({ logging: { max_buffered_bytes: 1_048_576 } }).logging).toEqual({ level: 'info', access_log: 'debug', ...bounds, max_buffered_bytes: 1_048_576, otlp });
+    expect(loadDoc({ logging: { client_error_lines_per_second: 1 } }).logging).toEqual({ level: 'info', access_log: 'debug', ...bounds, client_error_lines_per_second: 1, otlp });
+  });
+
+  it('refuses a stdout bound under 1 MiB and a line limit under 1 before any logger exists (D45)', () => {
+    expect(loadError(() => loadDoc({ logging: { max_buffered_bytes: 4096 } }))).toBe(
+      'logging.max_buffered_bytes: must be an integer >= 1048576, got 4096',
+    );
+    expect(loadError(() => loadDoc({ logging: { client_error_lines_per_second: 0 } }))).toBe(
+      'logging.client_error_lines_per_second: must be an integer >= 1, got 0',
+    );
   });
 
   it('accepts any logging level text (it is never a startup error)', () => {

@@ -22,7 +22,13 @@ describe('logging.otlp (docs/design/rules/reference-0.13.md §7)', () => {
 
   it('keeps the other defaults when only otlp is written', () => {
     const config = loadDoc({ logging: { otlp: { enabled: true, endpoint: 'collector:4317' } } });
-    expect(config.logging).toEqual({ level: 'info', access_log: 'debug', otlp: { enabled: true, endpoint: 'collector:4317', protocol: 'grpc' } });
+    expect(config.logging).toEqual({
+      level: 'info',
+      access_log: 'debug',
+      max_buffered_bytes: 16_777_216,
+      client_error_lines_per_second: 20,
+      otlp: { enabled: true, endpoint: 'collector:4317', protocol: 'grpc' },
+    });
   });
 
   it.each([

@@ -179,6 +179,26 @@ describe('aviso_otlp_* (docs/design/rules/reference-0.13.md §7)', () => {
   });
 });
 
+describe('aviso_log_lines_* (D45)', () => {
+  it('are 0 without a logger to read', async () => {
+    const exposition = await Exposition.of(metrics());
+    expect(exposition.value('aviso_log_lines_dropped_total')).toBe(0);
+    expect(exposition.value('aviso_log_lines_rate_limited_total')).toBe(0);
+  });
+
+  it("follow the logger's totals at every scrape", async () => {
+    let stats = { droppedLines: 5, rateLimitedLines: 900 };
+    const m = metrics({ logStats: () => stats });
+    let exposition = await Exposition.of(m);
+    expect(exposition.value('aviso_log_lines_dropped_total')).toBe(5);
+    expect(exposition.value('aviso_log_lines_rate_limited_total')).toBe(900);
+    stats = { droppedLines: 7, rateLimitedLines: 1_000 };
+    exposition = await Exposition.of(m);
+    expect(exposition.value('aviso_log_lines_dropped_total')).toBe(7);
+    expect(exposition.value('aviso_log_lines_rate_limited_total')).toBe(1_000);
+  });
+});
+
 describe('aviso_jetstream_live_gap_sequences_total (D39)', () => {
   const value = (exposition: Exposition, outcome: string) =>
     exposition.value('aviso_jetstream_live_gap_sequences_total', { outcome });
@@ -288,6 +308,8 @@ describe('createPrometheusMetrics: inventory', () => {
       aviso_ecpds_fetch_total: 'counter',
       aviso_otlp_export_failures_total: 'counter',
       aviso_otlp_suppressed_log_records_total: 'counter',
+      aviso_log_lines_dropped_total: 'counter',
+      aviso_log_lines_rate_limited_total: 'counter',
       aviso_jetstream_live_gap_sequences_total: 'counter',
       aviso_memory_history_evictions_total: 'counter',
       aviso_memory_history_bytes: 'gauge',
@@ -340,6 +362,8 @@ describe('createPrometheusMetrics: inventory', () => {
       aviso_ecpds_fetch_total: ['outcome'],
       aviso_otlp_export_failures_total: [],
       aviso_otlp_suppressed_log_records_total: [],
+      aviso_log_lines_dropped_total: [],
+      aviso_log_lines_rate_limited_total: [],
       aviso_jetstream_live_gap_sequences_total: ['outcome'],
       aviso_memory_history_evictions_total: ['cause'],
       aviso_memory_history_bytes: [],

@@ -182,6 +182,27 @@ describe('export health accounting', () => {
     await vi.waitFor(() => expect(sink.stats().exportFailures).toBe(1));
   });
 
+  it('bounds the queue in characters of line text too (D45): long lines are refused before the record count is reached', async () => {
+    const exporter = new ScriptedExporter();
+    exporter.mode = 'hang';
+    const { sink, logger } = pipeline(exporter, { maxQueueCharacters: 20_000, maxExportBatchSize: 2, exportTimeoutMs: 60_000 });
+    logger.info('1');
+    logger.info('2'); // a full batch: exported at once, and that export hangs
+    await vi.waitFor(() => expect(exporter.pending).toHaveLength(1));
+    // Each line is about 5,200 characters with its resource and attributes: three fit in 20,000.
+    for (let i = 0; i < 10; i += 1) logger.info({ event_name: 'x', filler: 'f'.repeat(5_000) }, `long ${i}`);
+    expect(sink.stats()).toEqual({ exportFailures: 0, suppressedRecords: 7 });
+    // The queue takes short lines again once an export has taken the long ones.
+    exporter.pending[0]?.({ code: ExportResultCode.SUCCESS });
+    await vi.waitFor(() => expect(exporter.batches.length).toBeGreaterThanOrEqual(2));
+    exporter.mode = 'succeed';
+    for (const answer of exporter.pending.splice(0)) answer({ code: ExportResultCode.SUCCESS });
+    await vi.waitFor(() => expect(exporter.records().filter((r) => String(r.body).startsWith('long'))).toHaveLength(3));
+    logger.info('short');
+    await vi.waitFor(() => expect(exporter.records().map((r) => r.body)).toContain('short'));
+    expect(sink.stats().suppressedRecords).toBe(7);
+  });
+
   it('counts a late answer after the timeout only once', async () => {
     const exporter = new ScriptedExporter();
     exporter.mode = 'hang';
