@@ -106,7 +106,49 @@ export interface Notification {
   readonly time: string;
   /** The CloudEvent exactly as received, parsed. */
   readonly cloudEvent: Readonly<Record<string, unknown>>;
+  /**
+   * What the server said on this stream since the previous notification was handed, in order:
+   * history it no longer stores (`history_gap`) and a numbering that started again
+   * (`sequence_reset`). Absent when it said nothing. Each notice is also reported as a status.
+   */
+  readonly notices?: readonly StreamNotice[];
 }
+
+/**
+ * A `history_gap` frame (docs/streaming.md "History gaps"): sequences `firstSequence` to
+ * `lastSequence` lost history the request asked for, or may have; the stream goes on with the
+ * notifications after them.
+ */
+export interface HistoryGapNotice {
+  readonly type: 'history_gap';
+  readonly firstSequence: number;
+  readonly lastSequence: number;
+  /** Notifications of the request's topics lost in the range, or `null` when the server does not know how many. */
+  readonly lost: number | null;
+  /** `request`: they were of the request's topics; `stream`: the server lost the range without knowing whose it was. */
+  readonly scope: 'request' | 'stream';
+  /** The server's words for the same. */
+  readonly message: string;
+  /** The control frame as received. */
+  readonly frame: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * A `sequence_reset` frame (docs/streaming.md "A start beyond the stream"): the stream's
+ * numbering started again under the client, so the stream replays from its first sequence. The
+ * watch's position (and a state store's cursor) moved to the new numbering.
+ */
+export interface SequenceResetNotice {
+  readonly type: 'sequence_reset';
+  /** The start the client asked for, in the old numbering. */
+  readonly requestedSequence: number;
+  /** The stream's last sequence in the new numbering when it said so. */
+  readonly lastSequence: number;
+  readonly message: string;
+  readonly frame: Readonly<Record<string, unknown>>;
+}
+
+export type StreamNotice = HistoryGapNotice | SequenceResetNotice;
 
 /** The confirmed opening of one connection. */
 export interface StreamOpening {
@@ -120,6 +162,10 @@ export interface StreamOpening {
 export type WatchStatus =
   | { readonly type: 'opened'; readonly opening: StreamOpening; readonly attempt: number }
   | { readonly type: 'control'; readonly frame: Readonly<Record<string, unknown>> }
+  /** A `history_gap`, reported when the iteration reaches it (just before the notification it is attached to). */
+  | { readonly type: 'historyGap'; readonly gap: HistoryGapNotice }
+  /** A `sequence_reset`, reported when the iteration reaches it, once the position moved to the new numbering. */
+  | { readonly type: 'sequenceReset'; readonly reset: SequenceResetNotice }
   | { readonly type: 'reconnecting'; readonly delayMs: number; readonly attempt: number; readonly reason: string }
   | { readonly type: 'ended'; readonly reason: string }
   /** The commit of `flushCursorOnExit` failed: the next run may deliver that notification again. */

@@ -29,7 +29,8 @@ async function nodeModules(): Promise<{ fs: typeof FsPromises; path: typeof Node
  * The aviso client's state file (`{"version":1,"key_format_version":1,"checkpoints":{...}}`), so
  * the Rust `aviso` and this library share one file. Every put runs under the aviso client's own
  * lock (an exclusive `flock` on `<path>.lock`, file-lock.ts), re-reads the file, merges
- * monotonically (the higher sequence wins, every other key is kept) and replaces the file
+ * monotonically (the higher sequence wins, every other key is kept; a `rewind` after a reset
+ * numbering replaces its one key) and replaces the file
  * atomically (temp file, fsync, rename, fsync of the directory). Puts of one store are also
  * serialised inside the process. The parent directory must exist; the file and its lock are
  * created on the first put.
@@ -58,12 +59,21 @@ export class JsonFileStore implements StateStore {
   }
 
   put(key: string, checkpoint: Checkpoint): Promise<void> {
-    const run = this.queue.then(() => this.putLocked(key, checkpoint));
+    return this.enqueue(() => this.writeLocked(key, checkpoint, 'forward'));
+  }
+
+  /** Writes the checkpoint whatever the stored one (a reset numbering), under the same lock and merge of the other keys. */
+  rewind(key: string, checkpoint: Checkpoint): Promise<void> {
+    return this.enqueue(() => this.writeLocked(key, checkpoint, 'replace'));
+  }
+
+  private enqueue(write: () => Promise<void>): Promise<void> {
+    const run = this.queue.then(write);
     this.queue = run.catch(() => undefined);
     return run;
   }
 
-  private async putLocked(key: string, checkpoint: Checkpoint): Promise<void> {
+  private async writeLocked(key: string, checkpoint: Checkpoint, mode: 'forward' | 'replace'): Promise<void> {
     const keyVersion = await this.keyFormatVersion();
     const { fs, path } = await nodeModules();
     try {
@@ -75,7 +85,7 @@ export class JsonFileStore implements StateStore {
           );
         }
         const current = document.checkpoints[key];
-        if (current !== undefined && current.last_committed_sequence >= checkpoint.lastCommittedSequence) return;
+        if (current !== undefined && mode === 'forward' && current.last_committed_sequence >= checkpoint.lastCommittedSequence) return;
         document.checkpoints[key] = { last_committed_sequence: checkpoint.lastCommittedSequence, last_event_id: checkpoint.lastEventId };
         await this.writeAtomically(fs, path, `${JSON.stringify(document, null, 2)}\n`);
       });

@@ -15,4 +15,9 @@ export class MemoryStore implements StateStore {
     }
     return Promise.resolve();
   }
+
+  rewind(key: string, checkpoint: Checkpoint): Promise<void> {
+    this.checkpoints.set(key, checkpoint);
+    return Promise.resolve();
+  }
 }

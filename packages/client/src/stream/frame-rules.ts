@@ -1,20 +1,25 @@
 import { HistoryGapError, StreamProtocolError } from '../errors.js';
+import type { StreamNotice } from '../types.js';
+import { historyGapNotice, sequenceResetNotice } from './notices.js';
 import type { SseFrame } from './sse-reader.js';
 
 /**
  * What the supervisor does with one SSE frame, with the aviso client's tolerance: before the
  * opening control, heartbeats and events it does not know are skipped (they cannot confirm a
  * stream); after it, unknown events, unknown `replay-control` types and a repeated
- * `connection_established` are ignored. Only what the aviso client treats as fatal is fatal: an
- * `error` event, a close or a notification before the opening, data that is not JSON in an event
- * it reads, a replay limit, and (in the caller) a malformed notification.
+ * `connection_established` are ignored. The server's `history_gap` and `sequence_reset` are
+ * notices for the consumer after the opening, and as fatal as any other control before it. Only
+ * what the aviso client treats as fatal is fatal: an `error` event, a close or a notification
+ * before the opening, data that is not JSON in an event it reads, a replay limit, and (in the
+ * caller) a malformed notification.
  */
 export type FrameAction =
   | { readonly kind: 'skip' }
   | { readonly kind: 'opened'; readonly data: Record<string, unknown> }
   | { readonly kind: 'notification'; readonly data: Record<string, unknown> }
   | { readonly kind: 'close'; readonly data: Record<string, unknown> }
-  | { readonly kind: 'control'; readonly data: Record<string, unknown> };
+  | { readonly kind: 'control'; readonly data: Record<string, unknown> }
+  | { readonly kind: 'notice'; readonly notice: StreamNotice };
 
 const SKIP: FrameAction = { kind: 'skip' };
 const STREAM_EVENTS = new Set(['live-notification', 'replay', 'replay-control']);
@@ -63,6 +68,8 @@ export function frameAction(frame: SseFrame): FrameAction {
     case 'replay-control': {
       const data = parseObject(frame);
       if (data.type === 'replay_completed') return { kind: 'control', data };
+      if (data.type === 'history_gap') return { kind: 'notice', notice: historyGapNotice(data) };
+      if (data.type === 'sequence_reset') return { kind: 'notice', notice: sequenceResetNotice(data) };
       if (data.type === 'notification_replay_limit_reached') {
         if (typeof data.max_allowed !== 'number') throw new StreamProtocolError('replay-control: notification_replay_limit_reached missing max_allowed');
         throw new HistoryGapError({ kind: 'replay_limit_reached', maxAllowed: data.max_allowed });

@@ -1,9 +1,8 @@
 import { sleep, type TimerHandle } from '../clock.js';
 import type { StreamContext } from './stream-context.js';
-import { AvisoError, ConfigError, describeNetworkFailure, HistoryGapError, StateStoreError, TransportError } from '../errors.js';
-import { resumeKey } from '../state/resume-key.js';
+import { AvisoError, ConfigError, describeNetworkFailure, TransportError } from '../errors.js';
 import type { StateStore } from '../state/store.js';
-import type { Notification, StreamOpening, WatchRequest, WatchStatus } from '../types.js';
+import type { Notification, StreamNotice, StreamOpening, WatchRequest, WatchStatus } from '../types.js';
 import { backoffDelay, DEFAULT_HEARTBEAT_INTERVAL_MS, OPENING_DEADLINE_MS, watchdogTimeout } from './backoff.js';
 import { decodeNotification } from './frames.js';
 import { frameAction, openingAction } from './frame-rules.js';
@@ -11,7 +10,8 @@ import { closeOutcome, responseOutcome, type Outcome } from './outcomes.js';
 import { watchBody } from './watch-body.js';
 import { BoundedQueue } from './queue.js';
 import { SseReader, type SseFrame } from './sse-reader.js';
-
+import { WatchCursor } from './watch-cursor.js';
+import { WireSequence } from './wire-sequence.js';
 
 interface ConnectionState {
   opened: boolean;
@@ -20,12 +20,13 @@ interface ConnectionState {
   readonly cancelDeadline: () => void;
 }
 
-const DEFAULT_QUEUE = 128;
+/**
+ * What the supervisor hands over, in stream order: a notification, or a notice the consumer
+ * meets just before the notification that follows it.
+ */
+type QueueEntry = { readonly notification: Notification } | { readonly notice: StreamNotice };
 
-/** A state store's failure as a StateStoreError (kept as it is when it already is one). */
-function storeFailure(operation: 'get' | 'put', error: unknown): StateStoreError {
-  return error instanceof StateStoreError ? error : new StateStoreError(`state store ${operation} failed: ${(error as Error).message}`, { cause: error });
-}
+const DEFAULT_QUEUE = 128;
 
 /**
  * A supervised watch (docs/design/rules/client.md §3): an async iterator of notifications that reconnects and
@@ -37,35 +38,32 @@ export class NotificationStream implements AsyncIterableIterator<Notification> {
   private resolveReady!: (opening: StreamOpening) => void;
   private rejectReady!: (error: unknown) => void;
   private readonly abort = new AbortController();
-  private readonly queue: BoundedQueue<Notification>;
+  private readonly queue: BoundedQueue<QueueEntry>;
   private readonly store: StateStore | undefined;
   private readonly replay: boolean;
   private readonly ranged: boolean;
-  private readonly unfiltered: boolean;
   private readonly heartbeatMs: number;
-  private key: string | undefined;
+  /** Repeats and gaps on the wire; an unfiltered watch's sequences are consecutive. */
+  private readonly wire: WireSequence;
+  /** The consumer's position and its state store. */
+  private readonly cursor: WatchCursor;
   private failure: unknown;
   private failureReported = false;
   private finished = false;
   private confirmedEver = false;
   private attempt = 0;
   private refreshedThisCycle = false;
-  /** Highest sequence handed to the consumer. */
-  private handed: number | undefined;
-  /** Highest sequence accepted from the wire since the last reconnect (for duplicates and gaps). */
-  private received: number | undefined;
-  private committed: number | undefined;
-  private pending: Notification | undefined;
+  /** Notices the consumer met since the last notification handed, for the next one. */
+  private notices: StreamNotice[] = [];
   private pinnedEnd: number | undefined;
-  /** The gap baseline before anything is handed: the stored cursor, when it decides the start. */
-  private baseline: number | undefined;
   private exitFlush: Promise<void> | undefined;
 
   constructor(private readonly client: StreamContext, private readonly request: WatchRequest) {
     this.ranged = request.to !== undefined;
     this.replay = request.replayOnly === true || this.ranged;
     this.store = request.stateStore;
-    this.unfiltered = Object.keys(request.identifier ?? {}).length === 0;
+    this.wire = new WireSequence(Object.keys(request.identifier ?? {}).length === 0);
+    this.cursor = new WatchCursor(this.store, request.from !== undefined);
     this.heartbeatMs = request.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS;
     this.queue = new BoundedQueue(request.queueSize ?? (this.store ? 1 : DEFAULT_QUEUE));
     this.ready = new Promise((resolve, reject) => {
@@ -87,18 +85,22 @@ export class NotificationStream implements AsyncIterableIterator<Notification> {
     return this;
   }
 
-  /** Highest sequence handed to the consumer so far. */
+  /** Highest sequence handed to the consumer so far, in the stream's current numbering. */
   get lastSequence(): number | undefined {
-    return this.handed;
+    return this.cursor.lastHanded;
   }
 
   async next(): Promise<IteratorResult<Notification>> {
     for (;;) {
       await this.commitPending();
-      const item = this.queue.shift();
-      if (item !== undefined) {
-        this.handed = item.sequence;
-        if (this.store) this.pending = item;
+      const entry = this.queue.shift();
+      if (entry !== undefined && 'notice' in entry) {
+        await this.meetNotice(entry.notice);
+        continue;
+      }
+      if (entry !== undefined) {
+        const item = this.notices.length === 0 ? entry.notification : { ...entry.notification, notices: this.notices.splice(0) };
+        this.cursor.handOver(item);
         return { value: item, done: false };
       }
       if (this.failure !== undefined && !this.failureReported) {
@@ -144,20 +146,34 @@ export class NotificationStream implements AsyncIterableIterator<Notification> {
     this.request.onStatus?.(status);
   }
 
-  private async commitPending(): Promise<void> {
-    const item = this.pending;
-    if (!this.store || item === undefined || this.key === undefined) return;
-    this.pending = undefined;
-    if (this.committed !== undefined && item.sequence <= this.committed) return;
-    try {
-      await this.store.put(this.key, { lastCommittedSequence: item.sequence, lastEventId: `${item.eventType}@${item.sequence}` });
-    } catch (error) {
-      const failure = storeFailure('put', error);
-      this.fail(failure);
-      this.failureReported = true;
-      throw failure;
+  /**
+   * A notice reaches the consumer in stream order: after the notifications before it were handed
+   * (and, with a store, the last of them committed), before the one after it. It is reported
+   * then, so a consumer sees it even when no notification follows (a gap at the end of a replay).
+   */
+  private async meetNotice(notice: StreamNotice): Promise<void> {
+    this.notices.push(notice);
+    if (notice.type === 'history_gap') {
+      this.status({ type: 'historyGap', gap: notice });
+      return;
     }
-    this.committed = item.sequence;
+    await this.storeStep(() => this.cursor.moveToNewNumbering());
+    this.status({ type: 'sequenceReset', reset: notice });
+  }
+
+  /** A store failure ends the stream; the caller sees it thrown here, not again from `next()`. */
+  private async storeStep(step: () => Promise<void>): Promise<void> {
+    try {
+      await step();
+    } catch (error) {
+      this.fail(error);
+      this.failureReported = true;
+      throw error;
+    }
+  }
+
+  private commitPending(): Promise<void> {
+    return this.storeStep(() => this.cursor.commitPending());
   }
 
   private fail(error: unknown): void {
@@ -179,22 +195,25 @@ export class NotificationStream implements AsyncIterableIterator<Notification> {
   private async run(): Promise<void> {
     try {
       this.validate();
-      if (this.store) await this.loadCursor(this.store);
-      if (this.replay && this.request.from === undefined && this.committed === undefined) {
+      await this.cursor.load(this.client.baseUrlInput, this.request.eventType, this.request.identifier ?? {});
+      this.wire.restart(this.cursor.wireBaseline);
+      if (this.replay && this.request.from === undefined && !this.cursor.hasStoredCursor) {
         throw new ConfigError('replayOnly needs a start (from) or a stored cursor');
       }
       const startupDeadline = this.request.startupTimeoutMs === undefined ? undefined : this.client.clock.now() + this.request.startupTimeoutMs;
       for (;;) {
         if (this.abort.signal.aborted) return;
-        const resumeAfter = this.resumeAfter();
+        const resumeAfter = this.cursor.resumeAfter();
         if (this.pinnedEnd !== undefined && resumeAfter !== undefined && resumeAfter >= this.pinnedEnd) return;
         const outcome = await this.connect(this.body(resumeAfter));
         if (outcome.kind === 'finished') return;
         // A range whose pinned end already came off the wire is complete: what is queued is handed over, nothing is asked again.
-        if (this.pinnedEnd !== undefined && this.received !== undefined && this.received >= this.pinnedEnd) return;
-        // Undelivered notifications are fetched again from the resume cursor.
-        this.queue.clear();
-        this.received = this.handed ?? this.baseline;
+        const received = this.wire.lastAccepted;
+        if (this.pinnedEnd !== undefined && received !== undefined && received >= this.pinnedEnd) return;
+        // Undelivered notifications and gaps are fetched again from the resume cursor. A reset the
+        // consumer has not met stays: the server will not say it again to a resume in the new numbering.
+        this.queue.retain((entry) => 'notice' in entry && entry.notice.type === 'sequence_reset');
+        this.wire.restart(this.cursor.wireBaseline);
         const wait = outcome.wait === 'now' ? 0 : outcome.wait === 'backoff' ? backoffDelay(this.attempt++, () => this.client.clock.random()) : outcome.wait;
         if (!this.confirmedEver && startupDeadline !== undefined && this.client.clock.now() + wait > startupDeadline) {
           throw new TransportError(`listener startup timeout exceeded: no stream confirmed open within ${this.request.startupTimeoutMs} ms (last: ${outcome.reason})`);
@@ -212,39 +231,6 @@ export class NotificationStream implements AsyncIterableIterator<Notification> {
       this.rejectReady(this.failure ?? new TransportError('the stream ended before it opened'));
       this.status({ type: 'ended', reason: this.failure === undefined ? 'finished' : String((this.failure as Error).name) });
     }
-  }
-
-  private async loadCursor(store: StateStore): Promise<void> {
-    let version: number | undefined;
-    try {
-      version = store.keyFormatVersion ? await store.keyFormatVersion() : undefined;
-    } catch (error) {
-      throw storeFailure('get', error);
-    }
-    this.key = await resumeKey(this.client.baseUrlInput, this.request.eventType, this.request.identifier ?? {}, version);
-    let checkpoint;
-    try {
-      checkpoint = await store.get(this.key);
-    } catch (error) {
-      throw storeFailure('get', error);
-    }
-    if (checkpoint !== undefined) {
-      this.committed = checkpoint.lastCommittedSequence;
-      // An explicit start is a rewind: its first sequence is unknown, so only a stored cursor sets the gap baseline.
-      if (this.request.from === undefined) this.received = this.baseline = this.committed;
-    }
-  }
-
-  /** The sequence after which a new connection resumes, if any is known. */
-  private resumeAfter(): number | undefined {
-    if (this.store) {
-      if (this.handed !== undefined && (this.committed === undefined || this.handed > this.committed)) {
-        // The handed one is not committed yet: resume at it (it is recognised and skipped as a duplicate).
-        return this.committed !== undefined ? Math.max(this.committed, this.handed - 1) : this.handed - 1;
-      }
-      return this.request.from !== undefined && this.handed === undefined ? undefined : this.committed;
-    }
-    return this.handed;
   }
 
   private body(resumeAfter: number | undefined): Record<string, unknown> {
@@ -342,6 +328,14 @@ export class NotificationStream implements AsyncIterableIterator<Notification> {
       case 'notification':
         await this.handleNotification(action.data);
         return undefined;
+      case 'notice':
+        if (action.notice.type === 'history_gap') this.wire.historyGap(action.notice);
+        else {
+          this.wire.sequenceReset();
+          this.cursor.resetQueued();
+        }
+        await this.queue.push({ notice: action.notice }, this.abort.signal);
+        return undefined;
       case 'opened':
         return undefined;
     }
@@ -375,12 +369,7 @@ export class NotificationStream implements AsyncIterableIterator<Notification> {
 
   private async handleNotification(data: Record<string, unknown>): Promise<void> {
     const notification = decodeNotification(data, this.request.eventType);
-    const sequence = notification.sequence;
-    if (this.received !== undefined && sequence <= this.received) return;
-    if (this.unfiltered && this.received !== undefined && sequence !== this.received + 1) {
-      throw new HistoryGapError({ kind: 'sequence_jump', expected: this.received + 1, observed: sequence });
-    }
-    this.received = sequence;
-    await this.queue.push(notification, this.abort.signal);
+    if (!this.wire.accept(notification.sequence)) return;
+    await this.queue.push({ notification }, this.abort.signal);
   }
 }

@@ -42,6 +42,14 @@ export class BoundedQueue<T> {
     this.wake('space');
   }
 
+  /** Drops what the consumer has not taken, except the items `keep` holds on to. */
+  retain(keep: (item: T) => boolean): void {
+    const kept = this.items.filter(keep);
+    this.items.length = 0;
+    this.items.push(...kept);
+    this.wake('space');
+  }
+
   /** Resolves when an item arrives or `wake` is called. */
   waitForItem(): Promise<void> {
     return new Promise((resolve) => this.itemWaiters.push(resolve));

@@ -1,8 +1,11 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BACKEND_KINDS, BackendUnderTest, useBackend } from '../../../../test/support/backends.js';
 import { startNatsServer, type NatsServerProcess } from '../../../../test/support/nats-server.js';
 import { startServer, type RunningServer } from '../../../../test/support/server-process.js';
-import { AvisoClient, type NotificationStream, type WatchStatus } from '../../src/index.js';
+import { AvisoClient, type HistoryGapNotice, type Notification, type NotificationStream, type WatchStatus } from '../../src/index.js';
 import { take } from '../support/take.js';
 
 /**
@@ -10,7 +13,8 @@ import { take } from '../support/take.js';
  * backends through real sockets: a SIGTERM and restart on the same port, a SIGKILL and restart,
  * a NATS restart, and a slow consumer closed by the server (D32). The client must lose nothing the
  * server still holds and redeliver at most one notification per cut (it redelivers none: it
- * resumes from the last handed sequence + 1 and drops what it already handed).
+ * resumes from the last handed sequence + 1 and drops what it already handed). What an in-memory
+ * server lost with its process is said (a history gap, D42), and its numbering carries on (D40).
  */
 const EVENT = 'dissemination';
 const IDENT = { destination: 'F', class: 'od' };
@@ -42,6 +46,16 @@ async function publish(client: AvisoClient, count: number, pad = ''): Promise<vo
   for (let i = 0; i < count; i++) await client.notify({ eventType: EVENT, identifier: IDENT, payload: { i, pad } });
 }
 
+async function takeNotifications(stream: NotificationStream, count: number): Promise<Notification[]> {
+  const seen: Notification[] = [];
+  while (seen.length < count) {
+    const next = await stream.next();
+    if (next.done) break;
+    seen.push(next.value);
+  }
+  return seen;
+}
+
 const range = (from: number, to: number): number[] => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 const config = (backend: BackendUnderTest, overrides: Record<string, unknown> = {}): Record<string, unknown> =>
   backend.config({ watch_endpoint: { sse_heartbeat_interval_sec: 1 }, ...overrides });
@@ -51,25 +65,32 @@ describe.each(BACKEND_KINDS)('server restarts (%s)', (kind) => {
 
   for (const signal of ['SIGTERM', 'SIGKILL'] as const) {
     it(`${signal} and a restart on the same port: the watch resumes`, async () => {
-      const first = await serve(config(backend));
+      // The in-memory numbering survives in a state directory both processes share (D40).
+      const stateDirectory = mkdtempSync(join(tmpdir(), 'aviso-faults-state-'));
+      const restartable =
+        kind === 'in_memory' ? config(backend, { notification_backend: { kind: 'in_memory', in_memory: { max_history_per_topic: 100, state_directory: stateDirectory } } }) : config(backend);
+      const first = await serve(restartable);
       const statuses: WatchStatus[] = [];
       const stream = watch(first.client, statuses);
       await publish(first.client, 5);
       // Two handed, three still on the wire or queued when the server goes.
       expect(await take(stream, 2)).toEqual([1, 2]);
       await stop(first.server, signal);
-      const second = await serve(config(backend), first.server.port);
+      const second = await serve(restartable, first.server.port);
+      await publish(second.client, 2);
       if (kind === 'jetstream') {
         // The stream outlives the server: nothing lost, nothing redelivered.
-        await publish(second.client, 2);
         expect(await take(stream, 5)).toEqual(range(3, 7));
       } else {
-        // The in-memory history died with the process and sequences start at 1 again: the client
-        // reconnects and delivers the new notifications above its cursor (2), dropping 1 and 2
-        // as already handed. What the dead process held cannot come back.
-        await publish(second.client, 4);
-        expect(await take(stream, 2)).toEqual([3, 4]);
+        // The in-memory history died with the process; the numbering carries on at 6. The client
+        // resumes at 3 and is told that 3 to 5 are gone, then gets 6 and 7 with that gap attached.
+        const [six, seven] = await takeNotifications(stream, 2);
+        expect([six?.sequence, seven?.sequence]).toEqual([6, 7]);
+        const gap: Partial<HistoryGapNotice> = { type: 'history_gap', firstSequence: 3, lastSequence: 5, scope: 'stream' };
+        expect(six?.notices).toEqual([expect.objectContaining(gap)]);
+        expect(statuses.filter((s) => s.type === 'historyGap')).toEqual([{ type: 'historyGap', gap: expect.objectContaining(gap) }]);
       }
+      rmSync(stateDirectory, { recursive: true, force: true });
       const reasons = statuses.flatMap((s) => (s.type === 'reconnecting' ? [s.reason] : []));
       if (signal === 'SIGTERM') expect(reasons[0]).toBe('server_shutdown');
       else expect(reasons[0]).toMatch(/^transport error|^the connection ended/);

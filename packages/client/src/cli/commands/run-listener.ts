@@ -2,6 +2,7 @@ import { type AvisoClient, type StateStore, type WatchRequest } from '../../inde
 import type { ListenerSpec } from '../listeners.js';
 import { runTriggers } from '../triggers/run.js';
 import { asIdentifier, describeListener, listenerLabel, triggerNotification, type CommandContext } from './common.js';
+import { noticeRecord } from './notice-records.js';
 import { RetryReporter } from './retry-reporter.js';
 
 export interface ListenerRun {
@@ -18,7 +19,8 @@ export interface ListenerRun {
 /**
  * Runs one listener until its stream ends, Ctrl+C, or a terminal error (thrown). Each
  * notification goes through every trigger before the next is pulled, and the library commits it
- * when the next is pulled. On the way out, whatever the reason, the last notification whose
+ * when the next is pulled. A history gap or a sequence reset the server says is one WARN record
+ * each, and the listener goes on. On the way out, whatever the reason, the last notification whose
  * triggers all succeeded is saved (the aviso command's flush of the cursor on exit); one whose
  * required trigger failed never is. A flush that fails is a warning: the only consequence is that
  * the next run delivers that notification again.
@@ -45,6 +47,10 @@ export async function runListener(client: AvisoClient, ctx: CommandContext, run:
       } else if (status.type === 'reconnecting') {
         const report = retries.retry(status.reason, status.delayMs);
         if (report) ctx.output.log.log('info', report.body, report.attributes);
+      } else if (status.type === 'historyGap' || status.type === 'sequenceReset') {
+        // Reported as the iteration reaches it: after the notifications before it, before the next.
+        const record = noticeRecord(label, status.type === 'historyGap' ? status.gap : status.reset);
+        ctx.output.log.log('warn', record.body, record.attributes);
       }
     },
   });
