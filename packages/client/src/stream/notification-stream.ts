@@ -203,17 +203,16 @@ export class NotificationStream implements AsyncIterableIterator<Notification> {
       const startupDeadline = this.request.startupTimeoutMs === undefined ? undefined : this.client.clock.now() + this.request.startupTimeoutMs;
       for (;;) {
         if (this.abort.signal.aborted) return;
-        const resumeAfter = this.cursor.resumeAfter();
+        const resumeAfter = this.receivedThrough() ?? this.cursor.resumeAfter();
         if (this.pinnedEnd !== undefined && resumeAfter !== undefined && resumeAfter >= this.pinnedEnd) return;
         const outcome = await this.connect(this.body(resumeAfter));
         if (outcome.kind === 'finished') return;
         // A range whose pinned end already came off the wire is complete: what is queued is handed over, nothing is asked again.
         const received = this.wire.lastAccepted;
         if (this.pinnedEnd !== undefined && received !== undefined && received >= this.pinnedEnd) return;
-        // Undelivered notifications and gaps are fetched again from the resume cursor. A reset the
-        // consumer has not met stays: the server will not say it again to a resume in the new numbering.
-        this.queue.retain((entry) => 'notice' in entry && entry.notice.type === 'sequence_reset');
-        this.wire.restart(this.cursor.wireBaseline);
+        // What was received stays queued for the consumer (the server may no longer hold it: an
+        // in-memory restart), and the next connection resumes after it.
+        this.wire.restart(this.receivedThrough() ?? this.cursor.wireBaseline);
         const wait = outcome.wait === 'now' ? 0 : outcome.wait === 'backoff' ? backoffDelay(this.attempt++, () => this.client.clock.random()) : outcome.wait;
         if (!this.confirmedEver && startupDeadline !== undefined && this.client.clock.now() + wait > startupDeadline) {
           throw new TransportError(`listener startup timeout exceeded: no stream confirmed open within ${this.request.startupTimeoutMs} ms (last: ${outcome.reason})`);
@@ -231,6 +230,19 @@ export class NotificationStream implements AsyncIterableIterator<Notification> {
       this.rejectReady(this.failure ?? new TransportError('the stream ended before it opened'));
       this.status({ type: 'ended', reason: this.failure === undefined ? 'finished' : String((this.failure as Error).name) });
     }
+  }
+
+  /**
+   * The last sequence received but not yet taken by the consumer, in the numbering the stream is in
+   * (after a queued `sequence_reset`, 0 until the new numbering's first); undefined when nothing waits.
+   */
+  private receivedThrough(): number | undefined {
+    let through: number | undefined;
+    for (const entry of this.queue.waiting()) {
+      if ('notification' in entry) through = entry.notification.sequence;
+      else if (entry.notice.type === 'sequence_reset') through = 0;
+    }
+    return through;
   }
 
   private body(resumeAfter: number | undefined): Record<string, unknown> {

@@ -42,12 +42,9 @@ export class BoundedQueue<T> {
     this.wake('space');
   }
 
-  /** Drops what the consumer has not taken, except the items `keep` holds on to. */
-  retain(keep: (item: T) => boolean): void {
-    const kept = this.items.filter(keep);
-    this.items.length = 0;
-    this.items.push(...kept);
-    this.wake('space');
+  /** What the consumer has not taken yet, oldest first. */
+  waiting(): readonly T[] {
+    return this.items;
   }
 
   /** Resolves when an item arrives or `wake` is called. */
