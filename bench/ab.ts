@@ -11,10 +11,12 @@ import { interleaved } from './support/interleave.js';
 import { startPrivateNats } from './support/nats.js';
 import { MARS_NOTIFICATION } from './support/notifications.js';
 import { median, round } from './support/stats.js';
+import { parse as parseYaml } from 'yaml';
 
 /**
  * A/B of the notify path of two builds (`node dist/bench/ab.js --a OLD/dist/src/main.js
- * [--b dist/src/main.js] [--backend jetstream] [--rounds 4] [--seconds 4] [--a-level warn] [--b-level warn]`): both servers run side
+ * [--b dist/src/main.js] [--backend jetstream] [--rounds 4] [--seconds 4] [--a-level warn] [--b-level warn]
+ * [--a-set path=value …] [--b-set path=value …]`): both servers run side
  * by side with the bench's configuration, autocannon loads them in turn (A B A B …), and each run
  * reports req/s and the server's CPU per request (user + system, and user alone, from /proc over the run, divided
  * by the 2xx answers). CPU per request moves much less than req/s when other work shares the
@@ -32,6 +34,11 @@ const { values } = parseArgs({
     // with either process in either role.
     'a-level': { type: 'string', default: 'info' },
     'b-level': { type: 'string', default: 'info' },
+    // A setting of one side only, `dotted.path=value` (the value read as YAML), repeatable: to
+    // measure what one setting costs with the same build on both sides, e.g.
+    // `--a-set notification_backend.in_memory.persist_sequences=false`.
+    'a-set': { type: 'string', multiple: true, default: [] },
+    'b-set': { type: 'string', multiple: true, default: [] },
   },
 });
 if (values.a === undefined) throw new Error('--a <main.js of the other build> is required');
@@ -44,18 +51,35 @@ const schemas = { mars: exampleSchema('mars', jetStream ? { storage_policy: { al
 
 const nats = jetStream ? await startPrivateNats() : undefined;
 const config = benchConfig({ schemas, backend: nats ? { kind: 'jetstream', natsUrl: nats.url } : { kind: 'in_memory' } });
+/** `config` with each `dotted.path=value` setting applied. */
+function withSettings(base: Record<string, unknown>, settings: readonly string[]): Record<string, unknown> {
+  const result = structuredClone(base);
+  for (const setting of settings) {
+    const at = setting.indexOf('=');
+    if (at < 1) throw new Error(`--a-set/--b-set take path=value, got '${setting}'`);
+    const path = setting.slice(0, at).split('.');
+    let node = result;
+    for (const key of path.slice(0, -1)) {
+      const next = node[key];
+      node = (node[key] = typeof next === 'object' && next !== null ? next : {}) as Record<string, unknown>;
+    }
+    node[path.at(-1) as string] = parseYaml(setting.slice(at + 1));
+  }
+  return result;
+}
 /** A side whose level hides `startup.server.started` gets a fixed free port and is awaited on `/health`. */
-async function startSide(entry: string, level: string): Promise<AvisoProcess> {
+async function startSide(entry: string, level: string, settings: readonly string[]): Promise<AvisoProcess> {
+  const own = withSettings(config, settings);
   if (level === 'info' || level === 'debug' || level === 'trace') {
-    return startAviso({ config: { ...config, logging: { level } }, entry: resolve(entry) });
+    return startAviso({ config: { ...own, logging: { level } }, entry: resolve(entry) });
   }
   const port = await findFreePort();
-  const application = { ...(config.application as Record<string, unknown>), port };
-  return startAviso({ config: { ...config, application, logging: { level } }, entry: resolve(entry), port });
+  const application = { ...(own.application as Record<string, unknown>), port };
+  return startAviso({ config: { ...own, application, logging: { level } }, entry: resolve(entry), port });
 }
 const sides: [[string, AvisoProcess], [string, AvisoProcess]] = [
-  ['A', await startSide(values.a, values['a-level'])],
-  ['B', await startSide(values.b, values['b-level'])],
+  ['A', await startSide(values.a, values['a-level'], values['a-set'] ?? [])],
+  ['B', await startSide(values.b, values['b-level'], values['b-set'] ?? [])],
 ];
 const nc = nats ? await connect({ servers: nats.url }) : undefined;
 interface Run {

@@ -13,6 +13,7 @@ import { IdempotencyTable } from './idempotency-table.js';
 import { SequenceLog } from './sequence-log.js';
 import { historyCursor, scanHistory } from './history-scan.js';
 import type { SequenceJournal } from './sequence-journal.js';
+import { VisibilityBatch } from './visibility-batch.js';
 import { ownMetadata, ownText, storedBytes } from '../../notification/stored-bytes.js';
 import { TopicHistories, type HistoryLimits } from './topic-histories.js';
 
@@ -38,8 +39,13 @@ export interface MemoryBackendOptions extends HistoryLimits {
  * publish on and is never forgotten: wipes empty it but keep its numbering.
  */
 interface BaseStream {
-  /** The last sequence assigned, which is H for this base. */
+  /** The last sequence assigned. */
   lastSequence: number;
+  /**
+   * The last sequence anyone may hear of, which is H for this base: the last one made visible at
+   * the end of its turn, after the journal (visibility-batch.ts).
+   */
+  visibleSequence: number;
   /** This base's stored notifications in sequence order. */
   readonly log: SequenceLog;
 }
@@ -67,6 +73,8 @@ export class MemoryBackend implements NotificationBackend {
   private readonly live = new LiveDispatch();
   private shutDown = false;
   readonly idempotency: IdempotencyTable;
+  /** What this turn stored, made visible at its end, after the journal (visibility-batch.ts). */
+  private readonly visibility: VisibilityBatch;
 
   constructor(private readonly options: MemoryBackendOptions) {
     this.histories = new TopicHistories(options);
@@ -84,18 +92,30 @@ export class MemoryBackend implements NotificationBackend {
     for (const [streamName, lastSequence] of options.journal?.restored ?? []) {
       const log = new SequenceLog();
       log.forgetThrough(lastSequence, restartedAtNs);
-      this.streams.set(streamName, { lastSequence, log });
+      this.streams.set(streamName, { lastSequence, visibleSequence: lastSequence, log });
     }
+    this.visibility = new VisibilityBatch(
+      options.journal,
+      (streamName, stored) => this.reveal(streamName, stored),
+      (_streamName, stored) => this.histories.remove(stored),
+    );
   }
 
   /** The deduplication id is not needed here (see `PublishOptions`). */
   async publish(notification: NotificationToStore): Promise<PublishResult> {
-    const stored = this.store(notification);
-    this.live.dispatch(stored);
+    const { streamName, stored } = this.store(notification);
+    await this.visibility.add(streamName, stored);
     return { sequence: stored.sequence };
   }
 
-  private store(notification: NotificationToStore): StoredNotification {
+  /** The notification becomes its base's history bound and reaches the live watchers, in one step (D10). */
+  private reveal(streamName: string, stored: StoredNotification): void {
+    const stream = this.streams.get(streamName);
+    if (stream) stream.visibleSequence = stored.sequence;
+    this.live.dispatch(stored);
+  }
+
+  private store(notification: NotificationToStore): { streamName: string; stored: StoredNotification } {
     const metadata = notification.metadata && Object.keys(notification.metadata).length > 0 ? notification.metadata : undefined;
     const bytes = storedBytes({ topic: notification.topic, payload: notification.payload, ...(metadata ? { metadata } : {}) });
     // Before a sequence is assigned or anything evicted. The floor startup puts under the budget
@@ -111,12 +131,10 @@ export class MemoryBackend implements NotificationBackend {
     const streamName = streamNameOfTopic(notification.topic);
     let stream = this.streams.get(streamName);
     if (!stream) {
-      stream = { lastSequence: 0, log: new SequenceLog() };
+      stream = { lastSequence: 0, visibleSequence: 0, log: new SequenceLog() };
       this.streams.set(streamName, stream);
     }
     const sequence = ++stream.lastSequence;
-    // Before anyone hears of the number: a process killed after this continues after it.
-    this.options.journal?.issued(streamName, sequence);
     // Date cursors binary-search the log, so storage times must never go backwards.
     this.lastTimestampMs = Math.max(this.lastTimestampMs, this.options.clock.now());
     const stored: StoredNotification = {
@@ -127,7 +145,7 @@ export class MemoryBackend implements NotificationBackend {
       ...(metadata ? { metadata: ownMetadata(metadata) } : {}),
     };
     this.histories.add(stored, bytes, stream.log);
-    return stored;
+    return { streamName, stored };
   }
 
   async subscribe(pattern: TopicPattern, sink: LiveSink): Promise<LiveSubscription> {
@@ -147,7 +165,7 @@ export class MemoryBackend implements NotificationBackend {
   }
 
   private historyBoundOf(pattern: TopicPattern): number {
-    return this.streamOf(pattern.base)?.lastSequence ?? 0;
+    return this.streamOf(pattern.base)?.visibleSequence ?? 0;
   }
 
   /** The stream of a base or stream key, matched case-insensitively as JetStream names streams. */
