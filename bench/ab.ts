@@ -16,7 +16,7 @@ import { parse as parseYaml } from 'yaml';
 /**
  * A/B of the notify path of two builds (`node dist/bench/ab.js --a OLD/dist/src/main.js
  * [--b dist/src/main.js] [--backend jetstream] [--rounds 4] [--seconds 4] [--a-level warn] [--b-level warn]
- * [--a-set path=value …] [--b-set path=value …]`): both servers run side
+ * [--a-set path=value …] [--b-set path=value …] [--distinct-topics]`): both servers run side
  * by side with the bench's configuration, autocannon loads them in turn (A B A B …), and each run
  * reports req/s and the server's CPU per request (user + system, and user alone, from /proc over the run, divided
  * by the 2xx answers). CPU per request moves much less than req/s when other work shares the
@@ -38,6 +38,8 @@ const { values } = parseArgs({
     // measure what one setting costs with the same build on both sides, e.g.
     // `--a-set notification_backend.in_memory.persist_sequences=false`.
     'a-set': { type: 'string', multiple: true, default: [] },
+    // Each request a topic of its own (the step counts up) instead of one topic for all.
+    'distinct-topics': { type: 'boolean', default: false },
     'b-set': { type: 'string', multiple: true, default: [] },
   },
 });
@@ -93,7 +95,14 @@ function measureSide([label, aviso]: [string, AvisoProcess]): (round: number) =>
   return async (r) => {
     if (nc) await (await jetstreamManager(nc)).streams.purge('MARS');
     const before = cpuSplitSeconds(aviso.pid);
-    const result = await runAutocannon({ url: `${aviso.url}/api/v1/notification`, body, connections, warmupSeconds: 0, durationSeconds: seconds });
+    const result = await runAutocannon({
+      url: `${aviso.url}/api/v1/notification`,
+      body,
+      connections,
+      warmupSeconds: 0,
+      durationSeconds: seconds,
+      distinctTopics: values['distinct-topics'] === true,
+    });
     const after = cpuSplitSeconds(aviso.pid);
     assertAllOk(label, result);
     const perRequest = (seconds: number): number => round((seconds * 1e6) / result.ok);

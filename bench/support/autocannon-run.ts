@@ -12,6 +12,12 @@ export interface AutocannonOptions {
    * notify"), or a name the server ignores, so a baseline pays autocannon's per-request rebuild too.
    */
   readonly freshHeader?: string;
+  /**
+   * Every request gets a `stream` value of its own (a counter, after a prefix unique to the run), so
+   * each notification has a topic of its own, as a provider announcing products has; without it
+   * all requests share one topic.
+   */
+  readonly distinctTopics?: boolean;
 }
 
 export interface AutocannonResult {

@@ -7,6 +7,18 @@ import { reply, runWorker, workerOptions } from './worker-side.js';
  * The HTTP load generator in its own process: autocannon's API, a warm-up run, then the measured
  * run, whose numbers go back to the bench.
  */
+/** A start of its own per process, so one run's topics are not another's (a purge between runs would make them stale). */
+const runPrefix = randomUUID().slice(0, 8);
+let counter = 0;
+
+/** The request with what `options` asks to vary on each one. */
+function varied(options: AutocannonOptions, request: autocannon.Request): autocannon.Request {
+  let next = request;
+  if (options.freshHeader !== undefined) next = { ...next, headers: { ...next.headers, [options.freshHeader]: randomUUID() } };
+  if (options.distinctTopics) next = { ...next, body: options.body.replace(/"stream":"[^"]*"/, `"stream":"s${runPrefix}x${counter++}"`) };
+  return next;
+}
+
 function run(options: AutocannonOptions, durationSeconds: number): Promise<autocannon.Result> {
   return autocannon({
     url: options.url,
@@ -15,17 +27,8 @@ function run(options: AutocannonOptions, durationSeconds: number): Promise<autoc
     body: options.body,
     connections: options.connections,
     duration: durationSeconds,
-    ...(options.freshHeader !== undefined
-      ? {
-          requests: [
-            {
-              setupRequest: (request: autocannon.Request) => ({
-                ...request,
-                headers: { ...request.headers, [options.freshHeader as string]: randomUUID() },
-              }),
-            },
-          ],
-        }
+    ...(options.freshHeader !== undefined || options.distinctTopics
+      ? { requests: [{ setupRequest: (request: autocannon.Request) => varied(options, request) }] }
       : {}),
   });
 }
