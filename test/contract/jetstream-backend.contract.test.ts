@@ -5,31 +5,17 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { NotificationTooLargeError, type NotificationBackend } from '../../src/backend/backend.js';
 import { JetStreamBackend } from '../../src/backend/jetstream/jetstream-backend.js';
 import { streamNameOf as streamName } from '../../src/topic/stream-name.js';
-import type { JetStreamConfig } from '../../src/config/model.js';
 import { encodeTopic } from '../../src/topic/percent-codec.js';
 import { TopicPattern } from '../../src/topic/topic-pattern.js';
 import { SHARED_NATS_URL, requireSharedNats } from '../support/nats-server.js';
 import { describeBackendContract, uniqueBaseGenerator } from './backend-contract.js';
+import { jetStreamTestSettings } from '../support/jetstream-settings.js';
 
 /**
  * The backend contract on the NATS server CI provides at 127.0.0.1:4222. Every test uses fresh
  * bases, so runs never see each other's data; the streams they created are deleted afterwards.
  */
-const settings: JetStreamConfig = {
-  nats_url: SHARED_NATS_URL,
-  timeout_seconds: 5,
-  retry_attempts: 1,
-  storage_type: 'memory',
-  retention_policy: 'limits',
-  discard_policy: 'old',
-  max_reconnect_attempts: 0,
-  reconnect_delay_ms: 200,
-  publish_retry_attempts: 3,
-  publish_retry_base_delay_ms: 50,
-  live_gap_wait_ms: 2000,
-  idempotency_bucket: 'AVISO_IDEMPOTENCY',
-  history_ledger_bucket: 'AVISO_HISTORY_LEDGER',
-};
+const settings = jetStreamTestSettings(SHARED_NATS_URL);
 
 const created: NotificationBackend[] = [];
 const usedBases = new Set<string>();

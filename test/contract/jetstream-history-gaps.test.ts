@@ -5,12 +5,13 @@ import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Batch, HistoryLoss, StartCursor } from '../../src/backend/backend.js';
 import { JetStreamBackend } from '../../src/backend/jetstream/jetstream-backend.js';
-import type { JetStreamConfig, StoragePolicyConfig } from '../../src/config/model.js';
+import type { StoragePolicyConfig } from '../../src/config/model.js';
 import { encodeTopic } from '../../src/topic/percent-codec.js';
 import { streamNameOf } from '../../src/topic/stream-name.js';
 import { TopicPattern } from '../../src/topic/topic-pattern.js';
 import { SHARED_NATS_URL, requireSharedNats } from '../support/nats-server.js';
 import { uniqueBaseGenerator } from './backend-contract.js';
+import { jetStreamTestSettings } from '../support/jetstream-settings.js';
 
 /**
  * What a JetStream replay says of history it cannot read (D42, docs/backends.md "History gaps on
@@ -19,21 +20,7 @@ import { uniqueBaseGenerator } from './backend-contract.js';
  * head trimmed by its limits is said without topics.
  */
 
-const settings: JetStreamConfig = {
-  nats_url: SHARED_NATS_URL,
-  timeout_seconds: 5,
-  retry_attempts: 1,
-  storage_type: 'memory',
-  retention_policy: 'limits',
-  discard_policy: 'old',
-  max_reconnect_attempts: 0,
-  reconnect_delay_ms: 200,
-  publish_retry_attempts: 3,
-  publish_retry_base_delay_ms: 50,
-  idempotency_bucket: 'AVISO_IDEMPOTENCY',
-  history_ledger_bucket: 'AVISO_HISTORY_LEDGER',
-  live_gap_wait_ms: 2000,
-};
+const settings = jetStreamTestSettings(SHARED_NATS_URL);
 
 const nextBase = uniqueBaseGenerator('hg');
 const usedBases = new Set<string>();

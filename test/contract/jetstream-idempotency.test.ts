@@ -4,13 +4,13 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { pino, type Logger } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JetStreamBackend } from '../../src/backend/jetstream/jetstream-backend.js';
-import type { JetStreamConfig } from '../../src/config/model.js';
 import type { SchemaStorage } from '../../src/backend/backend.js';
 import { encodeTopic } from '../../src/topic/percent-codec.js';
 import { streamNameOf } from '../../src/topic/stream-name.js';
 import { TopicPattern } from '../../src/topic/topic-pattern.js';
 import { SHARED_NATS_URL, requireSharedNats } from '../support/nats-server.js';
 import { uniqueBaseGenerator } from './backend-contract.js';
+import { jetStreamTestSettings } from '../support/jetstream-settings.js';
 
 /**
  * What only JetStream does for notify's `Idempotency-Key` (docs/backends.md "Idempotent notify"): the
@@ -19,21 +19,7 @@ import { uniqueBaseGenerator } from './backend-contract.js';
  */
 const run = `${Date.now().toString(36)}${Math.floor(Math.random() * 36 ** 4).toString(36)}`;
 const BUCKET = `IDEM_CT_${run}`;
-const settings: JetStreamConfig = {
-  nats_url: SHARED_NATS_URL,
-  timeout_seconds: 5,
-  retry_attempts: 1,
-  storage_type: 'memory',
-  retention_policy: 'limits',
-  discard_policy: 'old',
-  max_reconnect_attempts: 0,
-  reconnect_delay_ms: 200,
-  publish_retry_attempts: 3,
-  publish_retry_base_delay_ms: 50,
-  live_gap_wait_ms: 2000,
-  idempotency_bucket: BUCKET,
-  history_ledger_bucket: `${BUCKET}_LEDGER`,
-};
+const settings = jetStreamTestSettings(SHARED_NATS_URL, { idempotency_bucket: BUCKET, history_ledger_bucket: `${BUCKET}_LEDGER` });
 const nextBase = uniqueBaseGenerator('idem');
 const usedBases: string[] = [];
 const created: JetStreamBackend[] = [];

@@ -15,6 +15,7 @@ import { TopicPattern } from '../../src/topic/topic-pattern.js';
 import { eventually } from '../support/eventually.js';
 import { SHARED_NATS_URL, requireSharedNats, startNatsServer, type NatsServerProcess } from '../support/nats-server.js';
 import { collectingSink, uniqueBaseGenerator } from './backend-contract.js';
+import { jetStreamTestSettings } from '../support/jetstream-settings.js';
 
 /**
  * Live delivery on JetStream under the default one-message-per-topic retention (D39,
@@ -26,21 +27,7 @@ import { collectingSink, uniqueBaseGenerator } from './backend-contract.js';
 const BURST = 100;
 const DELIVERY_TIMEOUT_MS = 15_000;
 
-const settings = (natsUrl: string, liveGapWaitMs = 2000): JetStreamConfig => ({
-  nats_url: natsUrl,
-  timeout_seconds: 5,
-  retry_attempts: 1,
-  storage_type: 'memory',
-  retention_policy: 'limits',
-  discard_policy: 'old',
-  max_reconnect_attempts: 0,
-  reconnect_delay_ms: 200,
-  publish_retry_attempts: 3,
-  publish_retry_base_delay_ms: 50,
-  live_gap_wait_ms: liveGapWaitMs,
-  idempotency_bucket: 'AVISO_IDEMPOTENCY',
-  history_ledger_bucket: 'AVISO_HISTORY_LEDGER',
-});
+const settings = (natsUrl: string, liveGapWaitMs = 2000): JetStreamConfig => jetStreamTestSettings(natsUrl, { live_gap_wait_ms: liveGapWaitMs });
 
 const nextBase = uniqueBaseGenerator('lf');
 const usedBases = new Set<string>();

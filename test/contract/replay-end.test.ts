@@ -15,6 +15,7 @@ import { encodeTopic } from '../../src/topic/percent-codec.js';
 import { TopicPattern } from '../../src/topic/topic-pattern.js';
 import { SHARED_NATS_URL, requireSharedNats } from '../support/nats-server.js';
 import { uniqueBaseGenerator, type BackendFactory } from './backend-contract.js';
+import { jetStreamTestSettings } from '../support/jetstream-settings.js';
 
 /**
  * The replay end of D25 (docs/design/rules/reference-0.13.md §1) resolved through each backend's contract: H without
@@ -129,22 +130,7 @@ const memoryFactory: BackendFactory = {
 };
 
 /** JetStream on the NATS server CI provides at 127.0.0.1:4222; the streams made here are deleted after. */
-const jetStreamSettings: JetStreamConfig = {
-  nats_url: SHARED_NATS_URL,
-  timeout_seconds: 5,
-  retry_attempts: 1,
-  storage_type: 'memory',
-  retention_policy: 'limits',
-  discard_policy: 'old',
-  enable_auto_reconnect: true,
-  max_reconnect_attempts: 0,
-  reconnect_delay_ms: 200,
-  publish_retry_attempts: 3,
-  publish_retry_base_delay_ms: 50,
-  live_gap_wait_ms: 2000,
-  idempotency_bucket: 'AVISO_IDEMPOTENCY',
-  history_ledger_bucket: 'AVISO_HISTORY_LEDGER',
-};
+const jetStreamSettings: JetStreamConfig = jetStreamTestSettings(SHARED_NATS_URL, { enable_auto_reconnect: true });
 const usedBases = new Set<string>();
 const nextJetStreamBase = uniqueBaseGenerator('ct_end');
 

@@ -3,7 +3,8 @@ import { connect } from '@nats-io/transport-node';
 import { describe, expect, it } from 'vitest';
 import { useBackend } from '../support/backends.js';
 import { startServer } from '../support/server-process.js';
-import { SseClient, type SseEvent } from '../support/sse-client.js';
+import { SseClient } from '../support/sse-client.js';
+import { framesWithoutHeartbeats as frames, historyLabel } from '../support/stream-frames.js';
 
 /**
  * What the real server says of history a stream cannot deliver, on JetStream (the in-memory
@@ -22,22 +23,6 @@ async function notify(url: string, step: number): Promise<number> {
   });
   expect(response.status).toBe(200);
   return step;
-}
-
-async function frames(client: SseClient, count: number): Promise<SseEvent[]> {
-  const seen: SseEvent[] = [];
-  while (seen.length < count) {
-    const event = await client.next();
-    if (!event) break;
-    if (event.event !== 'heartbeat') seen.push(event);
-  }
-  return seen;
-}
-
-function label(event: SseEvent): string {
-  if (event.event === 'replay-control') return String(event.json.type);
-  const id = event.json.id;
-  return typeof id === 'string' ? `${event.event} ${id}` : event.event;
 }
 
 describe('a JetStream stream created anew under its clients', () => {
@@ -61,7 +46,7 @@ describe('a JetStream stream created anew under its clients', () => {
         const opening = await frames(watch, 4);
         await notify(server.url, 5);
         const live = await frames(watch, 1);
-        expect([...opening, ...live].map(label)).toEqual(['replay_started', 'sequence_reset', 'replay mars@1', 'replay_completed', 'live-notification mars@2']);
+        expect([...opening, ...live].map(historyLabel)).toEqual(['replay_started', 'sequence_reset', 'replay mars@1', 'replay_completed', 'live-notification mars@2']);
         expect(opening[1]?.json).toMatchObject({ requested_sequence: 4, last_sequence: 1 });
         await server.waitForLog('stream.cursor.beyond_end', { from: 0 });
       } finally {
@@ -88,14 +73,14 @@ describe('a JetStream stream keeping one notification per topic', () => {
       const replay = await SseClient.open(`${server.url}/api/v1/replay`, { event_type: 'mars', identifier: { class: 'od', step: 1 }, from_id: '1' });
       try {
         const seen = await frames(replay, 5);
-        expect(seen.map(label)).toEqual(['replay_started', 'history_gap', 'replay mars@2', 'replay_completed', 'connection-closing']);
+        expect(seen.map(historyLabel)).toEqual(['replay_started', 'gap 1-1 lost=null request', 'replay mars@2', 'replay_completed', 'close end_of_stream']);
         expect(seen[1]?.json).toMatchObject({ first_sequence: 1, last_sequence: 1, lost: null, scope: 'request' });
       } finally {
         replay.close();
       }
       const watch = await SseClient.open(`${server.url}/api/v1/watch`, { event_type: 'mars', identifier: { class: 'od' }, from_id: '1' });
       try {
-        expect((await frames(watch, 5)).map(label)).toEqual(['replay_started', 'history_gap', 'replay mars@2', 'replay mars@3', 'replay_completed']);
+        expect((await frames(watch, 5)).map(historyLabel)).toEqual(['replay_started', 'gap 1-1 lost=null request', 'replay mars@2', 'replay mars@3', 'replay_completed']);
       } finally {
         watch.close();
       }

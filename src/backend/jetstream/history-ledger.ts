@@ -1,7 +1,8 @@
 import { JetStreamApiCodes, JetStreamApiError, StorageType } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import type { Logger } from 'pino';
-import type { NatsClients, NatsLink } from './nats-link.js';
+import { BucketOnLink } from './bucket-on-link.js';
+import type { NatsLink } from './nats-link.js';
 import { errorText } from './nats-errors.js';
 
 /**
@@ -47,13 +48,17 @@ export interface HistoryLedgerSettings {
  * not happen, never the other way round.
  */
 export class HistoryLedger {
-  private opened: { readonly clients: NatsClients; readonly kv: Promise<KV> } | undefined;
+  private readonly kv: BucketOnLink;
 
   constructor(
-    private readonly link: NatsLink,
+    link: NatsLink,
     private readonly settings: HistoryLedgerSettings,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.kv = new BucketOnLink(link, (clients) =>
+      new Kvm(clients.js).create(settings.name, { history: 1, replicas: settings.replicas, storage: StorageType.File }),
+    );
+  }
 
   /** Creates the bucket; a failure is logged and the next operation that needs it tries again. */
   async ensureAtStartup(): Promise<void> {
@@ -140,16 +145,7 @@ export class HistoryLedger {
   }
 
   private bucket(): Promise<KV> {
-    const clients = this.link.clients();
-    if (this.opened?.clients !== clients) {
-      const { name, replicas } = this.settings;
-      const kv = new Kvm(clients.js).create(name, { history: 1, replicas, storage: StorageType.File });
-      this.opened = { clients, kv };
-      kv.catch(() => {
-        if (this.opened?.kv === kv) this.opened = undefined;
-      });
-    }
-    return this.opened.kv;
+    return this.kv.get();
   }
 }
 

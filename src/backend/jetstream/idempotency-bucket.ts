@@ -5,6 +5,7 @@ import {
   judgeRecord, replayOf, type IdempotencyBegin, type IdempotencyClaim, type IdempotencyRecord,
   type IdempotencyRecords, type StoredOutcome,
 } from '../idempotency-records.js';
+import { BucketOnLink } from './bucket-on-link.js';
 import type { NatsClients, NatsLink } from './nats-link.js';
 import { errorText } from './nats-errors.js';
 
@@ -30,14 +31,16 @@ const MAX_ROUNDS = 5;
  * and the bucket's TTL forgets a record the window after it was last written.
  */
 export class IdempotencyBucket implements IdempotencyRecords {
-  private opened: { readonly clients: NatsClients; readonly kv: Promise<KV> } | undefined;
+  private readonly kv: BucketOnLink;
   private reconciled = false;
 
   constructor(
-    private readonly link: NatsLink,
+    link: NatsLink,
     private readonly settings: IdempotencyBucketSettings,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.kv = new BucketOnLink(link, (clients) => this.open(clients));
+  }
 
   /**
    * Creates the bucket or reconciles its TTL and replicas, as the streams are; a failure is logged
@@ -120,15 +123,7 @@ export class IdempotencyBucket implements IdempotencyRecords {
 
   /** The bucket on the current connection (the link may have replaced it), created and reconciled once. */
   private bucket(): Promise<KV> {
-    const clients = this.link.clients();
-    if (this.opened?.clients !== clients) {
-      const kv = this.open(clients);
-      this.opened = { clients, kv };
-      kv.catch(() => {
-        if (this.opened?.kv === kv) this.opened = undefined;
-      });
-    }
-    return this.opened.kv;
+    return this.kv.get();
   }
 
   private async open(clients: NatsClients): Promise<KV> {

@@ -912,13 +912,6 @@ describe('idempotency (docs/configuration.md, docs/api.md "Idempotent notify")',
   ])('refuses the history ledger bucket %s when the JetStream backend starts (D42)', (name, message) => {
     const settings = loadDoc(merged(JETSTREAM, { notification_backend: { jetstream: { history_ledger_bucket: name } } }))
       .notification_backend.jetstream;
-    let caught: unknown;
-    try {
-      validateJetStreamSettings(settings);
-    } catch (error) {
-      caught = error;
-    }
-    expect(caught).toBeInstanceOf(ConfigValidationError);
-    expect((caught as ConfigValidationError).message).toBe(message);
+    expect(thrownError(() => validateJetStreamSettings(settings), ConfigValidationError).message).toBe(message);
   });
 });

@@ -4,6 +4,7 @@ import type { SequenceJournal } from '../../../src/backend/memory/sequence-journ
 import { ManualClock } from '../../support/manual-clock.js';
 import { SseClient, type SseEvent } from '../../support/sse-client.js';
 import { buildTestApp, listen, type TestApp } from '../../support/test-app.js';
+import { framesWithoutHeartbeats as frames, historyLabel as label } from '../../support/stream-frames.js';
 
 /**
  * What a stream says of history it cannot deliver, through the real app over HTTP: a `history_gap`
@@ -40,30 +41,6 @@ async function stream(url: string, path: string, body: Record<string, unknown>):
   clients.push(client);
   expect(client.status).toBe(200);
   return client;
-}
-
-/** The frames of a stream up to its end (or, for a watch, the first `count` after the opening). */
-async function frames(client: SseClient, count = Number.POSITIVE_INFINITY): Promise<SseEvent[]> {
-  const seen: SseEvent[] = [];
-  while (seen.length < count) {
-    const event = await client.next();
-    if (!event) break;
-    if (event.event !== 'heartbeat') seen.push(event);
-  }
-  return seen;
-}
-
-function label(event: SseEvent): string {
-  if (event.event === 'replay' || event.event === 'live-notification') {
-    const id = event.json.id;
-    return typeof id === 'string' ? `${event.event} ${id}` : `${event.event} ${String(event.json.type)}`;
-  }
-  if (event.event === 'replay-control') {
-    const { type } = event.json;
-    if (type === 'history_gap') return `gap ${String(event.json.first_sequence)}-${String(event.json.last_sequence)} lost=${String(event.json.lost)} ${String(event.json.scope)}`;
-    return String(type);
-  }
-  return event.event === 'connection-closing' ? `close ${String(event.json.reason)}` : event.event;
 }
 
 describe('history gaps on a stream (D42)', () => {
