@@ -91,74 +91,89 @@ function stepProblems(name: string, rate: number, report: WindowReport, refused:
   return problems;
 }
 
-export async function measureCapacity(target: FanoutTarget, plan: CapacityPlan): Promise<SideResult> {
+/** A fleet held open on one target, running fixed-rate steps: what a capacity search and an A/B are made of. */
+export interface FanoutSession {
+  readonly openMs: number;
+  /** Publishes `rate × seconds` notifications (at least a few) at `rate` and measures them. */
+  step(rate: number, seconds: number): Promise<Step>;
+  /** Correctness problems seen so far. */
+  readonly problems: readonly string[];
+  stop(): Promise<void>;
+}
+
+export async function openFanoutSession(target: FanoutTarget, plan: CapacityPlan): Promise<FanoutSession> {
   const openStarted = performance.now();
   let fleets = await openFleet(target, plan);
   const openMs = performance.now() - openStarted;
   const problems: string[] = [];
   let nextIndex = 0;
-  try {
-    const step = async (rate: number, seconds: number): Promise<Step> => {
-      const notifications = Math.max(MIN_STEP_NOTIFICATIONS, Math.round(rate * seconds));
-      const first = nextIndex;
-      nextIndex += notifications;
-      await fleets.window(first, notifications);
-      const server = treeCpuMeter(target.serverPid);
-      const broker = target.brokerPid === undefined ? undefined : cpuMeter(target.brokerPid);
-      const fleetMeters = fleets.pids.map((pid) => cpuMeter(pid));
-      const publisherAtStart = process.cpuUsage();
-      const wallAtStart = performance.now();
-      const sent = await target.publish(first, notifications, rate);
-      await fleets.drain(plan.drainStallMs);
-      const serverCpu = server.stop();
-      const brokerCpu = broker?.stop();
-      const fleetCpu = fleetMeters.map((meter) => meter.stop());
-      const publisherUsage = process.cpuUsage(publisherAtStart);
-      const wallSeconds = (performance.now() - wallAtStart) / 1000;
-      const report = await fleets.report();
-      problems.push(...stepProblems(target.name, rate, report, sent.refused, sent.refusal));
-      const streamsEnded = Object.values(report.closeReasons).reduce((sum, n) => sum + n, 0);
-      const failedBy: string[] = [];
-      if (report.p99Ms > plan.p99LimitMs) failedBy.push(`p99 ${report.p99Ms.toFixed(1)} ms`);
-      if (report.lost > 0) failedBy.push(`lost ${report.lost}`);
-      if (sent.refused > 0) failedBy.push(`refused ${sent.refused}`);
-      if (streamsEnded > 0) failedBy.push(`${streamsEnded} streams ended`);
-      if (report.duplicates + report.unexpected + report.errorFrames > 0) failedBy.push('bad frames');
-      if (streamsEnded > 0) {
-        // The following steps need every watcher again.
-        await fleets.stop();
-        fleets = await openFleet(target, plan);
-      }
-      const perDelivery = (seconds: number): number => (report.received > 0 ? (seconds * 1e6) / report.received : Number.NaN);
-      return {
-        rate,
-        pass: failedBy.length === 0,
-        notifications,
-        deliveriesPerSecond: rate * plan.watchers,
-        deliveredPerSecond: report.received / ((report.lastReceiveMs - sent.firstSendMs) / 1000),
-        p50Ms: report.p50Ms,
-        p99Ms: report.p99Ms,
-        maxMs: report.maxMs,
-        lost: report.lost,
-        refused: sent.refused,
-        streamsEnded,
-        serverCores: serverCpu.cores,
-        serverCpuMicrosPerDelivery: perDelivery(serverCpu.seconds),
-        brokerCores: brokerCpu?.cores,
-        brokerCpuMicrosPerDelivery: brokerCpu === undefined ? undefined : perDelivery(brokerCpu.seconds),
-        fleetCores: fleetCpu.reduce((sum, cpu) => sum + cpu.cores, 0),
-        fleetCpuMicrosPerDelivery: perDelivery(fleetCpu.reduce((sum, cpu) => sum + cpu.seconds, 0)),
-        publisherCores: target.publishesFromBench ? (publisherUsage.user + publisherUsage.system) / 1e6 / wallSeconds : 0,
-        failedBy,
-      };
+  const step = async (rate: number, seconds: number): Promise<Step> => {
+    const notifications = Math.max(MIN_STEP_NOTIFICATIONS, Math.round(rate * seconds));
+    const first = nextIndex;
+    nextIndex += notifications;
+    await fleets.window(first, notifications);
+    const server = treeCpuMeter(target.serverPid);
+    const broker = target.brokerPid === undefined ? undefined : cpuMeter(target.brokerPid);
+    const fleetMeters = fleets.pids.map((pid) => cpuMeter(pid));
+    const publisherAtStart = process.cpuUsage();
+    const wallAtStart = performance.now();
+    const sent = await target.publish(first, notifications, rate);
+    await fleets.drain(plan.drainStallMs);
+    const serverCpu = server.stop();
+    const brokerCpu = broker?.stop();
+    const fleetCpu = fleetMeters.map((meter) => meter.stop());
+    const publisherUsage = process.cpuUsage(publisherAtStart);
+    const wallSeconds = (performance.now() - wallAtStart) / 1000;
+    const report = await fleets.report();
+    problems.push(...stepProblems(target.name, rate, report, sent.refused, sent.refusal));
+    const streamsEnded = Object.values(report.closeReasons).reduce((sum, n) => sum + n, 0);
+    const failedBy: string[] = [];
+    if (report.p99Ms > plan.p99LimitMs) failedBy.push(`p99 ${report.p99Ms.toFixed(1)} ms`);
+    if (report.lost > 0) failedBy.push(`lost ${report.lost}`);
+    if (sent.refused > 0) failedBy.push(`refused ${sent.refused}`);
+    if (streamsEnded > 0) failedBy.push(`${streamsEnded} streams ended`);
+    if (report.duplicates + report.unexpected + report.errorFrames > 0) failedBy.push('bad frames');
+    if (streamsEnded > 0) {
+      // The following steps need every watcher again.
+      await fleets.stop();
+      fleets = await openFleet(target, plan);
+    }
+    const perDelivery = (seconds: number): number => (report.received > 0 ? (seconds * 1e6) / report.received : Number.NaN);
+    return {
+      rate,
+      pass: failedBy.length === 0,
+      notifications,
+      deliveriesPerSecond: rate * plan.watchers,
+      deliveredPerSecond: report.received / ((report.lastReceiveMs - sent.firstSendMs) / 1000),
+      p50Ms: report.p50Ms,
+      p99Ms: report.p99Ms,
+      maxMs: report.maxMs,
+      lost: report.lost,
+      refused: sent.refused,
+      streamsEnded,
+      serverCores: serverCpu.cores,
+      serverCpuMicrosPerDelivery: perDelivery(serverCpu.seconds),
+      brokerCores: brokerCpu?.cores,
+      brokerCpuMicrosPerDelivery: brokerCpu === undefined ? undefined : perDelivery(brokerCpu.seconds),
+      fleetCores: fleetCpu.reduce((sum, cpu) => sum + cpu.cores, 0),
+      fleetCpuMicrosPerDelivery: perDelivery(fleetCpu.reduce((sum, cpu) => sum + cpu.seconds, 0)),
+      publisherCores: target.publishesFromBench ? (publisherUsage.user + publisherUsage.system) / 1e6 / wallSeconds : 0,
+      failedBy,
     };
-    const warmup = await step(plan.startRate, plan.warmupSeconds);
+  };
+  return { openMs, step, problems, stop: () => fleets.stop() };
+}
+
+export async function measureCapacity(target: FanoutTarget, plan: CapacityPlan): Promise<SideResult> {
+  const session = await openFanoutSession(target, plan);
+  try {
+    const warmup = await session.step(plan.startRate, plan.warmupSeconds);
     const search = await searchCapacity(
       { startRate: plan.startRate, maxRate: plan.maxDeliveriesPerSecond / plan.watchers, bisections: plan.bisections, retries: plan.retries },
-      (rate) => step(rate, plan.stepSeconds),
+      (rate) => session.step(rate, plan.stepSeconds),
     );
-    return { name: target.name, watchers: plan.watchers, openMs, warmup, ...search, problems };
+    return { name: target.name, watchers: plan.watchers, openMs: session.openMs, warmup, ...search, problems: session.problems };
   } finally {
-    await fleets.stop();
+    await session.stop();
   }
 }

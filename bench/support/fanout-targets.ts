@@ -50,6 +50,8 @@ export interface AvisoSide {
   readonly name: string;
   readonly backend: 'in_memory' | 'jetstream';
   readonly application: Readonly<Record<string, unknown>>;
+  /** Another build's `dist/src/main.js` (an A/B of two builds); this checkout's when absent. */
+  readonly entry?: string;
 }
 
 async function publishAtRate(
@@ -90,6 +92,7 @@ export async function startAvisoTarget(side: AvisoSide): Promise<FanoutTarget> {
         backend: nats === undefined ? { kind: 'in_memory' } : { kind: 'jetstream', natsUrl: nats.url },
         application: side.application,
       }),
+      ...(side.entry === undefined ? {} : { entry: side.entry }),
     });
     const client = new NotifyClient(aviso.url);
     return {

@@ -1,0 +1,108 @@
+import { mkdirSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { openFanoutSession, type CapacityPlan, type FanoutSession, type Step } from './support/fanout-capacity-side.js';
+import { startAvisoTarget, type FanoutTarget } from './support/fanout-targets.js';
+import { profileChildrenInto } from './support/processes.js';
+import { median, round } from './support/stats.js';
+
+/**
+ * A/B of the live fan-out of two builds (`node dist/bench/fanout-ab.js --a OLD/dist/src/main.js
+ * [--b dist/src/main.js] [--backend jetstream] [--watchers 10000] [--rate 1] [--seconds 10]
+ * [--rounds 4] [--profile-dir DIR]`): both servers hold W watchers of one topic (the `fanout_capacity` fleet, two
+ * reader processes each), and fixed-rate steps alternate between them (A B A B …). Each step
+ * reports the server's CPU per delivery, and p99 and max publish → receipt; with one notification
+ * a second to 10,000 watchers, max is the time from acceptance to the last frame read. CPU per
+ * delivery moves less than latency when other work shares the machine: it is the number to keep a
+ * change by, when it wins in most pairs.
+ */
+const { values } = parseArgs({
+  options: {
+    a: { type: 'string' },
+    b: { type: 'string', default: 'dist/src/main.js' },
+    backend: { type: 'string', default: 'in_memory' },
+    watchers: { type: 'string', default: '10000' },
+    rate: { type: 'string', default: '1' },
+    seconds: { type: 'string', default: '10' },
+    rounds: { type: 'string', default: '4' },
+    // Every child process (servers, fleets) with --cpu-prof, profiles in this directory.
+    'profile-dir': { type: 'string' },
+  },
+});
+if (values['profile-dir'] !== undefined) {
+  mkdirSync(values['profile-dir'], { recursive: true });
+  profileChildrenInto(resolve(values['profile-dir']));
+}
+if (values.a === undefined) throw new Error('--a <main.js of the other build> is required');
+const backend = values.backend === 'jetstream' ? 'jetstream' : 'in_memory';
+const rate = Number(values.rate);
+const seconds = Number(values.seconds);
+const rounds = Number(values.rounds);
+const plan: CapacityPlan = {
+  watchers: Number(values.watchers),
+  startRate: rate,
+  stepSeconds: seconds,
+  warmupSeconds: 2,
+  bisections: 0,
+  retries: 0,
+  p99LimitMs: 100,
+  maxDeliveriesPerSecond: Number.POSITIVE_INFINITY,
+  fleetProcesses: 2,
+  reader: 'raw-socket',
+  drainStallMs: 5_000,
+};
+
+interface Side {
+  readonly label: string;
+  readonly target: FanoutTarget;
+  readonly session: FanoutSession;
+  readonly steps: Step[];
+}
+
+async function openSide(label: string, entry: string): Promise<Side> {
+  const target = await startAvisoTarget({ name: `aviso_${label}`, backend, application: {}, entry: resolve(entry) });
+  try {
+    const session = await openFanoutSession(target, plan);
+    return { label, target, session, steps: [] };
+  } catch (error) {
+    await target.stop();
+    throw error;
+  }
+}
+
+function line(side: Side, round_: number, step: Step): string {
+  return (
+    `round ${round_} ${side.label}: ${round(step.serverCpuMicrosPerDelivery)} µs CPU/delivery, p99 ${round(step.p99Ms)} ms, ` +
+    `max ${round(step.maxMs)} ms, lost ${step.lost}${step.failedBy.length > 0 ? ` (${step.failedBy.join(', ')})` : ''}`
+  );
+}
+
+process.stdout.write(`fanout A/B: ${plan.watchers} watchers, ${rate}/s, ${seconds} s steps, ${backend}, load average ${loadavg()[0]?.toFixed(2)}\n`);
+const sides: Side[] = [];
+try {
+  sides.push(await openSide('A', values.a));
+  sides.push(await openSide('B', values.b));
+  for (const side of sides) await side.session.step(rate, plan.warmupSeconds);
+  for (let r = 0; r < rounds; r++) {
+    for (const side of sides) {
+      const step = await side.session.step(rate, seconds);
+      side.steps.push(step);
+      process.stdout.write(`${line(side, r, step)}\n`);
+    }
+  }
+} finally {
+  for (const side of sides) {
+    await side.session.stop();
+    await side.target.stop();
+  }
+}
+for (const side of sides) {
+  const of = (pick: (step: Step) => number): number => round(median(side.steps.map(pick)));
+  const problems = side.session.problems.length > 0 ? `; problems: ${side.session.problems.join('; ')}` : '';
+  process.stdout.write(
+    `${side.label}: median ${of((s) => s.serverCpuMicrosPerDelivery)} µs CPU/delivery, p99 ${of((s) => s.p99Ms)} ms, max ${of((s) => s.maxMs)} ms${problems}\n`,
+  );
+}
+process.stdout.write(`load average at the end ${loadavg()[0]?.toFixed(2)}\n`);
+process.exit(0);
