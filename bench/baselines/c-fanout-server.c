@@ -6,7 +6,9 @@
  *
  *   publish <json>   writes the chunk "event: live-notification\ndata: <json>\n\n", built once, to
  *                    every open response (the bench makes <json> with fanoutCloudEvent, so the frames
- *                    are the bare server's bytes)
+ *                    are the bare server's bytes). Publishes read from stdin at once (the bench got
+ *                    ahead of the floor) go out together, one write per client, as a Node server's
+ *                    writes to a socket coalesce once it falls behind; one at a time, one write each.
  *   count            answers "clients <n>\n" on stdout: the responses it holds
  *
  * and it prints "ready <port>\n" once it listens. End of stdin ends it.
@@ -364,19 +366,26 @@ static void accept_clients(int listener) {
   }
 }
 
-static void publish(const char *json, size_t json_length) {
+/* Frames of the publishes read so far and not yet written. */
+static struct buffer pending_frames;
+
+/* One chunk per frame, built once, for every client. */
+static void queue_frame(const char *json, size_t json_length) {
   size_t data_length = sizeof FRAME_HEAD - 1 + json_length + sizeof FRAME_TAIL - 1;
-  struct buffer chunk = {0};
   char size_line[32];
   int size_length = snprintf(size_line, sizeof size_line, "%zx\r\n", data_length);
-  append(&chunk, size_line, (size_t)size_length);
-  append(&chunk, FRAME_HEAD, sizeof FRAME_HEAD - 1);
-  append(&chunk, json, json_length);
-  append(&chunk, FRAME_TAIL, sizeof FRAME_TAIL - 1);
-  append(&chunk, "\r\n", 2);
-  /* Downwards: a closed stream's place is taken by the last one, which has had the frame already. */
-  for (size_t i = stream_count; i > 0; i--) send_bytes(clients_by_fd[streams[i - 1]], chunk.bytes, chunk.length);
-  release(&chunk);
+  append(&pending_frames, size_line, (size_t)size_length);
+  append(&pending_frames, FRAME_HEAD, sizeof FRAME_HEAD - 1);
+  append(&pending_frames, json, json_length);
+  append(&pending_frames, FRAME_TAIL, sizeof FRAME_TAIL - 1);
+  append(&pending_frames, "\r\n", 2);
+}
+
+static void write_frames(void) {
+  if (pending_frames.length == 0) return;
+  /* Downwards: a closed stream's place is taken by the last one, which has had the frames already. */
+  for (size_t i = stream_count; i > 0; i--) send_bytes(clients_by_fd[streams[i - 1]], pending_frames.bytes, pending_frames.length);
+  pending_frames.length = 0;
 }
 
 static void answer(const char *line) {
@@ -395,8 +404,10 @@ static void answer(const char *line) {
 static void run_command(char *line, size_t length) {
   static const char PUBLISH[] = "publish ";
   if (length >= sizeof PUBLISH - 1 && memcmp(line, PUBLISH, sizeof PUBLISH - 1) == 0) {
-    publish(line + sizeof PUBLISH - 1, length - (sizeof PUBLISH - 1));
+    queue_frame(line + sizeof PUBLISH - 1, length - (sizeof PUBLISH - 1));
   } else if (length == 5 && memcmp(line, "count", 5) == 0) {
+    /* Counted after every publish before it was written (a client may have closed meanwhile). */
+    write_frames();
     char reply[48];
     snprintf(reply, sizeof reply, "clients %zu\n", stream_count);
     answer(reply);
@@ -425,6 +436,7 @@ static void on_commands(struct buffer *pending) {
     run_command(pending->bytes + start, (size_t)(newline - (pending->bytes + start)));
     start = (size_t)(newline - pending->bytes) + 1;
   }
+  write_frames();
   if (start > 0) drop_front(pending, start);
   if (pending->length > MAX_COMMAND_BYTES) {
     fprintf(stderr, "c-fanout-server: a command line longer than %d bytes\n", MAX_COMMAND_BYTES);

@@ -153,8 +153,9 @@ describe('the C floor', () => {
     // 10 KB frames until the stalled client's socket buffers and 1 MiB of its own are full.
     const padding = 'x'.repeat(10_000);
     let published = 0;
-    for (let round = 0; round < 200 && (await server.clients()) === 2; round++) {
-      for (let i = 0; i < 100; i++) server.publish(JSON.stringify({ payload: { i: published++, padding } }));
+    // 200 KB at a time, which the floor may write as one batch: far below what the reading client's socket takes.
+    for (let round = 0; round < 1_000 && (await server.clients()) === 2; round++) {
+      for (let i = 0; i < 20; i++) server.publish(JSON.stringify({ payload: { i: published++, padding } }));
     }
     expect(await server.clients()).toBe(1);
     await eventually('every frame on the reading stream', () => notifications(reading).length === published, { timeoutMs: 10_000 });
