@@ -9,7 +9,9 @@
 # `bash scripts/test-prerequisites.sh --bench` does the same for the benchmarks (`npm run bench`,
 # bench/README.md) instead: they need nats-server too, and nginx with the nchan module for the
 # Nchan baselines. The tests never need nginx, so `npm test` (no flag) neither checks nor
-# installs it, and a machine without it runs the whole suite.
+# installs it, and a machine without it runs the whole suite. Both need a C compiler: the bench
+# builds its C fan-out floor (bench/baselines/c-fanout-server.c) with `cc` when it runs, and a
+# unit test builds it the same way.
 set -euo pipefail
 
 mode=tests
@@ -23,6 +25,11 @@ missing=()
 # The JetStream and reliability suites start private nats-servers (a 3-node cluster among them);
 # the JetStream scenarios of the bench start one each.
 command -v nats-server >/dev/null 2>&1 || [ -x /usr/sbin/nats-server ] || missing+=(nats-server)
+# `cc` is Debian's gcc; the C library's headers are only a recommendation of it, so asked for too.
+command -v cc >/dev/null 2>&1 || missing+=(gcc)
+if command -v dpkg-query >/dev/null 2>&1; then
+  dpkg-query -W -f='${Status}' libc6-dev 2>/dev/null | grep -q 'ok installed' || missing+=(libc6-dev)
+fi
 if [ "$mode" = tests ]; then
   # The homepage and Swagger UI are checked in headless Debian Chromium (playwright-core drives it).
   [ -x /usr/bin/chromium ] || missing+=(chromium)

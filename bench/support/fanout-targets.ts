@@ -1,6 +1,7 @@
 import type { BroadcastCommand, BroadcastDone } from '../baselines/sse-frame-server.js';
 import { benchConfig, exampleSchema } from './aviso-config.js';
 import { startAviso } from './aviso-process.js';
+import { startCFloor } from './c-floor.js';
 import type { Subscription } from './fleet-set.js';
 import { startPrivateNats, type PrivateNats } from './nats.js';
 import { NCHAN_PUBLISH_PATH, NCHAN_SUBSCRIBE_PATH, startNchan } from './nchan.js';
@@ -171,5 +172,40 @@ export async function startNchanTarget(watchers: number): Promise<FanoutTarget> 
       client.close();
       await nchan.stop();
     },
+  };
+}
+
+/**
+ * The C floor (`baselines/c-fanout-server.c`, compiled as `program`): the bench paces the step and
+ * hands each frame, made by the bare server's `fanoutCloudEvent`, to the process over its stdin,
+ * so the floor's CPU is the fan-out alone (one pipe read per notification besides the writes).
+ */
+export async function startCFloorTarget(program: string): Promise<FanoutTarget> {
+  const floor = await startCFloor(program);
+  return {
+    name: 'c_floor',
+    subscription: { origin: `http://127.0.0.1:${floor.port}`, path: '/api/v1/watch', method: 'POST', opening: 'frame', body: fanoutWatchBody },
+    serverPid: floor.pid,
+    brokerPid: undefined,
+    publishesFromBench: true,
+    async publish(first, count, rate) {
+      const outcome = await publishAtRate(
+        count,
+        rate,
+        async (slot, sentMs) => {
+          floor.publish(fanoutCloudEvent(first + slot, sentMs));
+          return { status: 200, body: '' };
+        },
+        () => true,
+      );
+      // Commands are carried out in order: once the count is answered, every frame of the step was written.
+      await floor.clients();
+      return outcome;
+    },
+    async checkSubscribers(watchers) {
+      const clients = await floor.clients();
+      if (clients !== watchers) throw new Error(`the C floor holds ${clients} of ${watchers} streams`);
+    },
+    stop: () => floor.stop(),
   };
 }
