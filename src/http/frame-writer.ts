@@ -1,7 +1,8 @@
 import { writeSync, writevSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import type { FrameWriter } from '../streaming/stream-sink.js';
+import { useWriteTurn } from '../streaming/flush-turn.js';
+import type { FrameWriter, WriteTurn } from '../streaming/stream-sink.js';
 
 /**
  * How a stream's frames reach its socket (docs/architecture.md "Live dispatch", "Writing frames").
@@ -45,6 +46,10 @@ class ChunkedSocketWriter implements FrameWriter {
     const { socket } = this;
     const last = frames.length - 1;
     if (this.fd >= 0 && socket.writableLength === 0 && !socket.destroyed) {
+      if (gathering) {
+        for (let i = 0; i <= last; i++) gathered.push({ socket, fd: this.fd, chunk: chunkOf(frames[i] as string | Buffer), written: i === last ? written : undefined });
+        return;
+      }
       const chunks = last === 0 ? [chunkOf(frames[0] as string | Buffer)] : frames.map(chunkOf);
       const taken = writeToKernel(this.fd, chunks);
       if (taken !== undefined) {
@@ -75,6 +80,66 @@ class ChunkedSocketWriter implements FrameWriter {
 
   onceDrained(listener: () => void): void {
     this.socket.once('drain', listener);
+  }
+}
+
+interface GatheredWrite {
+  readonly socket: Socket;
+  readonly fd: number;
+  readonly chunk: Buffer;
+  readonly written: (() => void) | undefined;
+}
+
+/** Set during a flush turn: direct writes are gathered and made together when it ends. */
+let gathering = false;
+let gathered: GatheredWrite[] = [];
+let taken = new Int32Array(1024);
+
+/**
+ * A flush turn's direct writes, made back to back when the turn ends, their completions after:
+ * the kernel's write path then stays warm from one socket to the next instead of running between
+ * the stream logic of every socket. A socket whose write the kernel does not take whole gets the
+ * rest, and its following writes of the turn, through Node, in order. Nothing writes to those
+ * sockets in between: the turn's only writes are its connections' flushes.
+ */
+const kernelWriteTurn: WriteTurn = {
+  begin() {
+    gathering = true;
+  },
+  end() {
+    gathering = false;
+    if (gathered.length > 0) writeGathered();
+  },
+};
+useWriteTurn(kernelWriteTurn);
+
+function writeGathered(): void {
+  const writes = gathered;
+  gathered = [];
+  if (taken.length < writes.length) taken = new Int32Array(writes.length * 2);
+  // A socket whose write the kernel did not take whole gets no more kernel writes this turn.
+  let stopped: Set<Socket> | undefined;
+  for (let i = 0; i < writes.length; i++) {
+    const write = writes[i] as GatheredWrite;
+    if (stopped?.has(write.socket)) {
+      taken[i] = 0;
+      continue;
+    }
+    const bytes = writeToKernel(write.fd, [write.chunk]) ?? 0;
+    taken[i] = bytes;
+    if (bytes !== write.chunk.length) (stopped ??= new Set()).add(write.socket);
+  }
+  for (let i = 0; i < writes.length; i++) {
+    const write = writes[i] as GatheredWrite;
+    const bytes = taken[i] as number;
+    if (bytes === write.chunk.length) {
+      write.written?.();
+      continue;
+    }
+    // What the kernel did not take goes through Node, in order, with the rest of the turn's writes.
+    const rest = bytes > 0 ? write.chunk.subarray(bytes) : write.chunk;
+    if (write.written) write.socket.write(rest, write.written);
+    else write.socket.write(rest);
   }
 }
 

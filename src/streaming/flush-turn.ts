@@ -1,3 +1,5 @@
+import type { WriteTurn } from './stream-sink.js';
+
 /** A connection that writes what it queued when its turn's flush comes (sse-connection.ts). */
 export interface Flushable {
   flush(): void;
@@ -12,6 +14,12 @@ export interface Flushable {
  */
 let toFlush: Flushable[] = [];
 let flushScheduled = false;
+let writeTurn: WriteTurn | undefined;
+
+/** The transport's gathering of a turn's writes (one per process: the transport of its streams). */
+export function useWriteTurn(turn: WriteTurn): void {
+  writeTurn = turn;
+}
 
 /** Flushes `connection` at the end of this turn; the caller asks once per turn. */
 export function scheduleFlush(connection: Flushable): void {
@@ -25,5 +33,10 @@ function flushQueued(): void {
   flushScheduled = false;
   const connections = toFlush;
   toFlush = [];
-  for (const connection of connections) connection.flush();
+  writeTurn?.begin();
+  try {
+    for (const connection of connections) connection.flush();
+  } finally {
+    writeTurn?.end();
+  }
 }

@@ -48,3 +48,13 @@ export interface FrameWriter {
   /** `listener` runs once what is pending has gone to the kernel, after a write found it full. */
   onceDrained(listener: () => void): void;
 }
+
+/**
+ * The writes of one flush turn (flush-turn.ts), which a transport may gather and make back to back
+ * when the turn's flush ends: a fan-out then runs its system calls one after the other, rather
+ * than between the stream logic of every socket.
+ */
+export interface WriteTurn {
+  begin(): void;
+  end(): void;
+}
