@@ -10,7 +10,7 @@ import { median, round } from './support/stats.js';
 /**
  * A/B of the live fan-out of two builds (`node dist/bench/fanout-ab.js --a OLD/dist/src/main.js
  * [--b dist/src/main.js] [--backend jetstream] [--watchers 10000] [--rate 1] [--seconds 10]
- * [--rounds 4] [--profile-dir DIR]`): both servers hold W watchers of one topic (the `fanout_capacity` fleet, two
+ * [--rounds 4] [--metrics] [--profile-dir DIR]`): both servers hold W watchers of one topic (the `fanout_capacity` fleet, two
  * reader processes each), and fixed-rate steps alternate between them (A B A B …). Each step
  * reports the server's CPU per delivery, and p99 and max publish → receipt; with one notification
  * a second to 10,000 watchers, max is the time from acceptance to the last frame read. CPU per
@@ -26,6 +26,8 @@ const { values } = parseArgs({
     rate: { type: 'string', default: '1' },
     seconds: { type: 'string', default: '10' },
     rounds: { type: 'string', default: '4' },
+    // Both servers serve Prometheus metrics, as production does.
+    metrics: { type: 'boolean', default: false },
     // Every child process (servers, fleets) with --cpu-prof, profiles in this directory.
     'profile-dir': { type: 'string' },
   },
@@ -61,7 +63,7 @@ interface Side {
 }
 
 async function openSide(label: string, entry: string): Promise<Side> {
-  const target = await startAvisoTarget({ name: `aviso_${label}`, backend, application: {}, entry: resolve(entry) });
+  const target = await startAvisoTarget({ name: `aviso_${label}`, backend, application: {}, entry: resolve(entry), metrics: values.metrics === true });
   try {
     const session = await openFanoutSession(target, plan);
     return { label, target, session, steps: [] };

@@ -29,6 +29,8 @@ export interface BenchConfigOptions {
   readonly watchEndpoint?: Mapping;
   /** Settings added to `application` (e.g. a process count), over the bench's own. */
   readonly application?: Mapping;
+  /** Serve Prometheus metrics on this (free) port, as production does; off unless given. */
+  readonly metrics?: number;
 }
 
 /**
@@ -54,5 +56,6 @@ export function benchConfig(options: BenchConfigOptions): Mapping {
     notification_backend: backend,
     notification_schema: options.schemas,
     watch_endpoint: options.watchEndpoint ?? {},
+    ...(options.metrics ? { metrics: { enabled: true, host: '127.0.0.1', port: options.metrics } } : {}),
   };
 }

@@ -11,6 +11,7 @@ import { Worker } from './processes.js';
 import { atFixedRate } from './rate-schedule.js';
 import type { ReadyMessage } from './ready.js';
 import { epochMs } from './stats.js';
+import { findFreePort } from '../../test/support/nats-server.js';
 
 /**
  * The servers a fan-out capacity search measures, behind one shape: where the fleet subscribes,
@@ -53,6 +54,8 @@ export interface AvisoSide {
   readonly application: Readonly<Record<string, unknown>>;
   /** Another build's `dist/src/main.js` (an A/B of two builds); this checkout's when absent. */
   readonly entry?: string;
+  /** Serve Prometheus metrics, as production does (the per-delivery series then cost their share). */
+  readonly metrics?: boolean;
 }
 
 async function publishAtRate(
@@ -92,6 +95,7 @@ export async function startAvisoTarget(side: AvisoSide): Promise<FanoutTarget> {
         schemas: { extreme_event: exampleSchema('extreme_event', nats === undefined ? {} : KEEP_EVERY_NOTIFICATION) },
         backend: nats === undefined ? { kind: 'in_memory' } : { kind: 'jetstream', natsUrl: nats.url },
         application: side.application,
+        ...(side.metrics ? { metrics: await findFreePort() } : {}),
       }),
       ...(side.entry === undefined ? {} : { entry: side.entry }),
     });

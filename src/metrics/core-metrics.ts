@@ -5,6 +5,7 @@ import type { AuthModeLabel, AuthOutcome, ConfigReloadResult } from './aviso-met
 import { BACKEND_OPERATIONS, BACKEND_OUTCOMES } from './instrumented-backend.js';
 import { UNKNOWN_EVENT_TYPE } from './labels.js';
 import { counter, gauge, histogram } from './metric-family.js';
+import { PendingIncrements } from './pending-counts.js';
 
 /** The metric families every server registers: the inventory, the ECPDS checker's, their first series. */
 
@@ -33,6 +34,8 @@ type BackendLabels = 'backend' | 'operation' | 'outcome';
 
 export interface CoreMetrics {
   readonly buildInfo: Gauge<'version'>;
+  /** The per-frame increments of `sseEventsSent`, added to it when it is read. */
+  readonly sseEventsPending: PendingIncrements<SseLabels>;
   readonly httpRequests: Counter<HttpLabels | 'status_code'>;
   readonly httpDuration: Histogram<HttpLabels>;
   readonly httpInFlight: Gauge<'method'>;
@@ -59,7 +62,9 @@ export interface EcpdsMetrics {
 
 /** The inventory of docs/design/rules/operations.md §3.3.2. */
 export function defineCoreMetrics(register: Registry): CoreMetrics {
+  const sseEventsPending = new PendingIncrements<SseLabels>();
   return {
+    sseEventsPending,
     buildInfo: gauge(register, 'aviso_build_info', 'Constant 1, labelled with the server version.', ['version']),
     httpRequests: counter(register, 'aviso_http_requests_total', 'Completed requests on the public server, counted when the response head is produced.', ['route', 'method', 'status_code']),
     httpDuration: histogram(register, 'aviso_http_request_duration_seconds', 'Time from request arrival until the response head is ready (stream set-up time for watch and replay).', ['route', 'method'], DURATION_BUCKETS),
@@ -70,7 +75,9 @@ export function defineCoreMetrics(register: Registry): CoreMetrics {
     sseActive: gauge(register, 'aviso_sse_connections_active', 'Open SSE streams.', ['route', 'event_type']),
     sseTotal: counter(register, 'aviso_sse_connections_total', 'SSE streams opened.', ['route', 'event_type']),
     sseUniqueUsers: gauge(register, 'aviso_sse_unique_users_active', 'Distinct authenticated usernames with at least one open stream on the route.', ['route']),
-    sseEventsSent: counter(register, 'aviso_sse_events_sent_total', 'Notification frames delivered on SSE streams, live and replayed.', ['route', 'event_type']),
+    sseEventsSent: counter(register, 'aviso_sse_events_sent_total', 'Notification frames delivered on SSE streams, live and replayed.', ['route', 'event_type'], (sent) =>
+      sseEventsPending.drainInto(sent),
+    ),
     sseStreamErrors: counter(register, 'aviso_sse_stream_errors_total', 'Error events sent on SSE streams after the 200.', ['route', 'event_type']),
     sseDuration: histogram(register, 'aviso_sse_connection_duration_seconds', 'SSE stream lifetime, observed when the stream closes.', ['route'], SSE_DURATION_BUCKETS),
     authRequests: counter(register, 'aviso_auth_requests_total', 'Authentication middleware results.', ['mode', 'outcome']),

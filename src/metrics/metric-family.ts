@@ -6,8 +6,20 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
  * buried the names and helps under the same five lines of punctuation.
  */
 
-export function counter<T extends string = string>(registry: Registry, name: string, help: string, labelNames: readonly T[] = []): Counter<T> {
-  return new Counter({ name, help, labelNames, registers: [registry] });
+export function counter<T extends string = string>(
+  registry: Registry,
+  name: string,
+  help: string,
+  labelNames: readonly T[] = [],
+  collect?: (counter: Counter<T>) => void,
+): Counter<T> {
+  return new Counter({
+    name,
+    help,
+    labelNames,
+    registers: [registry],
+    ...(collect ? { collect(this: Counter<T>) { collect(this); } } : {}),
+  });
 }
 
 export function gauge<T extends string = string>(registry: Registry, name: string, help: string, labelNames: readonly T[] = []): Gauge<T> {
@@ -20,6 +32,14 @@ export function histogram<T extends string = string>(
   help: string,
   labelNames: readonly T[],
   buckets: readonly number[],
+  collect?: (histogram: Histogram<T>) => void,
 ): Histogram<T> {
-  return new Histogram({ name, help, labelNames, buckets: [...buckets], registers: [registry] });
+  return new Histogram({
+    name,
+    help,
+    labelNames,
+    buckets: [...buckets],
+    registers: [registry],
+    ...(collect ? { collect(this: Histogram<T>) { collect(this); } } : {}),
+  });
 }

@@ -146,6 +146,8 @@ class PrometheusMetrics implements PrometheusAvisoMetrics {
 
   /** Open streams per route and event type (a JSON pair, so no separator can collide). */
   private readonly openStreams = new OpenCounts();
+  /** One per-frame incrementer per route and event type, shared by their streams. */
+  private readonly frameIncrementers = new Map<string, () => void>();
   /** Per route, open streams per authenticated username. */
   private readonly usersByRoute = new Map<SseRoute, OpenCounts>();
 
@@ -218,8 +220,13 @@ class PrometheusMetrics implements PrometheusAvisoMetrics {
   }
 
   notificationCounter(route: SseRoute, eventType: string): () => void {
-    const counter = this.core.sseEventsSent.labels({ route, event_type: eventType });
-    return () => counter.inc();
+    const key = `${route} ${eventType}`;
+    let increment = this.frameIncrementers.get(key);
+    if (!increment) {
+      increment = this.core.sseEventsPending.incrementer({ route, event_type: eventType });
+      this.frameIncrementers.set(key, increment);
+    }
+    return increment;
   }
 
   streamErrorSent(route: SseRoute, eventType: string): void {

@@ -1,5 +1,6 @@
 import { Gauge, type Registry } from 'prom-client';
 import { counter, histogram } from './metric-family.js';
+import { PendingObservations } from './pending-counts.js';
 import type { SlowConsumerTrigger } from '../streaming/stream-request.js';
 import type { SseRoute } from './aviso-metrics.js';
 import type { GapScope } from '../streaming/frames.js';
@@ -34,9 +35,16 @@ export interface StreamBufferMetrics {
 
 export function defineStreamBufferMetrics(register: Registry, backend: string): StreamBufferMetrics {
   const registers = [register];
-  const lag = histogram(register, 'aviso_delivery_lag_seconds', 'Time from a notification being accepted (stored) to its frame being written on a live stream, once per stream it reaches.', ['backend'], DELIVERY_LAG_BUCKETS);
-  // Bound once: an observation per delivery must not look its labels up again.
-  const lagOfBackend = lag.labels({ backend });
+  // Observed once per delivery: kept as bucket counts, added to the histogram when it is read.
+  const pendingLag = new PendingObservations(DELIVERY_LAG_BUCKETS);
+  const lag = histogram(
+    register,
+    'aviso_delivery_lag_seconds',
+    'Time from a notification being accepted (stored) to its frame being written on a live stream, once per stream it reaches.',
+    ['backend'],
+    DELIVERY_LAG_BUCKETS,
+    (read) => pendingLag.drainInto(read),
+  );
   lag.zero({ backend });
   const slowConsumers = counter(register, 'aviso_sse_slow_consumer_closes_total', 'Streams closed as slow consumers (end_of_stream, cause slow_consumer), by the bound passed or stalled.', ['route', 'trigger']);
   const resets = counter(register, 'aviso_sse_stream_resets_total', 'Closed streams reset because their client did not read the end of the stream within watch_endpoint.stall_timeout_sec.', ['route']);
@@ -68,7 +76,7 @@ export function defineStreamBufferMetrics(register: Registry, backend: string): 
     deliveryLag: (acceptedAtNs) => {
       const seconds = (Date.now() - Number(acceptedAtNs) / 1e6) / 1000;
       // A clock a little behind the broker's (JetStream on another host) must not record a negative lag.
-      lagOfBackend.observe(seconds > 0 ? seconds : 0);
+      pendingLag.observe(seconds > 0 ? seconds : 0);
     },
   };
 }
