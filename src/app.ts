@@ -15,6 +15,7 @@ import { registerCrossOriginWriteGuard } from './http/cross-origin-writes.js';
 import { registerReloadRoute, type ConfigurationReload } from './http/reload-route.js';
 import { indexRoutes } from './http/route-index.js';
 import { registerHomeRoutes } from './http/home-routes.js';
+import { streamsEnded } from './http/http1-stream-sink.js';
 import { frameworkErrorHandler, registerErrorHandling } from './http/error-handling.js';
 import { registerRawBodyReading } from './http/raw-body.js';
 import { registerHealthRoutes } from './http/health-route.js';
@@ -149,8 +150,13 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     maxStreams: limits.max_streams,
   });
   app.decorate('streams', streams);
-  // Streams end with their final frame before the server stops accepting (docs/design/rules/streaming.md §8.4).
-  app.addHook('preClose', async () => streams.closeAll('server_shutdown'));
+  // Streams end with their final frame before the server stops accepting (docs/design/rules/streaming.md §8.4);
+  // the server's close then destroys the connections it takes for idle, so it waits until the
+  // streams that write their connection themselves wrote their last frames (D47).
+  app.addHook('preClose', async () => {
+    streams.closeAll('server_shutdown');
+    await streamsEnded();
+  });
 
   await registerApiDocs(app);
   await registerHomeRoutes(app, {

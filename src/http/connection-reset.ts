@@ -23,7 +23,12 @@ export function resetStream(response: ServerResponse): void {
     return;
   }
   const socket = response.socket ?? response.req.socket;
-  if (!socket || socket.destroyed) return;
+  if (socket) resetSocket(socket);
+}
+
+/** HTTP/1.1: resets the connection (RST) under `socket`, TLS or not, and destroys it. */
+export function resetSocket(socket: Socket): void {
+  if (socket.destroyed) return;
   const tcp = tcpSocketOf(socket);
   if (tcp && !tcp.destroyed) {
     try {

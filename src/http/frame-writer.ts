@@ -144,6 +144,16 @@ function writeGathered(): void {
 }
 
 /**
+ * Writes bytes that are already HTTP framing (a response's last chunk) after everything written to
+ * the socket before them, gathered ones of the current turn included.
+ */
+export function writeAfterFrames(socket: Socket, data: Buffer, written: () => void): void {
+  const fd = gathering ? plainDescriptor(socket) : -1;
+  if (fd >= 0 && socket.writableLength === 0) gathered.push({ socket, fd, chunk: data, written });
+  else socket.write(data, written);
+}
+
+/**
  * The descriptor of a plain TCP socket (libuv keeps it non-blocking), or -1: a TLS socket's bytes
  * must go through TLS, and a socket without a handle has none.
  */

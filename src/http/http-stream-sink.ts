@@ -5,6 +5,7 @@ import { resetStream } from './connection-reset.js';
 import { streamCorsHeaders } from './cors.js';
 import { frameWriterFor } from './frame-writer.js';
 import { withoutHttp1OnlyHeaders } from './http2-headers.js';
+import { Http1StreamSink, withCorsHeaders } from './http1-stream-sink.js';
 
 /**
  * Takes a stream's request over from fastify: from here on the stream writes the response itself.
@@ -12,7 +13,9 @@ import { withoutHttp1OnlyHeaders } from './http2-headers.js';
  */
 export function takeOverForStream(reply: FastifyReply): StreamSink {
   reply.hijack();
-  return new HttpStreamSink(reply.raw, streamCorsHeaders(reply.request, reply));
+  const cors = streamCorsHeaders(reply.request, reply);
+  if (reply.request.raw.httpVersionMajor === 1) return new Http1StreamSink(reply.raw, cors);
+  return new HttpStreamSink(reply.raw, cors);
 }
 
 /**
@@ -99,10 +102,4 @@ export class HttpStreamSink implements StreamSink {
   private get isHttp2(): boolean {
     return this.response.req.httpVersionMajor === 2;
   }
-}
-
-/** The stream's headers with the CORS policy's in place of `Access-Control-Allow-Origin: *`. */
-function withCorsHeaders(headers: Readonly<Record<string, string>>, cors: Readonly<Record<string, string>>): Record<string, string> {
-  const { 'access-control-allow-origin': _anyOrigin, ...rest } = headers;
-  return { ...rest, ...cors };
 }

@@ -14,6 +14,7 @@ import {
   serverLimitOptions,
   type ServerLimits,
 } from './server-limits.js';
+import { connectionFree } from './http1-stream-sink.js';
 import { secureServerOptions, type TlsMaterial } from './tls-options.js';
 
 export interface Transport {
@@ -40,6 +41,7 @@ export function createFastify(options: FastifyServerOptions, transport: Transpor
   if (tls === undefined) {
     const app = Fastify({ ...options, ...limitOptions });
     limitConnections(app.server, connectionLimit);
+    waitForStreamsOnTheirConnections(app);
     return app;
   }
   // The same options: only the types of the raw request and response they mention differ.
@@ -80,6 +82,22 @@ export function createFastify(options: FastifyServerOptions, transport: Transpor
   // what is in flight finishes. Node's http2 server does neither by itself before Node 24.
   app.addHook('preClose', async () => connections.closeIdle());
   return app as unknown as FastifyInstance;
+}
+
+/**
+ * A plain HTTP/1.1 stream writes its connection itself once its head is out (`Http1StreamSink`),
+ * and Node then takes the connection for idle. A request sent on it while the stream runs (a
+ * pipelining client) is answered only after the stream's last chunk, as Node would have queued
+ * it. (The server's close waits for such streams' last frames: app.ts.)
+ */
+function waitForStreamsOnTheirConnections(app: FastifyInstance): void {
+  // A callback hook: no promise for the requests of free connections, nearly all of them.
+  app.addHook('onRequest', (request, reply, done) => {
+    // Node queues the response of a request that came before the one ahead of it was answered.
+    const busy = connectionFree(request.raw.socket, reply.raw.socket === null);
+    if (busy) void busy.then(() => done());
+    else done();
+  });
 }
 
 /**

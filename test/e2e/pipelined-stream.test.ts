@@ -36,9 +36,42 @@ describe('a stream queued behind another response on the same connection', () =>
       socket.on('close', () => resolve());
     });
     socket.destroy();
-    const second = received.slice(received.indexOf('HTTP/1.1 200', 1));
+    const secondAt = received.indexOf('HTTP/1.1 200', 1);
+    // The first response is whole before the second begins: nothing of one inside the other.
+    const first = received.slice(0, secondAt);
+    expect(first.endsWith('\r\n0\r\n\r\n')).toBe(true);
+    expect(first.split('"reason":"max_duration_reached"').length - 1).toBe(1);
+    const second = received.slice(secondAt);
     expect(second).toContain('"type":"connection_established"');
     expect(second.split('event: heartbeat').length - 1).toBeGreaterThanOrEqual(2);
     expect(second).toContain('"reason":"max_duration_reached"');
+  });
+
+  it('answers a request sent on the connection while a stream runs only after the stream ended', async () => {
+    const text = JSON.stringify(TRANSCRIPT_REQUEST);
+    const socket = connect(server.port, '127.0.0.1');
+    let received = '';
+    socket.on('data', (chunk: Buffer) => (received += chunk.toString('utf8')));
+    socket.write(`POST /api/v1/watch HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`);
+    await new Promise<void>((resolve) => {
+      const check = (): void => {
+        if (received.includes('"type":"connection_established"')) resolve();
+      };
+      socket.on('data', check);
+    });
+    socket.write('GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+    await new Promise<void>((resolve) => {
+      const check = (): void => {
+        if (received.indexOf('HTTP/1.1 200', 1) >= 0 && received.endsWith('}')) resolve();
+      };
+      socket.on('data', check);
+      socket.on('close', () => resolve());
+    });
+    socket.destroy();
+    const secondAt = received.indexOf('HTTP/1.1 200', 1);
+    const stream = received.slice(0, secondAt);
+    expect(stream).toContain('"reason":"max_duration_reached"');
+    expect(stream.endsWith('\r\n0\r\n\r\n')).toBe(true);
+    expect(received.slice(secondAt)).toMatch(/^HTTP\/1\.1 200 OK\r\n[\s\S]*\r\n\r\n\{/);
   });
 });
