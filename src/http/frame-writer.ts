@@ -46,11 +46,11 @@ class ChunkedSocketWriter implements FrameWriter {
     const { socket } = this;
     const last = frames.length - 1;
     if (this.fd >= 0 && socket.writableLength === 0 && !socket.destroyed) {
+      const chunks = last === 0 ? [chunkOf(frames[0] as string | Buffer)] : frames.map(chunkOf);
       if (gathering) {
-        for (let i = 0; i <= last; i++) gathered.push({ socket, fd: this.fd, chunk: chunkOf(frames[i] as string | Buffer), written: i === last ? written : undefined });
+        gathered.push({ socket, fd: this.fd, chunks, written });
         return;
       }
-      const chunks = last === 0 ? [chunkOf(frames[0] as string | Buffer)] : frames.map(chunkOf);
       const taken = writeToKernel(this.fd, chunks);
       if (taken !== undefined) {
         const rest = remainderAfter(chunks, taken);
@@ -58,24 +58,11 @@ class ChunkedSocketWriter implements FrameWriter {
           written();
           return;
         }
-        this.writeThroughSocket(rest, written);
+        writeThroughSocket(socket, rest, written);
         return;
       }
     }
-    this.writeThroughSocket(last === 0 ? [chunkOf(frames[0] as string | Buffer)] : frames.map(chunkOf), written);
-  }
-
-  private writeThroughSocket(chunks: readonly Buffer[], written: () => void): void {
-    const { socket } = this;
-    const last = chunks.length - 1;
-    if (last === 0) {
-      socket.write(chunks[0] as Buffer, written);
-      return;
-    }
-    // Corked, the chunks leave in one writev, each as it is (no copy).
-    socket.cork();
-    for (let i = 0; i <= last; i++) socket.write(chunks[i] as Buffer, i === last ? written : undefined);
-    socket.uncork();
+    writeThroughSocket(socket, last === 0 ? [chunkOf(frames[0] as string | Buffer)] : frames.map(chunkOf), written);
   }
 
   onceDrained(listener: () => void): void {
@@ -83,11 +70,25 @@ class ChunkedSocketWriter implements FrameWriter {
   }
 }
 
+/** Writes the chunks through Node, after whatever it holds for the socket. */
+function writeThroughSocket(socket: Socket, chunks: readonly Buffer[], written: () => void): void {
+  const last = chunks.length - 1;
+  if (last === 0) {
+    socket.write(chunks[0] as Buffer, written);
+    return;
+  }
+  // Corked, the chunks leave in one writev, each as it is (no copy).
+  socket.cork();
+  for (let i = 0; i <= last; i++) socket.write(chunks[i] as Buffer, i === last ? written : undefined);
+  socket.uncork();
+}
+
+/** One socket's chunks of one flush, written together (one `writev` for several). */
 interface GatheredWrite {
   readonly socket: Socket;
   readonly fd: number;
-  readonly chunk: Buffer;
-  readonly written: (() => void) | undefined;
+  readonly chunks: readonly Buffer[];
+  readonly written: () => void;
 }
 
 /** Set during a flush turn: direct writes are gathered and made together when it ends. */
@@ -125,22 +126,27 @@ function writeGathered(): void {
       taken[i] = 0;
       continue;
     }
-    const bytes = writeToKernel(write.fd, [write.chunk]) ?? 0;
+    const bytes = writeToKernel(write.fd, write.chunks) ?? 0;
     taken[i] = bytes;
-    if (bytes !== write.chunk.length) (stopped ??= new Set()).add(write.socket);
+    if (bytes !== byteLengthOf(write.chunks)) (stopped ??= new Set()).add(write.socket);
   }
   for (let i = 0; i < writes.length; i++) {
     const write = writes[i] as GatheredWrite;
     const bytes = taken[i] as number;
-    if (bytes === write.chunk.length) {
-      write.written?.();
+    if (bytes === byteLengthOf(write.chunks)) {
+      write.written();
       continue;
     }
     // What the kernel did not take goes through Node, in order, with the rest of the turn's writes.
-    const rest = bytes > 0 ? write.chunk.subarray(bytes) : write.chunk;
-    if (write.written) write.socket.write(rest, write.written);
-    else write.socket.write(rest);
+    writeThroughSocket(write.socket, bytes > 0 ? remainderAfter(write.chunks, bytes) : write.chunks, write.written);
   }
+}
+
+function byteLengthOf(chunks: readonly Buffer[]): number {
+  if (chunks.length === 1) return (chunks[0] as Buffer).length;
+  let bytes = 0;
+  for (const chunk of chunks) bytes += chunk.length;
+  return bytes;
 }
 
 /**
@@ -149,7 +155,7 @@ function writeGathered(): void {
  */
 export function writeAfterFrames(socket: Socket, data: Buffer, written: () => void): void {
   const fd = gathering ? plainDescriptor(socket) : -1;
-  if (fd >= 0 && socket.writableLength === 0) gathered.push({ socket, fd, chunk: data, written });
+  if (fd >= 0 && socket.writableLength === 0) gathered.push({ socket, fd, chunks: [data], written });
   else socket.write(data, written);
 }
 
@@ -177,7 +183,7 @@ function writeToKernel(fd: number, chunks: readonly Buffer[]): number | undefine
 }
 
 /** What is left of `chunks` after the first `taken` bytes. */
-function remainderAfter(chunks: readonly Buffer[], taken: number): Buffer[] {
+function remainderAfter(chunks: readonly Buffer[], taken: number): readonly Buffer[] {
   const rest: Buffer[] = [];
   let skip = taken;
   for (const chunk of chunks) {
