@@ -857,6 +857,25 @@ describe('instrumentBackend', () => {
     }
   });
 
+  it('counts each notification of a publishMany as one publish with its own outcome (D48)', async () => {
+    const m = metrics({ backendKind: 'jetstream' });
+    const failure = new Error('nats down');
+    const backend = m.instrumentBackend({
+      ...failingBackend(failure),
+      publishMany: async () => [
+        { stored: true, sequence: 1 },
+        { stored: false, error: failure, sent: true },
+        { stored: false, error: failure, sent: false },
+      ],
+    });
+    const outcomes = await backend.publishMany([1, 2, 3].map((n) => ({ topic: `mars.${n}`, payload: 'null' })));
+    expect(outcomes.map((outcome) => outcome.stored)).toEqual([true, false, false]);
+    const exposition = await Exposition.of(m);
+    expect(exposition.value('aviso_backend_operations_total', op('publish', 'ok', 'jetstream'))).toBe(1);
+    expect(exposition.value('aviso_backend_operations_total', op('publish', 'error', 'jetstream'))).toBe(2);
+    expect(exposition.value('aviso_backend_operation_duration_seconds_count', op('publish', 'error', 'jetstream'))).toBe(2);
+  });
+
   it('forwards subscribe, history bounds, stats, the connection state and shutdown without timing them', async () => {
     const m = metrics();
     const memory = memoryBackend();
@@ -945,6 +964,7 @@ function failingBackend(failure: Error): NotificationBackend {
     publish: () => {
       throw failure;
     },
+    publishMany: reject,
     subscribe: reject,
     captureHistoryBound: reject,
     fetchBatch: reject,
