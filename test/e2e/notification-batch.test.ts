@@ -141,6 +141,21 @@ describe.each(BACKEND_KINDS)('batch notify on the %s backend (D48)', (kind) => {
     expect((await replay('batched')).length).toBe(before + 3);
   });
 
+  it('a batch of which a prefix was stored under its key is completed by sending it whole again, without duplicates', async () => {
+    const before = (await replay('batched')).length;
+    const items = ['p1', 'p2', 'p1', 'p3', 'p4'].map((k, index) => ({ event_type: 'batched', identifier: { k }, payload: index }));
+    const key = `prefix-${kind}`;
+    // What a batch cut after its second item leaves: the records of indexes 0 and 1.
+    const prefix = await postJson(`${server.url}/api/v1/notification/batch`, items.slice(0, 2), { 'idempotency-key': key });
+    expect(prefix.status, prefix.text).toBe(200);
+    const whole = await postJson(`${server.url}/api/v1/notification/batch`, items, { 'idempotency-key': key });
+    expect(whole.status, whole.text).toBe(200);
+    expect(whole.headers.get('idempotent-replayed')).toBe('false');
+    const stored = (await replay('batched')).filter((event) => String(event.json.id).startsWith('batched@')).slice(-5);
+    expect((await replay('batched')).length).toBe(before + 5);
+    expect(stored.map((event) => (event.json.data as { payload: unknown }).payload)).toEqual([0, 1, 2, 3, 4]);
+  });
+
   it.each([
     ['not an array', '{"event_type":"batched","identifier":{"k":"x"}}', {}, 400, 'BATCH_NOT_AN_ARRAY'],
     ['an empty array', '[]', {}, 400, 'BATCH_EMPTY'],
