@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKEND_KINDS, useBackend } from '../support/backends.js';
 import { postJson, request } from '../support/http.js';
@@ -154,6 +155,29 @@ describe.each(BACKEND_KINDS)('batch notify on the %s backend (D48)', (kind) => {
     const stored = (await replay('batched')).filter((event) => String(event.json.id).startsWith('batched@')).slice(-5);
     expect((await replay('batched')).length).toBe(before + 5);
     expect(stored.map((event) => (event.json.data as { payload: unknown }).payload)).toEqual([0, 1, 2, 3, 4]);
+  });
+
+  it('stores nothing of a batch whose connection is cut mid-body', async () => {
+    const before = (await replay('batched')).length;
+    const body = JSON.stringify(['c1', 'c2', 'c3'].map((k) => ({ event_type: 'batched', identifier: { k } })));
+    const { port } = new URL(server.url);
+    await new Promise<void>((resolve, reject) => {
+      const socket = connect(Number(port), '127.0.0.1', () => {
+        // The whole head and all but the body's last bytes, then the connection goes.
+        socket.write(
+          `POST /api/v1/notification/batch HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, -10)}`,
+          () => setTimeout(() => socket.destroy(), 100),
+        );
+      });
+      socket.on('close', () => resolve());
+      socket.on('error', reject);
+    });
+    // A notify sent after it is stored, so the cut one had its chance to be.
+    const after = await postJson(`${server.url}/api/v1/notification/batch`, [{ event_type: 'batched', identifier: { k: 'after-cut' } }]);
+    expect(after.status, after.text).toBe(200);
+    const keys = (await replay('batched')).map((event) => (event.json.data as { identifier?: { k?: string } } | undefined)?.identifier?.k);
+    expect(keys.filter((k) => k === 'c1' || k === 'c2' || k === 'c3')).toEqual([]);
+    expect((await replay('batched')).length).toBe(before + 1);
   });
 
   it.each([
