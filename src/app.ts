@@ -5,7 +5,15 @@ import type { Clock } from './time/clock.js';
 import { Authenticator } from './auth/authenticator.js';
 import type { ReadAuthorizationPlugin } from './auth/read-plugin.js';
 import { StreamAccess } from './auth/stream-access.js';
-import { HOMEPAGE_DEFAULTS, type AuthConfig, type CorsConfig, type HomepageConfig, type WatchEndpointConfig } from './config/model.js';
+import {
+  HOMEPAGE_DEFAULTS,
+  NOTIFICATION_ENDPOINT_DEFAULTS,
+  type AuthConfig,
+  type CorsConfig,
+  type HomepageConfig,
+  type NotificationEndpointConfig,
+  type WatchEndpointConfig,
+} from './config/model.js';
 import { registerAdminRoutes } from './http/admin-routes.js';
 import { registerAuthHook } from './http/auth-hook.js';
 import { registerApiDocs } from './http/api-docs.js';
@@ -20,6 +28,7 @@ import { frameworkErrorHandler, registerErrorHandling } from './http/error-handl
 import { registerRawBodyReading } from './http/raw-body.js';
 import { registerHealthRoutes } from './http/health-route.js';
 import { registerNotificationRoute } from './http/notification-route.js';
+import { registerNotificationBatchRoute } from './http/notification-batch-route.js';
 import { generateRequestId, registerRequestIdHeader } from './http/request-id.js';
 import { registerSchemaRoutes } from './http/schema-routes.js';
 import { registerRequestTelemetry, type AccessLogLevel } from './http/request-telemetry.js';
@@ -49,6 +58,8 @@ export interface AppDependencies {
   /** `application.additional_origins`: further own origins whose pages may change state (D46); none when absent. */
   readonly additionalOrigins?: readonly string[];
   readonly watchEndpoint: WatchEndpointConfig;
+  /** `notification_endpoint`: batch notify's limits (D48); the defaults when absent. */
+  readonly notificationEndpoint?: NotificationEndpointConfig;
   /** The `auth` section; absent or disabled means every stream is public (docs/design/rules/operations.md §2.1). */
   readonly auth?: AuthConfig;
   /** Read-authorization plugins by name, for schemas listing them in `auth.plugins`. */
@@ -109,7 +120,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   // Before authentication: a preflight carries no credentials, and a 401 needs CORS headers to be readable.
   const cors = deps.cors ?? { allowed_origins: [] };
   await registerCors(app, cors, routes);
-  registerErrorHandling(app, { maxBodyBytes: deps.maxBodyBytes, routes });
+  registerErrorHandling(app, { routes });
   // Before authentication and body reading: a refused cross-site write runs nothing (docs/security.md).
   registerCrossOriginWriteGuard(app, cors, {
     baseUrl: deps.baseUrl,
@@ -169,6 +180,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   registerHealthRoutes(app, deps.backend);
   registerSchemaRoutes(app, deps.registry);
   registerNotificationRoute(app, { ...deps, access, metrics });
+  registerNotificationBatchRoute(app, { ...deps, access, metrics, limits: deps.notificationEndpoint ?? NOTIFICATION_ENDPOINT_DEFAULTS });
   registerStreamRoutes(app, {
     registry: deps.registry,
     streams,

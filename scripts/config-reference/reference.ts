@@ -277,7 +277,7 @@ exactly), which caps the 64-bit fields \`max_messages\` and \`max_bytes\`.
 
 | Location | Unknown keys |
 |---|---|
-| top level, \`application\`, \`logging\`, \`metrics\`, \`watch_endpoint\` | ignored |
+| top level, \`application\`, \`logging\`, \`metrics\`, \`watch_endpoint\`, \`notification_endpoint\` | ignored |
 | \`notification_backend\`, \`.in_memory\`, \`.jetstream\` | ignored (a typo silently keeps the default) |
 | \`notification_schema.<event_type>\`, its \`topic\` and legacy \`endpoint\` | ignored (e.g. \`topic.separator\`) |
 | \`auth\`, \`ecpds\` | **load error** (\`auth: unknown field(s): tokn\`) |
@@ -376,6 +376,8 @@ StringHandler, …\`).
 15. \`idempotency\` [\`startup.configuration.validation.failed\`]: \`window\` parses and is
     1s to 24h (\`idempotency.window: must be between 1s and 24h, got '25h'\`);
     \`in_memory_max_keys\` > 0.
+16. \`notification_endpoint\` [\`startup.configuration.validation.failed\`]: \`max_batch_items\`
+    and \`max_batch_bytes\` are > 0.
 
 Warnings logged at startup: \`configuration.schema_strict.explicit_disabled\` when
 \`notification_schema_strict: false\` is set with a non-empty schema;
@@ -425,8 +427,8 @@ apart from the certificate files (listening address and port, \`cors\`, \`base_u
 connection limits, static files, homepage links), \`logging.*\`, \`auth.enabled\`,
 \`auth.browser_cookie\`, \`auth.mode\`, \`auth.jwt_secret\`, \`auth.auth_o_tron_url\`,
 \`auth.timeout_ms\`, \`ecpds.*\` (a checker is built at the first reload that needs one, and kept),
-\`metrics.*\`, \`notification_backend.*\` (kind, NATS URL and every backend setting) and
-\`watch_endpoint.*\`. A reload that changes any of them logs \`configuration.reload.ignored\` (\`warn\`)
+\`metrics.*\`, \`notification_backend.*\` (kind, NATS URL and every backend setting),
+\`watch_endpoint.*\` and \`notification_endpoint.*\`. A reload that changes any of them logs \`configuration.reload.ignored\` (\`warn\`)
 with their dotted names, lists them in the admin answer's \`restart_required\`, and applies the rest.
 
 ## Several workers

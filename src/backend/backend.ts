@@ -34,6 +34,19 @@ export interface PublishResult {
   readonly duplicateOf?: StoredNotification | null;
 }
 
+/**
+ * One notification of a `publishMany`: stored with its sequence, or not stored and why. `sent`
+ * false: the batch stopped at an earlier failure before this one was sent (docs/api.md#batch-notify-decision-d48).
+ */
+export type BatchPublishOutcome =
+  | ({ readonly stored: true } & PublishResult)
+  | { readonly stored: false; readonly error: unknown; readonly sent: boolean };
+
+export interface BatchPublishOptions {
+  /** Each notification's `PublishOptions.deduplicationId`, by position; absent ones get a fresh id. */
+  readonly deduplicationIds?: readonly (string | undefined)[];
+}
+
 export type StartCursor =
   /** Inclusive; 0 means from the first stored notification. */
   | { readonly kind: 'sequence'; readonly sequence: number }
@@ -171,6 +184,13 @@ export interface NotificationBackend {
    * (`NotificationTooLargeError` when the broker could not carry it).
    */
   publish(notification: NotificationToStore, options?: PublishOptions): Promise<PublishResult>;
+  /**
+   * Stores the notifications in order as that many `publish` calls would, one outcome each, in
+   * order (D48). A notification too large for the backend fails alone; after any other failure the
+   * notifications not yet sent are not sent. JetStream sends notifications of distinct topics
+   * together and awaits their acks in order; one whose topic is already in flight waits for it.
+   */
+  publishMany(notifications: readonly NotificationToStore[], options?: BatchPublishOptions): Promise<readonly BatchPublishOutcome[]>;
   /** The records of notify's `Idempotency-Key`s (docs/api.md "Idempotent notify"). */
   readonly idempotency: IdempotencyRecords;
   /** Registers a live sink for the pattern and captures H (of the pattern's base) atomically with it. */

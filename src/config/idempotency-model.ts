@@ -25,7 +25,7 @@ export const IdempotencySchema = Type.Object(
         'Keys the in-memory backend remembers at once; when full, the oldest goes first (counted by `aviso_idempotency_evictions_total`). > 0. Not used with JetStream, whose key-value bucket holds every key for the window.',
     }),
   },
-  { default: {}, description: 'The `Idempotency-Key` of `POST /api/v1/notification`. Optional; each field has its own default.' },
+  { default: {}, description: 'The `Idempotency-Key` of `POST /api/v1/notification` and of batch notify (`POST /api/v1/notification/batch`). Optional; each field has its own default.' },
 );
 
 export type IdempotencyConfig = Static<typeof IdempotencySchema>;

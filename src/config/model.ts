@@ -1,6 +1,7 @@
 import Type, { type Static } from 'typebox';
 import { Value } from 'typebox/value';
 import { IdempotencySchema } from './idempotency-model.js';
+import { NotificationEndpointSchema } from './notification-endpoint-model.js';
 import { AuthSchema, EcpdsSchema, MetricsSchema } from './model-access.js';
 import {
   ApplicationSchema,
@@ -17,6 +18,7 @@ export * from './model-access.js';
 export * from './model-application.js';
 export * from './model-backend.js';
 export * from './model-schema.js';
+export { NOTIFICATION_ENDPOINT_DEFAULTS, type NotificationEndpointConfig } from './notification-endpoint-model.js';
 
 /**
  * The TypeBox model of the configuration file (docs/design/rules/operations.md §1.4): the single source of truth
@@ -101,6 +103,7 @@ export const AppConfigSchema = Type.Object(
       }),
     ),
     watch_endpoint: WatchEndpointSchema,
+    notification_endpoint: NotificationEndpointSchema,
     idempotency: IdempotencySchema,
   },
   { description: 'aviso-ts configuration file. Unknown top-level keys are ignored.' },

@@ -2,6 +2,7 @@ import { otlpTarget } from '../logging/otlp/otlp-target.js';
 import { additionalOriginsProblem, corsOriginProblem, tlsSettingProblem } from './browser-access.js';
 import { homepageLinkProblem } from './homepage-links.js';
 import { idempotencyProblem } from './idempotency-model.js';
+import { notificationEndpointProblem } from './notification-endpoint-model.js';
 import type { AppConfig } from './model.js';
 import { checkEcpds, checkGlobalAuth, checkStreamAuth, checkStreamPlugins } from './validate-auth.js';
 import { checkBackend } from './validate-backend.js';
@@ -46,6 +47,8 @@ export function validateConfig(config: AppConfig): ValidatedConfig {
   checkMetrics(config);
   checkEcpds(config);
   checkWatchEndpoint(config);
+  const notificationEndpoint = notificationEndpointProblem(config.notification_endpoint);
+  if (notificationEndpoint !== undefined) configError(notificationEndpoint);
   const idempotency = idempotencyProblem(config.idempotency);
   if (idempotency !== undefined) configError(idempotency);
 

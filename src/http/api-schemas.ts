@@ -81,6 +81,44 @@ export const NotificationResponse = Type.Object(
   { $id: 'NotificationResponse' },
 );
 
+/** Batch notify (D48): one item's outcome, the single endpoint's answer for it with its index first. */
+export const NotificationBatchResult = Type.Union(
+  [
+    Type.Object({
+      index: Type.Integer({ minimum: 0, description: 'Position of the notification in the batch, from 0.' }),
+      status: Type.Literal('success'),
+      request_id: Type.String({ format: 'uuid' }),
+      processed_at: Type.String({ description: 'UTC, whole seconds: YYYY-MM-DDTHH:MM:SSZ' }),
+    }),
+    Type.Object({
+      index: Type.Integer({ minimum: 0, description: 'Position of the notification in the batch, from 0.' }),
+      code: Type.String(),
+      details: Type.Optional(Type.String()),
+      error: Type.String(),
+      message: Type.String(),
+      request_id: Type.String({ format: 'uuid' }),
+      configured_event_types: Type.Optional(Type.Array(Type.String())),
+    }),
+  ],
+  {
+    $id: 'NotificationBatchResult',
+    description: "Stored: notify's success body; not stored: notify's error body for that notification (code, error, message, ...). `index` first.",
+  },
+);
+
+export const NotificationBatchResponse = Type.Object(
+  {
+    request_id: Type.String({ format: 'uuid' }),
+    status: Type.Union([Type.Literal('success'), Type.Literal('partial'), Type.Literal('error')], {
+      description: 'success: every notification stored (200); partial: some (207); error: none (400, or the storage failure\'s 5xx).',
+    }),
+    stored: Type.Integer({ minimum: 0 }),
+    failed: Type.Integer({ minimum: 0 }),
+    results: Type.Array(Type.Ref('NotificationBatchResult'), { description: 'One per notification, in request order.' }),
+  },
+  { $id: 'NotificationBatchResponse' },
+);
+
 export const PayloadConfig = Type.Object({ required: Type.Boolean() }, { $id: 'PayloadConfig' });
 
 export const ApiEventSchema = Type.Object(
@@ -179,6 +217,8 @@ export const API_COMPONENTS = [
   NotReadyResponse,
   NotificationRequest,
   NotificationResponse,
+  NotificationBatchResult,
+  NotificationBatchResponse,
   PayloadConfig,
   ApiEventSchema,
   SchemaListResponse,

@@ -9,6 +9,7 @@ export const CLIENT_ERROR_EVENTS: ReadonlySet<string> = new Set([
   'api.request.parse.failed',
   'api.request.validation.failed',
   'api.notification.idempotency.conflict',
+  'api.notification.batch.item.refused',
   'api.schema.get.not_found',
   'http.request.url.rejected',
   'http.request.cross_origin.refused',

@@ -190,3 +190,28 @@ export function idempotencyKeyInProgressError(): ApiError {
     { 'retry-after': '1' },
   );
 }
+
+/** Batch notify (docs/api.md#batch-notify-decision-d48, D48): a body that is not a batch is refused whole, nothing stored. */
+function batchError(status: number, code: string, message: string): ApiError {
+  return new ApiError(status, { code, error: code.toLowerCase(), message });
+}
+
+export function batchNotAnArrayError(got: string): ApiError {
+  return batchError(400, 'BATCH_NOT_AN_ARRAY', `A batch is a JSON array of notifications (or application/x-ndjson, one per line), got ${got}`);
+}
+
+export function batchEmptyError(): ApiError {
+  return batchError(400, 'BATCH_EMPTY', 'The batch holds no notification');
+}
+
+export function batchItemNotAnObjectError(index: number, got: string): ApiError {
+  return batchError(400, 'BATCH_ITEM_NOT_AN_OBJECT', `Batch item ${index} is not a JSON object, got ${got}`);
+}
+
+export function batchTooManyItemsError(items: number, limit: number): ApiError {
+  return batchError(
+    413,
+    'BATCH_TOO_MANY_ITEMS',
+    `The batch holds ${items} notifications, more than notification_endpoint.max_batch_items (${limit})`,
+  );
+}

@@ -16,7 +16,16 @@ import { HTTP1_ONLY_HEADERS } from './http2-headers.js';
 import type { RouteIndex } from './route-index.js';
 import { isHttp2 } from './server-transport.js';
 
-const PARSE_CODES = new Set(['INVALID_JSON', 'UNKNOWN_FIELD', 'INVALID_REQUEST_SHAPE']);
+const PARSE_CODES = new Set([
+  'INVALID_JSON',
+  'UNKNOWN_FIELD',
+  'INVALID_REQUEST_SHAPE',
+  // Batch notify's refusals of the whole batch (D48).
+  'BATCH_NOT_AN_ARRAY',
+  'BATCH_EMPTY',
+  'BATCH_ITEM_NOT_AN_OBJECT',
+  'BATCH_TOO_MANY_ITEMS',
+]);
 const VALIDATION_CODES = new Set([
   'UNKNOWN_EVENT_TYPE',
   'INVALID_NOTIFICATION_REQUEST',
@@ -33,10 +42,11 @@ const PROCESSING_CODES = new Set(['NOTIFICATION_PROCESSING_FAILED', 'NOTIFICATIO
  * Also answers unknown paths with 404 and known paths with the wrong method with 405 (D3), and
  * logs each request failure once with its event name (docs/design/rules/operations.md §3.4.3).
  */
-export function registerErrorHandling(app: FastifyInstance, options: { maxBodyBytes: number; routes: RouteIndex }): void {
+export function registerErrorHandling(app: FastifyInstance, options: { routes: RouteIndex }): void {
   const { routes } = options;
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    const apiError = toApiError(error, options.maxBodyBytes);
+    // The route's body limit: `application.max_body_bytes`, or a route's own (batch notify, D48).
+    const apiError = toApiError(error, request.routeOptions.bodyLimit);
     if (isHttp2(request.raw)) {
       // fastify marks a refused upload `Connection: close`, which HTTP/2 forbids (http2-headers.ts).
       for (const name of HTTP1_ONLY_HEADERS) reply.removeHeader(name);

@@ -1,33 +1,20 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { addLogContext } from '../logging/logger.js';
-import type { AvisoMetrics, NotificationStatus } from '../metrics/aviso-metrics.js';
+import type { AvisoMetrics } from '../metrics/aviso-metrics.js';
 import { displayTopic } from '../topic/percent-codec.js';
-import { ApiError } from './api-error.js';
-import { endPointNotSupported, hasEndPoint } from './request-range.js';
-import { NotificationTooLargeError, type NotificationBackend } from '../backend/backend.js';
-import { AuthError } from '../auth/auth-error.js';
+import type { NotificationBackend } from '../backend/backend.js';
 import type { StreamAccess } from '../auth/stream-access.js';
 import type { Clock } from '../time/clock.js';
-import { IdentifierError } from '../schema/identifier-error.js';
-import { assertNoPointOnNotify, prepareNotification, type PreparedNotification } from '../schema/notify-identifier.js';
 import type { SchemaRegistry } from '../schema/schema-registry.js';
 import { formatUtcSeconds } from '../time/time-format.js';
 import { IdempotencyConflictError, storeOnce } from '../idempotency/store-once.js';
-import {
-  authErrorResponse,
-  idempotencyKeyInProgressError,
-  idempotencyKeyReusedError,
-  invalidIdempotencyKeyError,
-  notificationTooLargeError,
-  storageFailedError,
-  unknownEventTypeError,
-  validationError,
-} from './error-bodies.js';
+import { idempotencyKeyInProgressError, idempotencyKeyReusedError, invalidIdempotencyKeyError } from './error-bodies.js';
 import { readIdempotencyKey } from './idempotency-header.js';
 import { sendOrderedJson } from './json-reply.js';
 import { parseNotificationRequest } from './request-body.js';
 import { ROUTE_DOCS } from './route-docs.js';
+import { notificationStatus, prepareNotifyItem, storeFailureAnswer } from './notify-item.js';
 
 export interface NotificationRouteDeps {
   readonly registry: SchemaRegistry;
@@ -55,55 +42,21 @@ export function registerNotificationRoute(app: FastifyInstance, deps: Notificati
   });
 }
 
-/** Strict-mode and stream-level auth refusals are `rejected`; everything else that fails is `error`. */
-function notificationStatus(error: unknown): NotificationStatus {
-  // The error handler answers an AuthError; its code is the one that answer will carry.
-  const answer = error instanceof AuthError ? authErrorResponse(error) : error;
-  const code = answer instanceof ApiError ? answer.body.code : undefined;
-  return code === 'UNKNOWN_EVENT_TYPE' ||
-    code === 'UNAUTHORIZED' ||
-    code === 'FORBIDDEN' ||
-    code === 'IDEMPOTENCY_KEY_REUSED' ||
-    code === 'IDEMPOTENCY_KEY_IN_PROGRESS'
-    ? 'rejected'
-    : 'error';
-}
-
 async function notify(
   deps: NotificationRouteDeps,
   request: FastifyRequest,
   reply: FastifyReply,
   labels: { eventType: string },
 ): Promise<FastifyReply> {
-  const { registry, backend, clock, access } = deps;
+  const { backend, clock } = deps;
   // The key's form is checked before the body: its 400 wins over a body error (docs/api.md "Idempotent notify").
   const idempotency = readIdempotencyKey(request.raw.rawHeaders, request.headers);
   if (idempotency.kind === 'malformed') throw invalidIdempotencyKeyError();
   const body = parseNotificationRequest('notify', request.body as Buffer | undefined);
-  if (registry.rejectsEventType(body.event_type)) {
-    throw unknownEventTypeError(body.event_type, registry.eventTypes);
-  }
-  labels.eventType = registry.eventTypeLabel(body.event_type);
-  addLogContext(request.log as Logger, { event_type: labels.eventType });
-  // An end point belongs to replays (docs/design/rules/reference-0.13.md §1); refused before the point check.
-  if (hasEndPoint(body)) throw validationError('notify', endPointNotSupported('/notification'));
-
-  const asValidationError = (error: unknown): unknown =>
-    error instanceof IdentifierError ? validationError('notify', error.message, error.details) : error;
-  try {
-    assertNoPointOnNotify(body.identifier);
-  } catch (error) {
-    throw asValidationError(error);
-  }
-  // The write check comes after the point check and before validation (docs/design/rules/operations.md §2.7).
-  access.checkWrite(registry.get(body.event_type), request.authUser);
-  let prepared: PreparedNotification;
-  try {
-    prepared = prepareNotification(registry, body);
-  } catch (error) {
-    throw asValidationError(error);
-  }
-
+  const { notification: prepared } = prepareNotifyItem(deps, body, request.authUser, (label) => {
+    labels.eventType = label;
+    addLogContext(request.log as Logger, { event_type: label });
+  });
   addLogContext(request.log as Logger, { topic: displayTopic(prepared.topic) });
   if (idempotency.kind === 'key') {
     const outcome = await stored(() =>
@@ -136,11 +89,10 @@ async function stored<T>(store: () => Promise<T>): Promise<T> {
   try {
     return await store();
   } catch (error) {
-    if (error instanceof ApiError) throw error;
-    if (error instanceof NotificationTooLargeError) throw notificationTooLargeError(error.message);
-    throw storageFailedError(error instanceof Error ? error.message : String(error));
+    throw storeFailureAnswer(error);
   }
 }
+
 
 function sendSuccess(reply: FastifyReply, requestId: string, processedAt: string): FastifyReply {
   return sendOrderedJson(reply, 200, { status: 'success', request_id: requestId, processed_at: processedAt });

@@ -118,6 +118,39 @@ export const ROUTE_DOCS = {
       500: error('Storage failed'),
     },
   },
+  notifyBatch: {
+    tags: ['notification'],
+    summary: 'Publish several notifications in one request, each judged as a single notify would be',
+    description:
+      'A JSON array of notification objects, or with Content-Type application/x-ndjson one object per line (blank lines ignored). The valid ones are stored in request order; the answer lists every notification\'s outcome in that order. Limits: notification_endpoint.max_batch_items and max_batch_bytes.',
+    body: {
+      content: {
+        'application/json': { schema: Type.Array(ref('NotificationRequest'), { minItems: 1 }) },
+        'application/x-ndjson': { schema: { type: 'string', description: 'One NotificationRequest object per line' } },
+      },
+    },
+    headers: Type.Object({
+      'idempotency-key': Type.Optional(
+        Type.String({
+          description:
+            'Covers the whole batch: a retry of the batch with the same key inside idempotency.window answers each notification stored the first time from that success (nothing stored again) and stores only the others. The form of notify\'s key; otherwise 400 INVALID_IDEMPOTENCY_KEY.',
+        }),
+      ),
+    }),
+    security: OPTIONAL_AUTH,
+    response: {
+      200: { ...ref('NotificationBatchResponse'), description: 'Every notification stored', headers: IDEMPOTENT_REPLAYED },
+      207: { ...ref('NotificationBatchResponse'), description: 'Some stored, some not: see each result', headers: IDEMPOTENT_REPLAYED },
+      400: {
+        description:
+          'Whole batch refused, nothing stored (ErrorResponse: INVALID_JSON, BATCH_NOT_AN_ARRAY, BATCH_EMPTY, BATCH_ITEM_NOT_AN_OBJECT, INVALID_IDEMPOTENCY_KEY), or every notification refused by validation or auth (NotificationBatchResponse)',
+        anyOf: [ref('ErrorResponse'), ref('NotificationBatchResponse')],
+      },
+      ...writeErrors,
+      413: error('BATCH_TOO_MANY_ITEMS: more than notification_endpoint.max_batch_items; PAYLOAD_TOO_LARGE: body over notification_endpoint.max_batch_bytes. Nothing stored'),
+      500: { ...ref('NotificationBatchResponse'), description: 'None stored: the store failed (each result says NOTIFICATION_STORAGE_FAILED)' },
+    },
+  },
   watch: {
     tags: ['streaming'],
     summary: 'Live notifications, optionally preceded by history (from_id / from_date)',

@@ -1,4 +1,5 @@
-import type { NotificationBackend, NotificationToStore } from '../backend/backend.js';
+import type { NotificationBackend, NotificationToStore, PublishResult } from '../backend/backend.js';
+import type { IdempotencyClaim } from '../backend/idempotency-records.js';
 import type { Clock } from '../time/clock.js';
 import { formatUtcSeconds } from '../time/time-format.js';
 import { idempotencyRecordKey, notificationFingerprint } from './fingerprint.js';
@@ -21,7 +22,8 @@ export class IdempotencyConflictError extends Error {
   }
 }
 
-const RECORD_HASH_LENGTH = 12;
+/** Hex digits of the record key that logs carry. */
+export const RECORD_HASH_LENGTH = 12;
 
 /**
  * Stores a validated notification at most once per key and event type within the window
@@ -51,6 +53,21 @@ export async function storeOnce(
     await backend.idempotency.abandon(claim);
     throw error;
   }
+  return recordStored(backend, clock, { eventType, fingerprint, claim, recordHash }, published);
+}
+
+/**
+ * Records a claim's publish that succeeded and says how to answer it. A publish JetStream dropped
+ * as a duplicate (a first request whose process died before recording) is answered like a
+ * replay, from the stored message, or refused as `reused` when that message is another notification.
+ */
+export async function recordStored(
+  backend: NotificationBackend,
+  clock: Clock,
+  claimed: { readonly eventType: string; readonly fingerprint: string; readonly claim: IdempotencyClaim; readonly recordHash: string },
+  published: PublishResult,
+): Promise<StoredOnce> {
+  const { eventType, fingerprint, claim, recordHash } = claimed;
   const { sequence, duplicateOf } = published;
   if (duplicateOf === undefined) {
     const processedAt = formatUtcSeconds(clock.now());

@@ -11,6 +11,13 @@ export type SseRoute = '/api/v1/watch' | '/api/v1/replay';
 /** `status` label of `aviso_notifications_total`. */
 export type NotificationStatus = 'success' | 'error' | 'rejected';
 
+/**
+ * `status` label of `aviso_notification_batches_total` (D48): the answer's `status` for a batch that
+ * was read, `refused` for one refused whole (not a batch, too large, too many items).
+ */
+export const BATCH_STATUSES = ['success', 'partial', 'error', 'refused'] as const;
+export type BatchStatus = (typeof BATCH_STATUSES)[number];
+
 /** `outcome` label of `aviso_auth_requests_total`. */
 export type AuthOutcome = 'success' | 'unauthorized' | 'forbidden' | 'service_unavailable';
 
@@ -33,6 +40,8 @@ export interface AvisoMetrics {
   httpRequestCompleted(route: string, method: string, statusCode: number, durationSeconds: number): void;
 
   notification(eventType: string, status: NotificationStatus): void;
+  /** A batch notify ended (its items are counted one by one by `notification`). */
+  notificationBatch(status: BatchStatus): void;
 
   /** A stream was counted (after auth and validation, before backend setup, docs/design/rules/operations.md §3.3.4). */
   streamOpened(route: SseRoute, eventType: string, username: string | undefined): void;

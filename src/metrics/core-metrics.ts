@@ -1,7 +1,7 @@
 import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { DECISION_OUTCOMES, FETCH_OUTCOMES, type EcpdsTelemetry } from '../auth/ecpds/ecpds-telemetry.js';
 import type { BackendKind } from '../backend/backend.js';
-import type { AuthModeLabel, AuthOutcome, ConfigReloadResult } from './aviso-metrics.js';
+import { BATCH_STATUSES, type AuthModeLabel, type AuthOutcome, type ConfigReloadResult } from './aviso-metrics.js';
 import { BACKEND_OPERATIONS, BACKEND_OUTCOMES } from './instrumented-backend.js';
 import { UNKNOWN_EVENT_TYPE } from './labels.js';
 import { counter, gauge, histogram } from './metric-family.js';
@@ -42,6 +42,7 @@ export interface CoreMetrics {
   readonly backendOperations: Counter<BackendLabels>;
   readonly backendDuration: Histogram<BackendLabels>;
   readonly notifications: Counter<'event_type' | 'status'>;
+  readonly notificationBatches: Counter<'status'>;
   readonly sseActive: Gauge<SseLabels>;
   readonly sseTotal: Counter<SseLabels>;
   readonly sseUniqueUsers: Gauge<'route'>;
@@ -72,6 +73,7 @@ export function defineCoreMetrics(register: Registry): CoreMetrics {
     backendOperations: counter(register, 'aviso_backend_operations_total', 'Backend calls made by the server.', ['backend', 'operation', 'outcome']),
     backendDuration: histogram(register, 'aviso_backend_operation_duration_seconds', 'Caller-observed latency of backend calls.', ['backend', 'operation', 'outcome'], DURATION_BUCKETS),
     notifications: counter(register, 'aviso_notifications_total', 'Notify requests by result.', ['event_type', 'status']),
+    notificationBatches: counter(register, 'aviso_notification_batches_total', 'Batch notify requests by result; their notifications are counted one by one in aviso_notifications_total.', ['status']),
     sseActive: gauge(register, 'aviso_sse_connections_active', 'Open SSE streams.', ['route', 'event_type']),
     sseTotal: counter(register, 'aviso_sse_connections_total', 'SSE streams opened.', ['route', 'event_type']),
     sseUniqueUsers: gauge(register, 'aviso_sse_unique_users_active', 'Distinct authenticated usernames with at least one open stream on the route.', ['route']),
@@ -109,6 +111,7 @@ export function precreateSeries(options: SeriesOptions, core: CoreMetrics, ecpds
     core.notifications.inc({ event_type: eventType, status: 'success' }, 0);
     core.notifications.inc({ event_type: eventType, status: 'error' }, 0);
   }
+  for (const status of BATCH_STATUSES) core.notificationBatches.inc({ status }, 0);
   for (const operation of BACKEND_OPERATIONS) {
     for (const outcome of BACKEND_OUTCOMES) {
       const labels = { backend: options.backendKind, operation, outcome };

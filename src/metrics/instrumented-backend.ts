@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type {
-  Batch, BackendKind, BackendStats, DeleteOutcome, WipeOutcome, FetchRequest, LiveSink,
+  BatchPublishOptions, BatchPublishOutcome, Batch, BackendKind, BackendStats, DeleteOutcome, WipeOutcome, FetchRequest, LiveSink,
   LiveSubscription, NotificationBackend, NotificationToStore, PublishOptions, PublishResult,
   ReplayCursor, ReplayRequest, SchemaStorage,
 } from '../backend/backend.js';
@@ -34,6 +34,25 @@ export class InstrumentedBackend implements NotificationBackend {
 
   publish(notification: NotificationToStore, options?: PublishOptions): Promise<PublishResult> {
     return this.timed('publish', () => this.inner.publish(notification, options));
+  }
+
+  /**
+   * Each notification of a batch counts as one `publish` timed as the whole batch (its answer
+   * waited for all of them); one not sent after an earlier failure counts as an `error`.
+   */
+  async publishMany(notifications: readonly NotificationToStore[], options?: BatchPublishOptions): Promise<readonly BatchPublishOutcome[]> {
+    const started = performance.now();
+    let outcomes: readonly BatchPublishOutcome[];
+    try {
+      outcomes = await this.inner.publishMany(notifications, options);
+    } catch (error) {
+      const elapsed = (performance.now() - started) / 1000;
+      for (let i = 0; i < notifications.length; i++) this.record('publish', 'error', elapsed);
+      throw error;
+    }
+    const elapsed = (performance.now() - started) / 1000;
+    for (const outcome of outcomes) this.record('publish', outcome.stored ? 'ok' : 'error', elapsed);
+    return outcomes;
   }
 
   get idempotency(): IdempotencyRecords {

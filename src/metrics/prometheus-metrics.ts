@@ -2,7 +2,7 @@ import { Registry, collectDefaultMetrics, prometheusContentType } from 'prom-cli
 import { noopEcpdsTelemetry, type EcpdsTelemetry } from '../auth/ecpds/ecpds-telemetry.js';
 import type { BackendKind, NotificationBackend } from '../backend/backend.js';
 import { noopMemoryHistoryTelemetry, type MemoryHistoryTelemetry } from '../backend/memory/history-telemetry.js';
-import type { AuthModeLabel, AuthOutcome, AvisoMetrics, ConfigReloadResult, NotificationStatus, SseRoute } from './aviso-metrics.js';
+import type { AuthModeLabel, AuthOutcome, AvisoMetrics, BatchStatus, ConfigReloadResult, NotificationStatus, SseRoute } from './aviso-metrics.js';
 import { registerCapacityMetrics, type CapacityLimits, type CapacityMetrics } from './capacity-metrics.js';
 import { createEcpdsTelemetry, defineCoreMetrics, defineEcpdsMetrics, precreateSeries, type CoreMetrics } from './core-metrics.js';
 import { InstrumentedBackend } from './instrumented-backend.js';
@@ -79,6 +79,7 @@ export function createDisabledMetrics(): AvisoMetrics {
     httpRequestStarted: () => () => undefined,
     httpRequestCompleted: () => undefined,
     notification: () => undefined,
+    notificationBatch: () => undefined,
     streamOpened: () => undefined,
     streamClosed: () => undefined,
     notificationSent: () => undefined,
@@ -193,6 +194,10 @@ class PrometheusMetrics implements PrometheusAvisoMetrics {
 
   notification(eventType: string, status: NotificationStatus): void {
     this.core.notifications.inc({ event_type: eventType, status });
+  }
+
+  notificationBatch(status: BatchStatus): void {
+    this.core.notificationBatches.inc({ status });
   }
 
   streamOpened(route: SseRoute, eventType: string, username: string | undefined): void {

@@ -108,6 +108,7 @@ export async function serve(options: ServeOptions): Promise<Serving> {
     baseUrl: config.application.base_url,
     additionalOrigins: config.application.additional_origins,
     watchEndpoint: config.watch_endpoint,
+    notificationEndpoint: config.notification_endpoint,
     auth: config.auth,
     readPlugins: plugins,
     metrics,

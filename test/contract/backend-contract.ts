@@ -296,6 +296,49 @@ export function describeBackendContract(label: string, factory: BackendFactory):
       });
     });
 
+    describe('publishMany (D48)', () => {
+      it('stores a batch in order, densely numbered per base, repeated topics included, and delivers it live in that order', async () => {
+        const { backend, bases } = await setup(2);
+        const [base, other] = bases as [string, string];
+        await publish(backend, [base, 'a']);
+        const sink = collectingSink();
+        await backend.subscribe(new TopicPattern([base, '*']), sink.sink);
+        const plan = [[base, 'a'], [base, 'b'], [other, 'a'], [base, 'a'], [base, 'c'], [other, 'a'], [base, 'a']];
+        const notifications = plan.map((tokens, index) => ({ topic: encodeTopic(tokens), payload: String(index) }));
+        const outcomes = await backend.publishMany(notifications);
+        expect(outcomes.map((outcome) => (outcome.stored ? outcome.sequence : 'failed'))).toEqual([2, 3, 1, 4, 5, 2, 6]);
+        const live = await sink.waitFor(5);
+        expect(live.map((m) => [m.sequence, m.payload])).toEqual([
+          [2, '0'],
+          [3, '1'],
+          [4, '3'],
+          [5, '4'],
+          [6, '6'],
+        ]);
+        const stored = await all(backend, new TopicPattern([base, '*']));
+        expect(stored.map((m) => [m.sequence, m.topic, m.payload])).toEqual([
+          [1, `${base}.a`, 'null'],
+          ...live.map((m) => [m.sequence, m.topic, m.payload]),
+        ]);
+        expect((await all(backend, new TopicPattern([other, '*']))).map((m) => m.payload)).toEqual(['2', '5']);
+      });
+
+      it('keeps the latest of a topic repeated within one batch on a base that keeps one per topic', async () => {
+        const { backend, bases } = await setup(1, { keepHistory: false });
+        const [base] = bases as [string];
+        await publish(backend, [base, 'a'], '"before"');
+        const topics = ['a', 'b', 'a', 'a', 'c'].map((key) => encodeTopic([base, key]));
+        const outcomes = await backend.publishMany(topics.map((topic, index) => ({ topic, payload: String(index) })));
+        expect(outcomes.map((outcome) => (outcome.stored ? outcome.sequence : 'failed'))).toEqual([2, 3, 4, 5, 6]);
+        const stored = await all(backend, new TopicPattern([base, '*']));
+        expect(stored.map((m) => [m.sequence, m.payload])).toEqual([
+          [3, '1'],
+          [5, '3'],
+          [6, '4'],
+        ]);
+      });
+    });
+
     describe('openReplay', () => {
       async function readAll(cursor: ReplayCursor, limit: number): Promise<StoredNotification[]> {
         const messages: StoredNotification[] = [];

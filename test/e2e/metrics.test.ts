@@ -283,6 +283,10 @@ describe('metrics after scripted anonymous traffic (strict schemas)', () => {
       expect(table(atStartup, 'aviso_notifications_total', ['event_type', 'status'])).toEqual(expected);
     });
 
+    it('pre-creates the batch notify series for its four statuses (D48)', () => {
+      expect(table(atStartup, 'aviso_notification_batches_total', ['status'])).toEqual({ success: 0, partial: 0, error: 0, refused: 0 });
+    });
+
     it('pre-creates the backend counters and zero-count histograms for 5 operations × 2 outcomes', () => {
       const expected: Record<string, number> = {};
       for (const operation of ['publish', 'get_batch', 'wipe_stream', 'wipe_all', 'delete_message']) {
@@ -404,6 +408,8 @@ describe('metrics after scripted anonymous traffic (strict schemas)', () => {
         aviso_idempotency_replays_total: 'counter',
         aviso_idempotency_conflicts_total: 'counter',
         aviso_idempotency_evictions_total: 'counter',
+        // D48.
+        aviso_notification_batches_total: 'counter',
       };
       const declared = Object.fromEntries([...atStartup.types].filter(([name]) => name.startsWith('aviso_')));
       expect(declared).toEqual(expected);

@@ -1,4 +1,6 @@
 import type {
+  BatchPublishOptions,
+  BatchPublishOutcome,
   Batch,
   BackendStats,
   DeleteOutcome,
@@ -15,6 +17,7 @@ import type {
   SchemaStorage,
 } from '../../src/backend/backend.js';
 import { pagingCursor } from '../../src/backend/backend.js';
+import { publishInWaves } from '../../src/backend/publish-waves.js';
 import type { IdempotencyRecords } from '../../src/backend/idempotency-records.js';
 import type { TopicPattern } from '../../src/topic/topic-pattern.js';
 
@@ -29,6 +32,9 @@ export class FaultyBackend implements NotificationBackend {
   failSubscribe: Error | undefined;
   failCapture: Error | undefined;
   fetchCalls = 0;
+  /** 1-based numbers of the publish calls that fail (a store failure as JetStream would give). */
+  failPublishCalls = new Set<number>();
+  publishCalls = 0;
   readonly sinks: LiveSink[] = [];
 
   constructor(private readonly inner: NotificationBackend) {
@@ -39,8 +45,19 @@ export class FaultyBackend implements NotificationBackend {
     return this.inner.applySchemas(schemas);
   }
 
-  publish(notification: NotificationToStore, options?: PublishOptions): Promise<PublishResult> {
+  async publish(notification: NotificationToStore, options?: PublishOptions): Promise<PublishResult> {
+    this.publishCalls++;
+    if (this.failPublishCalls.has(this.publishCalls)) throw new Error(`injected failure of publish ${this.publishCalls}`);
     return this.inner.publish(notification, options);
+  }
+
+  /** In waves as on JetStream, through `publish`, so injected publish failures apply to batches too. */
+  publishMany(notifications: readonly NotificationToStore[], options: BatchPublishOptions = {}): Promise<readonly BatchPublishOutcome[]> {
+    const ids = options.deduplicationIds ?? [];
+    return publishInWaves(notifications, (notification, index) => {
+      const deduplicationId = ids[index];
+      return this.publish(notification, deduplicationId === undefined ? {} : { deduplicationId });
+    });
   }
 
   get idempotency(): IdempotencyRecords {

@@ -6,7 +6,13 @@ import { MemoryBackend } from '../../src/backend/memory/memory-backend.js';
 import type { AvisoMetrics } from '../../src/metrics/aviso-metrics.js';
 import type { EventSchemaSource } from '../../src/schema/event-schema.js';
 import { SchemaRegistry } from '../../src/schema/schema-registry.js';
-import { WATCH_ENDPOINT_DEFAULTS, type AuthConfig, type WatchEndpointConfig } from '../../src/config/model.js';
+import {
+  NOTIFICATION_ENDPOINT_DEFAULTS,
+  WATCH_ENDPOINT_DEFAULTS,
+  type AuthConfig,
+  type NotificationEndpointConfig,
+  type WatchEndpointConfig,
+} from '../../src/config/model.js';
 import { ManualClock } from './manual-clock.js';
 import { TEST_SCHEMAS } from './schemas.js';
 
@@ -27,6 +33,8 @@ export async function buildTestApp(
     backend?: NotificationBackend;
     maxBodyBytes?: number;
     watchEndpoint?: Partial<WatchEndpointConfig>;
+    /** Batch notify's limits (D48); the defaults for what is not given. */
+    notificationEndpoint?: Partial<NotificationEndpointConfig>;
     clock?: ManualClock;
     baseUrl?: string;
     auth?: AuthConfig;
@@ -48,6 +56,7 @@ export async function buildTestApp(
     maxBodyBytes: options.maxBodyBytes ?? 262_144,
     baseUrl: options.baseUrl ?? 'http://localhost:8000',
     watchEndpoint: { ...DEFAULT_WATCH_ENDPOINT, ...options.watchEndpoint },
+    notificationEndpoint: { ...NOTIFICATION_ENDPOINT_DEFAULTS, ...options.notificationEndpoint },
     ...(options.auth ? { auth: options.auth } : {}),
     ...(options.metrics ? { metrics: options.metrics } : {}),
   });

@@ -1,5 +1,5 @@
 import type {
-  Batch, BackendStats, DeleteOutcome, FetchRequest, LiveSink, LiveSubscription,
+  BatchPublishOutcome, Batch, BackendStats, DeleteOutcome, FetchRequest, LiveSink, LiveSubscription,
   NotificationBackend, NotificationToStore, PublishResult, ReplayCursor, ReplayRequest,
   StoredNotification, WipeOutcome, SchemaStorage,
 } from '../backend.js';
@@ -106,6 +106,22 @@ export class MemoryBackend implements NotificationBackend {
     const { streamName, stored } = this.store(notification);
     await this.visibility.add(streamName, stored);
     return { sequence: stored.sequence };
+  }
+
+  /**
+   * Every notification stored in this one synchronous step, so they take consecutive sequences of
+   * their bases and become visible in the same turn, together (visibility-batch.ts, D48). A journal
+   * that cannot be written takes the whole turn back: then none is stored.
+   */
+  async publishMany(notifications: readonly NotificationToStore[]): Promise<readonly BatchPublishOutcome[]> {
+    // The deduplication ids are not needed here either (see `PublishOptions`).
+    const publishes = notifications.map((notification) => this.publish(notification));
+    const settled = await Promise.allSettled(publishes);
+    return settled.map((result) =>
+      result.status === 'fulfilled'
+        ? { stored: true, sequence: result.value.sequence }
+        : { stored: false, error: result.reason as unknown, sent: true },
+    );
   }
 
   /** The notification becomes its base's history bound and reaches the live watchers, in one step (D10). */

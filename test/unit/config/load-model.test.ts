@@ -73,6 +73,7 @@ describe('defaults', () => {
         max_total_buffered_bytes: 268435456,
         stall_timeout_sec: 30,
       },
+      notification_endpoint: { max_batch_items: 1000, max_batch_bytes: 16777216 },
       idempotency: { window: '2m', in_memory_max_keys: 100000 },
     });
   });

@@ -862,6 +862,22 @@ describe('C1 JetStream settings', () => {
   });
 });
 
+describe('notification_endpoint (D48, docs/api.md#batch-notify-decision-d48)', () => {
+  it('defaults to 1000 items and 16 MiB a batch, and takes a partial section', () => {
+    expect(loadDoc({}).notification_endpoint).toEqual({ max_batch_items: 1000, max_batch_bytes: 16777216 });
+    expect(loadDoc({ notification_endpoint: { max_batch_items: 50 } }).notification_endpoint).toEqual({ max_batch_items: 50, max_batch_bytes: 16777216 });
+    expect(() => validate({ notification_endpoint: { max_batch_items: 1, max_batch_bytes: 1 } })).not.toThrow();
+  });
+
+  it.each(['max_batch_items', 'max_batch_bytes'])('rejects %s: 0', (field) => {
+    expectFailure({ notification_endpoint: { [field]: 0 } }, CONFIGURATION, `notification_endpoint.${field}: must be greater than 0, got 0`);
+  });
+
+  it('takes max_batch_items from AVISOSERVER_NOTIFICATION_ENDPOINT__MAX_BATCH_ITEMS', () => {
+    expect(loadDoc({}, { AVISOSERVER_NOTIFICATION_ENDPOINT__MAX_BATCH_ITEMS: '20' }).notification_endpoint.max_batch_items).toBe(20);
+  });
+});
+
 describe('idempotency (docs/configuration.md, docs/api.md "Idempotent notify")', () => {
   it('defaults to a 2m window, 100000 in-memory keys and the AVISO_IDEMPOTENCY bucket', () => {
     const config = loadDoc({});

@@ -287,6 +287,7 @@ describe('createPrometheusMetrics: inventory', () => {
       aviso_backend_operations_total: 'counter',
       aviso_backend_operation_duration_seconds: 'histogram',
       aviso_notifications_total: 'counter',
+      aviso_notification_batches_total: 'counter',
       aviso_sse_connections_active: 'gauge',
       aviso_sse_connections_total: 'counter',
       aviso_sse_unique_users_active: 'gauge',
@@ -341,6 +342,7 @@ describe('createPrometheusMetrics: inventory', () => {
       aviso_backend_operations_total: ['backend', 'operation', 'outcome'],
       aviso_backend_operation_duration_seconds: ['backend', 'operation', 'outcome'],
       aviso_notifications_total: ['event_type', 'status'],
+      aviso_notification_batches_total: ['status'],
       aviso_sse_connections_active: ['event_type', 'route'],
       aviso_sse_connections_total: ['event_type', 'route'],
       aviso_sse_unique_users_active: ['route'],
@@ -857,6 +859,25 @@ describe('instrumentBackend', () => {
     }
   });
 
+  it('counts each notification of a publishMany as one publish with its own outcome (D48)', async () => {
+    const m = metrics({ backendKind: 'jetstream' });
+    const failure = new Error('nats down');
+    const backend = m.instrumentBackend({
+      ...failingBackend(failure),
+      publishMany: async () => [
+        { stored: true, sequence: 1 },
+        { stored: false, error: failure, sent: true },
+        { stored: false, error: failure, sent: false },
+      ],
+    });
+    const outcomes = await backend.publishMany([1, 2, 3].map((n) => ({ topic: `mars.${n}`, payload: 'null' })));
+    expect(outcomes.map((outcome) => outcome.stored)).toEqual([true, false, false]);
+    const exposition = await Exposition.of(m);
+    expect(exposition.value('aviso_backend_operations_total', op('publish', 'ok', 'jetstream'))).toBe(1);
+    expect(exposition.value('aviso_backend_operations_total', op('publish', 'error', 'jetstream'))).toBe(2);
+    expect(exposition.value('aviso_backend_operation_duration_seconds_count', op('publish', 'error', 'jetstream'))).toBe(2);
+  });
+
   it('forwards subscribe, history bounds, stats, the connection state and shutdown without timing them', async () => {
     const m = metrics();
     const memory = memoryBackend();
@@ -945,6 +966,7 @@ function failingBackend(failure: Error): NotificationBackend {
     publish: () => {
       throw failure;
     },
+    publishMany: reject,
     subscribe: reject,
     captureHistoryBound: reject,
     fetchBatch: reject,
