@@ -22,6 +22,8 @@ export type Fault =
   | 'cut-before'
   /** Store the batch, then cut the connection instead of answering. */
   | 'cut-after'
+  /** Store the batch, then answer 200 with no result for it. */
+  | 'garbled'
   /** Answer this status with the storage error body, storing nothing. */
   | { readonly status: number; readonly retryAfter?: string }
   /** Store the items before this index; the store fails for the rest, answered in the results. */
@@ -137,6 +139,7 @@ export class BatchNotifyServer {
       const { answer, storedNow } = this.store(items, key, requestId, record?.stored ?? new Map<number, ItemResult>(), storeFailsFrom);
       if (key !== undefined && record !== undefined && record.stored.size > 0) this.byKey.set(key, record);
       if (fault === 'cut-after') return void req.socket.destroy();
+      if (fault === 'garbled') return send({ status: 200, body: { status: 'success', results: [] } });
       send(answer, key === undefined ? {} : { 'idempotent-replayed': storedNow === 0 && record !== undefined && record.stored.size > 0 ? 'true' : 'false' });
     });
   }

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { AvisoClient, ConfigError, HttpError, TransportError, type Clock, type NotifyFailed, type NotifyItem, type NotifyOutcome } from '../../src/index.js';
+import { AvisoClient, ConfigError, DecodeError, HttpError, TransportError, type Clock, type NotifyFailed, type NotifyItem, type NotifyOutcome } from '../../src/index.js';
 import { systemClock } from '../../src/clock.js';
 import { halvedLimits, nextBatch, notificationBody, serialisedSizes } from '../../src/notify-batches.js';
 import { BatchNotifyServer } from '../support/batch-notify-server.js';
@@ -226,6 +226,25 @@ describe('notifyMany against a server of the batch contract', () => {
     expect(outcomes.map((o) => (o.stored ? 'stored' : o.reason))).toEqual(['stored', 'stored', 'failed', 'failed', 'failed', 'not_sent', 'not_sent']);
     expect(outcomes[2]).toMatchObject({ code: 'NOTIFICATION_STORAGE_FAILED', message: 'Failed to store notification', requestId: expect.stringMatching(/^00000000-/) });
     expect(storedIndexes()).toEqual([0, 1]);
+  });
+
+  it('takes a batch whose answer cannot be read as maybe stored, and sends nothing after it', async () => {
+    server.faults = ['garbled'];
+    const outcomes = await client.notifyMany(items(3), { maxBatchItems: 2 });
+    expect(server.received).toHaveLength(1);
+    expect(outcomes.map((o) => (o.stored ? 'stored' : o.reason))).toEqual(['unanswered', 'unanswered', 'not_sent']);
+    expect((outcomes[0] as NotifyFailed).error).toBeInstanceOf(DecodeError);
+    expect(outcomes[0]).toMatchObject({ message: 'notify batch: 0 results for 2 notifications' });
+    expect(storedIndexes()).toEqual([0, 1]);
+  });
+
+  it('against a server without the batch endpoint, fails the first batch with its answer and sends nothing after it', async () => {
+    const elsewhere = new AvisoClient({ baseUrl: `${server.url}no-batch/`, clock: noJitter });
+    const outcomes = await elsewhere.notifyMany(items(3), { maxBatchItems: 2 });
+    expect(outcomes.map((o) => (o.stored ? 'stored' : o.reason))).toEqual(['failed', 'failed', 'not_sent']);
+    expect(outcomes[0]).toMatchObject({ code: 'NOT_FOUND', message: 'HTTP 404: Route not found' });
+    expect(server.received).toHaveLength(1);
+    expect(server.stored).toEqual([]);
   });
 
   it('sends nothing for an empty list, an aborted signal, or options and notifications it cannot send', async () => {
