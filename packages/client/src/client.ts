@@ -1,11 +1,14 @@
+import { retryableBatchAnswer } from './batch-answer.js';
 import { systemClock, type Clock } from './clock.js';
 import { DecodeError, HttpError } from './errors.js';
 import { plaintextRefusal, Transport } from './http.js';
 import { checkedIdempotencyKey } from './idempotency-key.js';
-import { sendWithRetries, type Exchange } from './notify-retries.js';
+import { notificationBody } from './notify-batches.js';
+import { notifyInBatches } from './notify-many.js';
+import { retryableAnswer, sendWithRetries, type Exchange } from './notify-retries.js';
 import { defaultFetch, type DefaultFetch } from './transport/default-fetch.js';
 import { NotificationStream } from './stream/notification-stream.js';
-import type { AdminResult, AvisoClientOptions, NotifyRequest, NotifyResult, SchemaList, WatchRequest } from './types.js';
+import type { AdminResult, AvisoClientOptions, NotifyItem, NotifyManyOptions, NotifyOutcome, NotifyRequest, NotifyResult, SchemaList, WatchRequest } from './types.js';
 import { isSecureOrLoopback, parseBaseUrl } from './url.js';
 
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -96,15 +99,7 @@ export class AvisoClient {
    */
   async notify(request: NotifyRequest): Promise<NotifyResult> {
     const idempotencyKey = checkedIdempotencyKey(request.idempotencyKey);
-    const body: Record<string, unknown> = { event_type: request.eventType, identifier: request.identifier };
-    if (request.payload !== undefined) body.payload = request.payload;
-    const headers = { 'idempotency-key': idempotencyKey };
-    const send = async (): Promise<Exchange> => {
-      const exchange = await this.transport.exchange('POST', 'api/v1/notification', body, this.timeoutMs, request.signal, headers);
-      if (exchange.response.headers.has('idempotent-replayed') || codeOf(exchange) === 'IDEMPOTENCY_KEY_IN_PROGRESS') this.honoursIdempotency = true;
-      return exchange;
-    };
-    const { response, text } = await sendWithRetries(send, () => request.retry === true || this.honoursIdempotency, this.clock, request.signal);
+    const { response, text } = await this.sendIdempotent('api/v1/notification', notificationBody(request), idempotencyKey, request.retry === true, request.signal);
     if (response.status !== 200) throw new HttpError(response.status, text, response.headers.get('x-request-id') ?? undefined);
     const json = decodeJson(text, 'notify');
     if (typeof json.status !== 'string' || typeof json.processed_at !== 'string') throw new DecodeError('notify: unexpected response shape');
@@ -116,6 +111,41 @@ export class AvisoClient {
       idempotencyKey,
       replayed: replayed === null ? undefined : replayed.trim().toLowerCase() === 'true',
     };
+  }
+
+  /**
+   * Publishes many notifications through `POST /api/v1/notification/batch` (docs/client.md "Batch
+   * notify"): in order, in batches of at most `maxBatchItems` notifications and `maxBatchBytes`
+   * bytes of JSON, each batch under its own `Idempotency-Key` and retried with it as `notify`
+   * is. Resolves with one outcome per notification, in the order given; rejects only for options
+   * or a notification that cannot be sent at all (`ConfigError`), before anything is sent.
+   */
+  notifyMany(notifications: readonly NotifyItem[], options: NotifyManyOptions = {}): Promise<NotifyOutcome[]> {
+    return notifyInBatches(notifications, options, (bodies, idempotencyKey) =>
+      this.sendIdempotent('api/v1/notification/batch', bodies, idempotencyKey, options.retry === true, options.signal, retryableBatchAnswer),
+    );
+  }
+
+  /**
+   * One notify or batch under its `Idempotency-Key`, retried with that key only where it is known
+   * to be safe (`retry`, or this server has shown it deduplicates), learning the latter from the
+   * answers: `Idempotent-Replayed`, or the 409 of a key still in flight. `retryable` says which
+   * answers are worth sending again (a 5xx or a 409 by default).
+   */
+  private sendIdempotent(
+    path: string,
+    body: unknown,
+    idempotencyKey: string,
+    retry: boolean,
+    signal: AbortSignal | undefined,
+    retryable: (exchange: Exchange) => boolean = retryableAnswer,
+  ): Promise<Exchange> {
+    const send = async (): Promise<Exchange> => {
+      const exchange = await this.transport.exchange('POST', path, body, this.timeoutMs, signal, { 'idempotency-key': idempotencyKey });
+      if (exchange.response.headers.has('idempotent-replayed') || codeOf(exchange) === 'IDEMPOTENCY_KEY_IN_PROGRESS') this.honoursIdempotency = true;
+      return exchange;
+    };
+    return sendWithRetries(send, () => retry || this.honoursIdempotency, this.clock, signal, retryable);
   }
 
   /** Every schema (`schema()`) or one (`schema("mars")`), as the server's public view. */

@@ -115,7 +115,8 @@ export class TriggerFailedError extends AvisoError {
   }
 }
 
-function parseErrorBody(body: string): { message?: string; requestId?: string; code?: string } {
+/** `message`, `request_id` and `code` of an aviso JSON error body; each absent when the body has none. */
+export function parseErrorBody(body: string): { message?: string; requestId?: string; code?: string } {
   try {
     const value: unknown = JSON.parse(body);
     if (value === null || typeof value !== 'object') return {};

@@ -10,10 +10,9 @@ export interface Exchange {
   readonly text: string;
 }
 
-/** A cut or timed-out request, a 5xx or a 409 (the first request with the key still in flight). */
-function retryable(outcome: Exchange | TransportError): boolean {
-  if (outcome instanceof TransportError) return true;
-  return outcome.response.status >= 500 || outcome.response.status === 409;
+/** A 5xx or a 409 (the first request with the key still in flight). */
+export function retryableAnswer(exchange: Exchange): boolean {
+  return exchange.response.status >= 500 || exchange.response.status === 409;
 }
 
 /**
@@ -22,7 +21,13 @@ function retryable(outcome: Exchange | TransportError): boolean {
  * backoff or the server's `Retry-After`. Without that knowledge a notify is never sent twice: the
  * first may have been stored.
  */
-export async function sendWithRetries(send: () => Promise<Exchange>, mayRetry: () => boolean, clock: Clock, signal?: AbortSignal): Promise<Exchange> {
+export async function sendWithRetries(
+  send: () => Promise<Exchange>,
+  mayRetry: () => boolean,
+  clock: Clock,
+  signal?: AbortSignal,
+  retryable: (exchange: Exchange) => boolean = retryableAnswer,
+): Promise<Exchange> {
   for (let retry = 0; ; retry++) {
     let outcome: Exchange | TransportError;
     try {
@@ -31,7 +36,9 @@ export async function sendWithRetries(send: () => Promise<Exchange>, mayRetry: (
       if (!(error instanceof TransportError)) throw error;
       outcome = error;
     }
-    if (!retryable(outcome) || retry >= NOTIFY_RETRIES || !mayRetry()) {
+    // A cut or timed-out request is always worth sending again; an answer when `retryable` says so.
+    const again = outcome instanceof TransportError || retryable(outcome);
+    if (!again || retry >= NOTIFY_RETRIES || !mayRetry()) {
       if (outcome instanceof TransportError) throw outcome;
       return outcome;
     }

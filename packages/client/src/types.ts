@@ -61,6 +61,53 @@ export interface NotifyResult {
   readonly replayed: boolean | undefined;
 }
 
+/** One notification of `notifyMany`: what `notify` publishes, without the per-request options. */
+export type NotifyItem = Pick<NotifyRequest, 'eventType' | 'identifier' | 'payload'>;
+
+export interface NotifyManyOptions {
+  /** Most notifications in one batch request. Default 1000, the server's default `notification_endpoint.max_batch_items`. */
+  readonly maxBatchItems?: number;
+  /** Most bytes of one batch's JSON body. Default 16 MiB less 64 KiB, a little under the server's default limit. */
+  readonly maxBatchBytes?: number;
+  readonly signal?: AbortSignal;
+  /** As `NotifyRequest.retry`, for every batch: retry it with its key before the server has shown it deduplicates. */
+  readonly retry?: boolean;
+}
+
+/** A notification of `notifyMany` that the server stored; the fields of `notify`'s result are those of its batch. */
+export interface NotifyStored extends NotifyResult {
+  /** Its position in the list given to `notifyMany`. */
+  readonly index: number;
+  readonly stored: true;
+}
+
+/**
+ * A notification of `notifyMany` that was not stored, or not known to be:
+ * - `refused`: the server refused this notification for what it holds or who sent it (`code`,
+ *   `message`: its error body, as `notify` would have got it); not stored, and sent again as it
+ *   is it would be refused again;
+ * - `failed`: not stored for a reason not its own, once the retries were spent: the server
+ *   refused its whole batch (a 5xx, a 401 after the refresh, another status), or its result in
+ *   the batch is a store failure (`NOTIFICATION_STORAGE_FAILED`) or a key still in flight
+ *   (`IDEMPOTENCY_KEY_IN_PROGRESS`);
+ * - `unanswered`: its batch was sent but no usable answer came (cut, timed out, unreadable,
+ *   aborted) once the retries were spent: the server may have stored it;
+ * - `not_sent`: never sent, because an earlier batch failed (or the signal was aborted).
+ */
+export interface NotifyFailed {
+  readonly index: number;
+  readonly stored: false;
+  readonly reason: 'refused' | 'failed' | 'unanswered' | 'not_sent';
+  /** The error body's `code`, when the server gave one. */
+  readonly code: string | undefined;
+  readonly message: string;
+  readonly requestId: string | undefined;
+  /** What failed or stopped the batch (`HttpError`, `TransportError`, `DecodeError`, `AuthError`, the abort reason), when it was an error. */
+  readonly error?: unknown;
+}
+
+export type NotifyOutcome = NotifyStored | NotifyFailed;
+
 export interface AdminResult {
   readonly success: boolean;
   readonly message: string;

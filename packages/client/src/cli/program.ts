@@ -3,6 +3,7 @@ import { configDumpCommand } from './commands/config-dump.js';
 import { adminCommand, notifyCommand, schemaGetCommand, schemaListCommand } from './commands/simple.js';
 import type { CommandContext } from './commands/common.js';
 import { listenCommand, type ListenFlags } from './commands/listen.js';
+import { notifyFileCommand } from './commands/notify-file.js';
 import { replayCommand, type ReplayFlags } from './commands/replay.js';
 import { completionScript, SHELLS } from './completions.js';
 
@@ -39,18 +40,20 @@ export function buildProgram(version: string, run: Run): Command {
 
   program
     .command('notify')
-    .description('publish one notification: event=TYPE key=value ... [data=JSON]')
-    .argument('<PARAMETERS...>', 'comma-separated key=value lists; event= is required, data= is the JSON payload, key:=JSON a typed value')
+    .description('publish one notification: event=TYPE key=value ... [data=JSON]; or many, one JSON object per line: --file PATH|-')
+    .argument('[PARAMETERS...]', 'comma-separated key=value lists; event= is required, data= is the JSON payload, key:=JSON a typed value')
     .option('--identifier <KEY=VALUE>', 'one identifier: key=value (string) or key:=JSON (typed); repeatable', collect, [])
+    .option('--file <PATH>', 'publish the notifications of this NDJSON file (- for standard input) in batches, instead of PARAMETERS')
     .option('--idempotency-key <KEY>', 'the Idempotency-Key to send (1 to 255 visible ASCII characters; default: a fresh UUID)')
     .option('--retry', 'retry a cut or timed-out request, a 5xx or a 409 with the same key, even before the server has shown it deduplicates')
-    .action((parameters: string[], opts: { identifier: string[]; idempotencyKey?: string; retry?: boolean }, cmd: Command) =>
-      run(cmd, (ctx) =>
-        notifyCommand(ctx, parameters, opts.identifier, {
-          ...(opts.idempotencyKey === undefined ? {} : { idempotencyKey: opts.idempotencyKey }),
-          retry: opts.retry === true,
-        }),
-      ),
+    .action((parameters: string[], opts: { identifier: string[]; file?: string; idempotencyKey?: string; retry?: boolean }, cmd: Command) =>
+      run(cmd, (ctx) => {
+        const key = opts.idempotencyKey === undefined ? {} : { idempotencyKey: opts.idempotencyKey };
+        if (opts.file !== undefined) {
+          return notifyFileCommand(ctx, opts.file, { parameters, identifiers: opts.identifier, ...key, retry: opts.retry === true });
+        }
+        return notifyCommand(ctx, parameters, opts.identifier, { ...key, retry: opts.retry === true });
+      }),
     );
 
   const inline = (cmd: Command): Command =>

@@ -26,9 +26,11 @@ export function cliEnv(home: string, extra: Record<string, string> = {}): Record
   return { PATH: process.env.PATH ?? '', HOME: home, ...extra };
 }
 
-export function startCli(args: readonly string[], env: Record<string, string>, cwd?: string): RunningCli {
+/** `input`, when given, is written to the command's standard input, which is then closed. */
+export function startCli(args: readonly string[], env: Record<string, string>, cwd?: string, input?: string): RunningCli {
   if (!existsSync(CLI_ENTRY)) throw new Error(`${CLI_ENTRY} is missing: run \`npm run build\``);
-  const child = spawn(process.execPath, [CLI_ENTRY, ...args], { env, cwd: cwd ?? env.HOME, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI_ENTRY, ...args], { env, cwd: cwd ?? env.HOME, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+  if (input !== undefined) child.stdin?.end(input);
   reapOnExit(child);
   let stdout = '';
   let stderr = '';
@@ -71,8 +73,8 @@ export function startCli(args: readonly string[], env: Record<string, string>, c
   };
 }
 
-export async function runCli(args: readonly string[], env: Record<string, string>, cwd?: string): Promise<CliResult> {
-  const cli = startCli(args, env, cwd);
+export async function runCli(args: readonly string[], env: Record<string, string>, cwd?: string, input?: string): Promise<CliResult> {
+  const cli = startCli(args, env, cwd, input);
   const code = await cli.exited;
   return { code, stdout: cli.stdout(), stderr: cli.stderr() };
 }

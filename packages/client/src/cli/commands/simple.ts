@@ -1,3 +1,4 @@
+import type { NotifyResult } from '../../index.js';
 import { UsageError } from '../errors.js';
 import { parseNotifyParameters } from '../values.js';
 import { asIdentifier, createClient, type CommandContext } from './common.js';
@@ -20,8 +21,7 @@ export interface NotifyFlags {
 
 /**
  * `aviso notify event=TYPE k=v ... [data=JSON] [--identifier k=v | k:=JSON ...] [--idempotency-key K] [--retry]`.
- * The output is the Rust client's; a replayed answer (only a server with idempotent notify sends
- * one) adds `replayed` so the person knows nothing new was stored.
+ * The output is the Rust client's (`printAccepted`).
  */
 export async function notifyCommand(ctx: CommandContext, parameters: readonly string[], identifiers: readonly string[], flags: NotifyFlags = { retry: false }): Promise<void> {
   const request = parseNotifyParameters(parameters, identifiers);
@@ -33,16 +33,25 @@ export async function notifyCommand(ctx: CommandContext, parameters: readonly st
     ...(flags.idempotencyKey === undefined ? {} : { idempotencyKey: flags.idempotencyKey }),
     retry: flags.retry,
   });
+  await printAccepted(ctx, request.eventType, result);
+}
+
+/**
+ * The confirmation of one stored notification: on a terminal the aviso client's line, else one
+ * JSON object. A replayed answer (only a server with idempotent notify sends one) adds `replayed`
+ * so the person knows nothing new was stored.
+ */
+export async function printAccepted(ctx: CommandContext, eventType: string, result: NotifyResult): Promise<void> {
   const replayed = result.replayed === true;
   await ctx.output.result(
     {
-      event_type: request.eventType,
+      event_type: eventType,
       status: result.status,
       request_id: result.requestId,
       processed_at: result.processedAt,
       ...(replayed ? { replayed: true } : {}),
     },
-    `notification accepted: event_type=${request.eventType}, status=${result.status}, request_id=${result.requestId}, processed_at=${humaniseTimestamp(result.processedAt)}${replayed ? ', replayed (an earlier attempt stored it)' : ''}`,
+    `notification accepted: event_type=${eventType}, status=${result.status}, request_id=${result.requestId}, processed_at=${humaniseTimestamp(result.processedAt)}${replayed ? ', replayed (an earlier attempt stored it)' : ''}`,
   );
 }
 
