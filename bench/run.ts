@@ -12,6 +12,7 @@ import { fanoutCapacity } from './scenarios/fanout-capacity.js';
 import { fanoutSelective } from './scenarios/fanout-selective.js';
 import { idleWatchers } from './scenarios/idle-watchers.js';
 import { match } from './scenarios/match.js';
+import { notifyBatchJetStream, notifyBatchMemory } from './scenarios/notify-batch.js';
 import { notifyJetStream } from './scenarios/notify-jetstream.js';
 import { notifyJetStreamIdempotent, notifyMemoryIdempotent } from './scenarios/notify-idempotent.js';
 import { notifyMemory } from './scenarios/notify-memory.js';
@@ -28,6 +29,8 @@ const SCENARIOS: readonly Scenario[] = [
   notifyMemoryIdempotent,
   notifyJetStream,
   notifyJetStreamIdempotent,
+  notifyBatchMemory,
+  notifyBatchJetStream,
   fanout,
   fanoutCapacity,
   fanoutSelective,

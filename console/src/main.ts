@@ -1,3 +1,4 @@
+import { batchSummary, failedItems, isBatchAnswer, parsePastedBatch } from './batch-publish.js';
 import { avisoCommand, curlCommand, type CommandTarget } from './commands.js';
 import { byId, el } from './dom.js';
 import { formatJson } from './frames.js';
@@ -131,6 +132,45 @@ async function publish(): Promise<void> {
   }
 }
 
+/** Sends the pasted notifications in one batch request and lists what was not stored. */
+async function publishBatch(): Promise<void> {
+  const box = byId('batch-result');
+  box.hidden = false;
+  const pasted = parsePastedBatch(byId<HTMLTextAreaElement>('batch-items').value);
+  if ('problem' in pasted) {
+    box.className = 'error-box';
+    box.textContent = pasted.problem;
+    return;
+  }
+  box.className = 'pending';
+  box.textContent = `publishing ${pasted.items.length}…`;
+  try {
+    const response = await fetch(new URL('notification/batch', API), {
+      method: 'POST',
+      headers: requestHeaders(token.value),
+      body: JSON.stringify(pasted.items),
+    });
+    const text = await response.text();
+    let answer: unknown;
+    try {
+      answer = JSON.parse(text) as unknown;
+    } catch {
+      answer = undefined;
+    }
+    if (!isBatchAnswer(answer)) return showError(box, describeResponse(response, text));
+    const failed = failedItems(answer.results);
+    box.className = failed.length === 0 ? 'success' : 'error-box';
+    box.replaceChildren(
+      el('strong', {}, batchSummary(answer)),
+      ' request ',
+      el('code', {}, answer.request_id ?? '?'),
+      ...(failed.length === 0 ? [] : [el('ul', { class: 'batch-failures' }, ...failed.map((line) => el('li', {}, line)))]),
+    );
+  } catch (error) {
+    showError(box, describeNetworkError(error));
+  }
+}
+
 form.addEventListener('input', refresh);
 form.addEventListener('change', refresh);
 eventType.addEventListener('change', renderFields);
@@ -138,6 +178,7 @@ form.addEventListener('submit', (event) => event.preventDefault());
 byId('watch').addEventListener('click', () => openPanel('watch'));
 byId('replay').addEventListener('click', () => openPanel('replay'));
 byId('publish').addEventListener('click', () => void publish());
+byId('publish-batch').addEventListener('click', () => void publishBatch());
 byId('close-all').addEventListener('click', () => {
   for (const panel of [...panels]) panel.close();
 });

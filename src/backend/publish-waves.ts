@@ -13,12 +13,17 @@ export async function publishInWaves(
   notifications: readonly NotificationToStore[],
   /** `index`: the notification's position in the batch. */
   publishOne: (notification: NotificationToStore, index: number) => Promise<PublishResult>,
+  /**
+   * Whether a notification's publish names its topic's predecessor; one that does not (a stream
+   * that keeps every notification of a topic) may go out beside others of its topic.
+   */
+  chainedByTopic: (notification: NotificationToStore) => boolean = () => true,
 ): Promise<BatchPublishOutcome[]> {
   const outcomes: BatchPublishOutcome[] = [];
   let stoppedBy: { error: unknown } | undefined;
   let next = 0;
   while (next < notifications.length) {
-    const waveEnd = endOfWave(notifications, next);
+    const waveEnd = endOfWave(notifications, next, chainedByTopic);
     if (stoppedBy) {
       for (let i = next; i < waveEnd; i++) outcomes.push({ stored: false, error: stoppedBy.error, sent: false });
       next = waveEnd;
@@ -36,14 +41,15 @@ export async function publishInWaves(
   return outcomes;
 }
 
-/** The index after the wave that starts at `start`: where a topic repeats, or the end. */
-function endOfWave(notifications: readonly NotificationToStore[], start: number): number {
+/** The index after the wave that starts at `start`: where a chained topic repeats, or the end. */
+function endOfWave(notifications: readonly NotificationToStore[], start: number, chainedByTopic: (notification: NotificationToStore) => boolean): number {
   const topics = new Set<string>();
   let end = start;
   for (; end < notifications.length; end++) {
-    const topic = (notifications[end] as NotificationToStore).topic;
-    if (topics.has(topic)) break;
-    topics.add(topic);
+    const notification = notifications[end] as NotificationToStore;
+    if (!chainedByTopic(notification)) continue;
+    if (topics.has(notification.topic)) break;
+    topics.add(notification.topic);
   }
   return end;
 }

@@ -173,6 +173,35 @@ describe('the console in headless Chromium', () => {
     });
   });
 
+  it('publishes several pasted notifications in one request, and names the one not stored', async () => {
+    await withConsole(open, [207], async (page, problems) => {
+      await page.selectOption('#event-type', 'dissemination');
+      await fill(page, { class: 'od', destination: 'batch-1' });
+      const panel = await startStream(page, 'watch');
+      await frames(panel, 'lifecycle').filter({ hasText: 'opening' }).waitFor();
+      const item = (step: number): Record<string, unknown> => ({
+        event_type: 'dissemination',
+        identifier: { class: 'od', destination: 'batch-1' },
+        payload: { step },
+      });
+      const refused = { event_type: 'dissemination', identifier: { destination: 'batch-1' } };
+      await page.locator('details.batch summary').click();
+      await page.fill('#batch-items', [item(1), refused, item(2)].map((one) => JSON.stringify(one)).join('\n'));
+      const [response] = await Promise.all([
+        page.waitForResponse((r) => r.url().endsWith('/api/v1/notification/batch')),
+        page.click('#publish-batch'),
+      ]);
+      expect(response.status()).toBe(207);
+      expect(await page.locator('#batch-result strong').innerText()).toBe('2 stored, 1 not stored');
+      expect(await page.locator('#batch-result li').allInnerTexts()).toEqual(["#1 INVALID_NOTIFICATION_REQUEST: Required field 'class' missing for notify operation"]);
+      // Both stored notifications reach the open watch, in the order they were pasted.
+      await expect.poll(() => frames(panel, 'notification').count(), { timeout: APPEAR_WITHIN_MS }).toBe(2);
+      const steps = (await frames(panel, 'notification').locator('pre').allInnerTexts()).map((text) => (JSON.parse(text) as { data: { payload: { step: number } } }).data.payload.step);
+      expect(steps.sort()).toEqual([1, 2]);
+      expectNoProblems(problems);
+    });
+  });
+
   it('shows a frame that waited out a pause with the time it arrived, not the time of Resume', async () => {
     await withConsole(open, [], async (page, problems) => {
       await page.selectOption('#event-type', 'dissemination');

@@ -187,15 +187,34 @@ export class JetStreamBackend implements NotificationBackend {
   }
 
   /**
-   * Pipelined (D48): the notifications of distinct topics are sent together and their acks awaited
-   * in order, a few round trips for a batch instead of one per notification (publish-waves.ts).
+   * Pipelined (D48): the notifications of distinct topics, and every notification of a stream that
+   * keeps all of a topic's, are sent together and their acks awaited in order, a few round trips
+   * for a batch instead of one per notification (publish-waves.ts).
    */
-  publishMany(notifications: readonly NotificationToStore[], options: BatchPublishOptions = {}): Promise<readonly BatchPublishOutcome[]> {
+  async publishMany(notifications: readonly NotificationToStore[], options: BatchPublishOptions = {}): Promise<readonly BatchPublishOutcome[]> {
     const ids = options.deduplicationIds ?? [];
-    return publishInWaves(notifications, (notification, index) => {
-      const deduplicationId = ids[index];
-      return this.publish(notification, deduplicationId === undefined ? {} : { deduplicationId });
-    });
+    // A stream that keeps every notification of a topic names no predecessors: its notifications
+    // of one topic go out together too. A base whose stream cannot be ensured now counts as
+    // chained; its publishes find out why themselves.
+    const bases = [...new Set(notifications.map((notification) => topicBase(notification.topic)))];
+    const unchained = new Set<string>();
+    await Promise.all(
+      bases.map(async (base) => {
+        try {
+          if (!keepsPerTopicLimit(await this.catalog.ensure(base))) unchained.add(base);
+        } catch {
+          // Counted as chained.
+        }
+      }),
+    );
+    return publishInWaves(
+      notifications,
+      (notification, index) => {
+        const deduplicationId = ids[index];
+        return this.publish(notification, deduplicationId === undefined ? {} : { deduplicationId });
+      },
+      (notification) => !unchained.has(topicBase(notification.topic)),
+    );
   }
 
   /** The message a duplicate's ack names, or null once the stream no longer holds it. */

@@ -82,4 +82,18 @@ describe('publishInWaves', () => {
     expect(acks.sent).toEqual(['0', '1', '2']);
     expect(outcomes.map((outcome) => outcome.stored)).toEqual([true, false, true]);
   });
+
+  it('sends the notifications of a topic that names no predecessor together, beside a chained one', async () => {
+    const acks = new ManualAcks();
+    const batch = [item('kept.a', '0'), item('kept.a', '1'), item('t.a', '2'), item('kept.a', '3'), item('t.a', '4')];
+    const done = publishInWaves(batch, acks.publish, (notification) => !notification.topic.startsWith('kept.'));
+    await settle();
+    // Everything up to the chained topic's repeat, then the rest once that wave was acknowledged.
+    expect(acks.sent).toEqual(['0', '1', '2', '3']);
+    for (const payload of ['0', '1', '2', '3']) acks.ack(payload);
+    await settle();
+    expect(acks.sent).toEqual(['0', '1', '2', '3', '4']);
+    acks.ack('4');
+    expect((await done).map((outcome) => outcome.stored)).toEqual([true, true, true, true, true]);
+  });
 });
