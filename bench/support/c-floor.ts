@@ -1,6 +1,6 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
 import { delimiter, join } from 'node:path';
+import { findExecutable } from './executables.js';
 import { ROOT } from './paths.js';
 import { makeTempDir, stopChild, tailCollector, trackChild } from './processes.js';
 
@@ -17,22 +17,9 @@ export const C_COMPILER_HINT =
 const READY_TIMEOUT_MS = 15_000;
 const ANSWER_TIMEOUT_MS = 30_000;
 
-function isExecutable(file: string): boolean {
-  try {
-    accessSync(file, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** `cc` on `searchPath` (PATH unless given); throws with the install hint when there is none. */
 export function findCCompiler(searchPath: string = process.env.PATH ?? ''): string {
-  const compiler = searchPath
-    .split(delimiter)
-    .filter((dir) => dir !== '')
-    .map((dir) => join(dir, 'cc'))
-    .find(isExecutable);
+  const compiler = findExecutable('cc', searchPath.split(delimiter));
   if (compiler === undefined) throw new Error(`cc (a C compiler) is not installed, so the C floor cannot be built: ${C_COMPILER_HINT}`);
   return compiler;
 }

@@ -1,10 +1,11 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { accessSync, constants, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { get } from 'node:http';
 import { delimiter, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { findFreePort } from '../../test/support/nats-server.js';
 import { descendantPids } from './cpu-time.js';
+import { findExecutable } from './executables.js';
 import { makeTempDir, removeTempDir, stopChild, tailCollector, trackChild, trackGrandchild, untrackGrandchild } from './processes.js';
 
 /**
@@ -29,21 +30,9 @@ export interface NchanInstallation {
   readonly module: string;
 }
 
-function isExecutable(file: string): boolean {
-  try {
-    accessSync(file, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** The nginx binary and the nchan module; throws with the install hint when either is missing. */
 export function findNchan(): NchanInstallation {
-  const nginx = [...(process.env.PATH ?? '').split(delimiter), '/usr/sbin']
-    .filter((dir) => dir !== '')
-    .map((dir) => join(dir, 'nginx'))
-    .find(isExecutable);
+  const nginx = findExecutable('nginx', [...(process.env.PATH ?? '').split(delimiter), '/usr/sbin']);
   if (nginx === undefined) throw new Error(`nginx is not installed: ${INSTALL_HINT}`);
   let listing: string;
   try {

@@ -44,9 +44,8 @@ class ChunkedSocketWriter implements FrameWriter {
    */
   writeAll(frames: readonly (string | Buffer)[], written: () => void): void {
     const { socket } = this;
-    const last = frames.length - 1;
+    const chunks = frames.length === 1 ? [chunkOf(frames[0] as string | Buffer)] : frames.map(chunkOf);
     if (this.fd >= 0 && socket.writableLength === 0 && !socket.destroyed) {
-      const chunks = last === 0 ? [chunkOf(frames[0] as string | Buffer)] : frames.map(chunkOf);
       if (gathering) {
         gathered.push({ socket, fd: this.fd, chunks, written });
         return;
@@ -62,7 +61,7 @@ class ChunkedSocketWriter implements FrameWriter {
         return;
       }
     }
-    writeThroughSocket(socket, last === 0 ? [chunkOf(frames[0] as string | Buffer)] : frames.map(chunkOf), written);
+    writeThroughSocket(socket, chunks, written);
   }
 
   onceDrained(listener: () => void): void {

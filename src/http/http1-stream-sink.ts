@@ -116,14 +116,18 @@ export class Http1StreamSink implements StreamSink {
       });
       return;
     }
+    // Listened to before the write, which may complete at once; taken back after it, since the
+    // connection may carry many more requests.
+    const settleOnClose = (): void => end.settled();
+    socket.once('close', settleOnClose);
     writeAfterFrames(socket, data, () => {
+      socket.removeListener('close', settleOnClose);
       // The connection is idle again: Node's keep-alive timer closes it unless a request comes.
       const keepAliveMs = (socket as Socket & { server?: { keepAliveTimeout?: number } }).server?.keepAliveTimeout ?? 0;
       if (!socket.destroyed) socket.setTimeout(keepAliveMs);
       this.connectionFreed();
       end.settled();
     });
-    socket.once('close', () => end.settled());
   }
 
   reset(): void {

@@ -93,7 +93,6 @@ async function stored<T>(store: () => Promise<T>): Promise<T> {
   }
 }
 
-
 function sendSuccess(reply: FastifyReply, requestId: string, processedAt: string): FastifyReply {
   return sendOrderedJson(reply, 200, { status: 'success', request_id: requestId, processed_at: processedAt });
 }
