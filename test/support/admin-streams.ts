@@ -67,7 +67,7 @@ export function closeStream(server: RunningServer, id: string, headers: Record<s
   return request(`${server.url}/api/v1/admin/streams/${encodeURIComponent(id)}`, { method: 'DELETE', headers });
 }
 
-/** The standard error body (docs/api.md "Errors"): `code`, `error`, `message` and the request id of the header. */
+/** The standard error body (docs/design/rules/api.md §9.1): `code`, `error`, `message` and the request id of the header. */
 export function expectErrorBody(response: JsonResponse, status: number, code: string): void {
   expect(response.status, response.text).toBe(status);
   const requestId = response.headers.get('x-request-id');
