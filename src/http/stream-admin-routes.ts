@@ -35,7 +35,6 @@ export function registerStreamAdminRoutes(app: FastifyInstance, deployment: Stre
       const closedBy = request.authUser?.username ?? null;
       const answer = (status: number, body: Record<string, unknown>): FastifyReply =>
         sendOrderedJson(reply, status, { ...body, request_id: request.id });
-      request.log.info({ event_name: 'admin.stream.close.requested', stream_id: echo(id), closed_by: closedBy }, 'Stream close requested');
       let outcome;
       try {
         outcome = await deployment.close(id, closedBy);
