@@ -89,6 +89,10 @@ describe('the admin streams list on the memory backend', () => {
     expect(answer.truncated).toBe(false);
     expect(answer.counts).toEqual({ dissemination: 1, mars: 6 });
     expect(answer.processes).toEqual({ answered: [expect.stringMatching(/^.+:[0-9]+$/)], not_answering: [], cluster_unreachable: false });
+    // The process is named as its started line names it: <hostname>:<pid>.
+    const startedLine = server.logs.find((line) => line.attributes?.['event.name'] === 'startup.server.started');
+    expect(answer.processes.answered[0]).toBe(startedLine?.attributes?.process_id);
+    expect(answer.processes.answered[0]).toMatch(new RegExp(`:${server.process.pid}$`));
     const expected: Record<string, Partial<ListedStream>> = {
       liveA: { route: 'watch', method: 'POST', filter: { class: 'od', stream: 'a' }, topic_pattern: 'mars.od.*.*.*.*.a.*', phase: 'live', last_sequence: null, delivered: 0 },
       getB: { route: 'watch', method: 'GET', filter: { class: 'od', stream: 'b' }, topic_pattern: 'mars.od.*.*.*.*.b.*', phase: 'live', last_sequence: null, delivered: 0 },
