@@ -1,19 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeStream, expectErrorBody, listStreams, only, type ListedStream, type StreamsAnswer } from '../support/admin-streams.js';
+import { BACKEND_KINDS, useBackend } from '../support/backends.js';
 import { eventually } from '../support/eventually.js';
 import { queryOf } from '../support/get-streams.js';
 import { postJson, request } from '../support/http.js';
-import { serverConfig } from '../support/schemas.js';
 import { startServer, type RunningServer } from '../support/server-process.js';
 import { SseClient, type SseEvent } from '../support/sse-client.js';
 
 /**
- * The admin streams list and close (D49, docs/api.md#get-apiv1adminstreams) against the real
- * server process on the memory backend: one stream of each kind, each listed once with its
- * filter, phase, progress and owner; the filters, the page bound and the counts; the 400s of the
- * query; an operator's close, which the client sees as `end_of_stream` with cause
- * `operator_closed` and resumes from its cursor. Replays fetch one notification per batch and
- * then pause for a minute, so a replaying stream stays replaying while the test looks at it.
+ * The admin streams list and close (D49, docs/api.md#get-apiv1adminstreams) against one real
+ * server process on each backend: one stream of each kind, each listed once with its filter,
+ * phase, progress and owner; the filters, the page bound and the counts; the 400s of the query;
+ * an operator's close, which the client sees as `end_of_stream` with cause `operator_closed` and
+ * resumes from its cursor. Replays fetch one notification per batch and then pause for a minute,
+ * so a replaying stream stays replaying while the test looks at it.
  */
 
 const MARS = (stream: string) => ({ class: 'od', expver: '1', domain: 'g', date: '20250706', time: '1200', stream, step: '1' });
@@ -38,7 +38,8 @@ async function idOf(client: SseClient): Promise<string> {
   return client.headers.get('x-request-id') as string;
 }
 
-describe('the admin streams list on the memory backend', () => {
+describe.each(BACKEND_KINDS)('the admin streams list (%s)', (kind) => {
+  const backend = useBackend(kind);
   let server: RunningServer;
   const clients: SseClient[] = [];
   const ids: Record<string, string> = {};
@@ -58,7 +59,7 @@ describe('the admin streams list on the memory backend', () => {
 
   beforeAll(async () => {
     server = await startServer({
-      config: serverConfig({ watch_endpoint: { replay_batch_size: 1, replay_batch_delay_ms: 60_000 } }),
+      config: backend.config({ watch_endpoint: { replay_batch_size: 1, replay_batch_delay_ms: 60_000 } }),
     });
     for (let i = 0; i < 3; i++) await publish(server, 'x');
     liveA = await open('liveA', post('watch', mars({ class: 'od', stream: 'a' })));
