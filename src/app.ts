@@ -59,6 +59,8 @@ export interface AppDependencies {
   readonly baseUrl: string;
   /** `application.additional_origins`: further own origins whose pages may change state (D46); none when absent. */
   readonly additionalOrigins?: readonly string[];
+  /** `application.trusted_proxies`: the proxies whose `X-Forwarded-For` names the client (D49); none when absent. */
+  readonly trustedProxies?: readonly string[];
   readonly watchEndpoint: WatchEndpointConfig;
   /** `notification_endpoint`: batch notify's limits (D48); the defaults when absent. */
   readonly notificationEndpoint?: NotificationEndpointConfig;
@@ -115,6 +117,8 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       // closes (docs/design/rules/operations.md §4.2). New connections are refused once the server stops listening.
       return503OnClosing: false,
       frameworkErrors: frameworkErrorHandler,
+      // `request.ip`, which the admin streams list shows (D49): the forwarded client behind a listed proxy.
+      trustProxy: deps.trustedProxies && deps.trustedProxies.length > 0 ? [...deps.trustedProxies] : false,
     },
     // Head/request receipt timeouts, header size, the client-error answer (docs/security.md), TLS,
     // and the connection limit (D44).
