@@ -33,6 +33,7 @@ import { generateRequestId, registerRequestIdHeader } from './http/request-id.js
 import { registerSchemaRoutes } from './http/schema-routes.js';
 import { registerRequestTelemetry, type AccessLogLevel } from './http/request-telemetry.js';
 import { registerStreamRoutes } from './http/stream-routes.js';
+import { registerStreamAdminRoutes } from './http/stream-admin-routes.js';
 import { DEFAULT_SERVER_LIMITS, type ServerLimits } from './http/server-limits.js';
 import { createFastify } from './http/server-transport.js';
 import type { TlsMaterial } from './http/tls-options.js';
@@ -45,6 +46,7 @@ import { BufferBudget } from './streaming/buffer-budget.js';
 import { CloudEventRenderer } from './streaming/cloudevent.js';
 import { StallWatchdog } from './streaming/stall-watchdog.js';
 import { StreamSupervisor } from './streaming/stream-supervisor.js';
+import { PROCESS_ID, thisProcessOnly, type OpenStreamDirectory, type StreamsOfDeployment } from './streaming/open-streams.js';
 
 export interface AppDependencies {
   readonly registry: SchemaRegistry;
@@ -57,6 +59,8 @@ export interface AppDependencies {
   readonly baseUrl: string;
   /** `application.additional_origins`: further own origins whose pages may change state (D46); none when absent. */
   readonly additionalOrigins?: readonly string[];
+  /** `application.trusted_proxies`: the proxies whose `X-Forwarded-For` names the client (D49); none when absent. */
+  readonly trustedProxies?: readonly string[];
   readonly watchEndpoint: WatchEndpointConfig;
   /** `notification_endpoint`: batch notify's limits (D48); the defaults when absent. */
   readonly notificationEndpoint?: NotificationEndpointConfig;
@@ -80,6 +84,11 @@ export interface AppDependencies {
   readonly tls?: TlsMaterial;
   /** `logging.access_log` (D34): the level of business routes' access line; `debug` when absent. */
   readonly accessLog?: AccessLogLevel;
+  /**
+   * Whom the admin streams list asks (D49), given this process's streams: every process of the
+   * deployment on JetStream; this process alone when absent (the memory backend).
+   */
+  readonly streamsOfDeployment?: (directory: OpenStreamDirectory) => StreamsOfDeployment;
 }
 
 declare module 'fastify' {
@@ -108,6 +117,8 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       // closes (docs/design/rules/operations.md §4.2). New connections are refused once the server stops listening.
       return503OnClosing: false,
       frameworkErrors: frameworkErrorHandler,
+      // `request.ip`, which the admin streams list shows (D49): the forwarded client behind a listed proxy.
+      trustProxy: deps.trustedProxies && deps.trustedProxies.length > 0 ? [...deps.trustedProxies] : false,
     },
     // Head/request receipt timeouts, header size, the client-error answer (docs/security.md), TLS,
     // and the connection limit (D44).
@@ -190,6 +201,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     metrics,
   });
   registerAdminRoutes(app, deps);
+  registerStreamAdminRoutes(app, deps.streamsOfDeployment?.(streams) ?? thisProcessOnly(streams, PROCESS_ID));
   if (deps.reloader) registerReloadRoute(app, deps.reloader);
 
   await app.ready();

@@ -77,6 +77,11 @@ export const ApplicationSchema = Type.Object(
       description:
         'Further origins (`scheme://host[:port]`, e.g. `https://aviso.example.org`) at which browsers reach this server itself, besides `base_url`\'s: its pages there (the console) may change state. Written as browsers send them (checked at startup). When `base_url` names `localhost`, `127.0.0.1` or `[::1]`, the other two at `base_url`\'s port, and all three at the listening port, count as its own without being listed. Requests without `Origin` (curl, the aviso client) are not affected.',
     }),
+    trusted_proxies: Type.Array(Type.String(), {
+      default: [],
+      description:
+        'Addresses (`10.0.0.7`, `::1`) and networks (`10.0.0.0/8`, `fd00::/8`) of the reverse proxies in front of this server. A connection from one of them is taken to come from the address its `X-Forwarded-For` names (the last one not itself a listed proxy), which the admin streams list shows as a stream\'s `client_address` (D49). Empty: every connection\'s own peer address, `X-Forwarded-For` ignored. Only the client address changes: the origin checks never read forwarded headers. Applied at the next restart.',
+    }),
     static_files_path: Type.String({
       default: '/app/static',
       description: 'Directory served under `/static/` and holding `index.html` for `/`.',

@@ -8,6 +8,7 @@ import { checkEcpds, checkGlobalAuth, checkStreamAuth, checkStreamPlugins } from
 import { checkBackend } from './validate-backend.js';
 import { checkSchemas } from './validate-schemas.js';
 import { VALIDATION_EVENTS, WARNING_EVENTS, configError, failWith, type ConfigWarning, type Fail } from './validation-errors.js';
+import { trustedProxiesProblem } from './trusted-proxies.js';
 
 export { KNOWN_PLUGINS, schemasListingEcpds } from './validate-auth.js';
 export { validateJetStreamSettings } from './validate-backend.js';
@@ -120,7 +121,10 @@ function checkApplicationLimits(config: AppConfig): void {
 function checkBrowserAccess(config: AppConfig): void {
   const { application } = config;
   const problem =
-    additionalOriginsProblem(application.additional_origins) ?? corsOriginProblem(application.cors) ?? tlsSettingProblem(application.tls);
+    additionalOriginsProblem(application.additional_origins) ??
+    corsOriginProblem(application.cors) ??
+    tlsSettingProblem(application.tls) ??
+    trustedProxiesProblem(application.trusted_proxies);
   if (problem !== undefined) configError(problem);
 }
 

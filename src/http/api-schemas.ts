@@ -1,4 +1,5 @@
 import Type from 'typebox';
+import { STREAM_ADMIN_COMPONENTS } from './stream-admin-schemas.js';
 
 /**
  * TypeBox models of the HTTP API for the OpenAPI document (docs/design/rules/operations.md §4.4). Request bodies are
@@ -229,6 +230,7 @@ export const API_COMPONENTS = [
   WipeResponse,
   DeleteNotificationResponse,
   ReloadResponse,
+  ...STREAM_ADMIN_COMPONENTS,
 ];
 
 export const ref = (id: string) => Type.Ref(id);

@@ -18,4 +18,5 @@ export const CLIENT_ERROR_EVENTS: ReadonlySet<string> = new Set([
   'admin.notification.delete.invalid_id',
   'admin.notification.delete.not_found',
   'admin.stream.wipe.not_found',
+  'admin.stream.close.not_found',
 ]);

@@ -191,6 +191,11 @@ export function idempotencyKeyInProgressError(): ApiError {
   );
 }
 
+/** A query parameter of an admin list that is not one it takes, or out of its range (D49). */
+export function invalidQueryError(message: string): ApiError {
+  return new ApiError(400, { code: 'INVALID_QUERY', error: 'invalid_query', message });
+}
+
 /** Batch notify (docs/api.md#batch-notify-decision-d48, D48): a body that is not a batch is refused whole, nothing stored. */
 function batchError(status: number, code: string, message: string): ApiError {
   return new ApiError(status, { code, error: code.toLowerCase(), message });

@@ -211,6 +211,36 @@ export const ROUTE_DOCS = {
     security: REQUIRED_AUTH,
     response: { 200: ref('WipeResponse'), 500: ref('WipeResponse'), ...writeErrors },
   },
+  listStreams: {
+    tags: ['admin'],
+    summary: 'Every open watch and replay stream of the deployment, with counts per event type',
+    querystring: Type.Object(
+      {
+        event_type: Type.Optional(Type.String({ description: 'Only streams of this event type (exact).' })),
+        user: Type.Optional(Type.String({ description: 'Only streams of this user (exact).' })),
+        limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100, description: 'At most this many streams.' })),
+      },
+      { additionalProperties: false, description: 'Any other parameter, or one given twice, is a 400 INVALID_QUERY.' },
+    ),
+    security: REQUIRED_AUTH,
+    response: {
+      200: ref('OpenStreamsResponse'),
+      400: error('INVALID_QUERY: an unknown or repeated parameter, or limit not an integer from 1 to 1000'),
+      ...authErrors,
+    },
+  },
+  closeStream: {
+    tags: ['admin'],
+    summary: 'Close one open stream: its client gets end_of_stream with cause operator_closed and resumes from its cursor',
+    params: Type.Object({ id: Type.String({ description: "The stream's id: its request id." }) }),
+    security: REQUIRED_AUTH,
+    response: {
+      200: ref('CloseStreamResponse'),
+      404: ref('CloseStreamResponse'),
+      500: ref('CloseStreamResponse'),
+      ...writeErrors,
+    },
+  },
   reload: {
     tags: ['admin'],
     summary: 'Re-read the configuration and apply its schemas and admin roles without a restart (same as SIGHUP)',

@@ -132,6 +132,8 @@ async function serveStream(
       quota: schema?.maxHistoricalNotifications ?? deps.defaultReplayCap,
       telemetry,
       schemaVersion,
+      // The admin streams list (D49): the user's name only, never a credential.
+      owner: { user: request.authUser?.username ?? null, clientAddress: request.ip },
       ...(browser ? { browser: { eventType: body.event_type } } : {}),
       ...(resumeAfter !== undefined ? { resumeAfter } : {}),
     };

@@ -107,6 +107,7 @@ export async function serve(options: ServeOptions): Promise<Serving> {
     maxBodyBytes: config.application.max_body_bytes,
     baseUrl: config.application.base_url,
     additionalOrigins: config.application.additional_origins,
+    trustedProxies: config.application.trusted_proxies,
     watchEndpoint: config.watch_endpoint,
     notificationEndpoint: config.notification_endpoint,
     auth: config.auth,

@@ -14,6 +14,7 @@ import { serve, type Serving } from './serving.js';
 import { installShutdown, type ShutdownControl } from './shutdown.js';
 import { loadStartupTls, validateStartupConfig } from './startup-configuration.js';
 import { isPrimaryMessage, type PrimaryMessage, type WorkerMessage } from './worker-messages.js';
+import { PROCESS_ID } from '../streaming/open-streams.js';
 
 /**
  * One worker of several (D36): serves the public port the primary shares with it, from the
@@ -43,7 +44,7 @@ export async function runWorker(): Promise<void> {
     },
   });
   logger.info(
-    { event_name: 'startup.worker.started', port: serving.port, pid: process.pid },
+    { event_name: 'startup.worker.started', port: serving.port, pid: process.pid, process_id: PROCESS_ID },
     `Worker ${workerId} (pid ${process.pid}) serving on ${config.application.host}:${serving.port}`,
   );
   const shutdown = installShutdown(serving);

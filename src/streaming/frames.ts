@@ -14,10 +14,11 @@ export type CloseReason = 'end_of_stream' | 'max_duration_reached' | 'server_shu
 
 /**
  * Why an `end_of_stream` was not a completion: `slow_consumer`, the client did not keep up (D9,
- * revised by D32); `token_expired`, the JWT the stream was opened with expired (docs/design/rules/browser.md §6).
+ * revised by D32); `token_expired`, the JWT the stream was opened with expired (docs/design/rules/browser.md §6);
+ * `operator_closed`, an admin closed it (D49).
  * The client resumes from its cursor on `end_of_stream` whatever the cause.
  */
-export type CloseCause = 'slow_consumer' | 'token_expired';
+export type CloseCause = 'slow_consumer' | 'token_expired' | 'operator_closed';
 
 /** How a stream ends: a reason, and a cause only with `end_of_stream`. */
 export type StreamEnding =
@@ -33,6 +34,7 @@ const CLOSE_MESSAGES: Readonly<Record<CloseReason, string>> = {
 const CAUSE_MESSAGES: Readonly<Record<CloseCause, string>> = {
   slow_consumer: 'Client did not keep up with the stream',
   token_expired: 'Credentials expired',
+  operator_closed: 'An operator closed this stream',
 };
 
 export type Frame =

@@ -6,8 +6,8 @@ import type { SseConnection } from './sse-connection.js';
 /** What the batches need of their stream session; every answer `false` means the stream ended. */
 export interface ReplayBatchHost {
   isClosed(): boolean;
-  /** Queues rendered replay frames together (few writes, sse-connection.ts). */
-  sendFrames(frames: readonly Buffer[]): boolean;
+  /** Queues rendered replay frames together (few writes, sse-connection.ts); `lastSequence` is the last frame's. */
+  sendFrames(frames: readonly Buffer[], lastSequence: number): boolean;
   /** Emits the non-fatal error frame for a notification that cannot be rendered (docs/design/rules/streaming.md §6.3). */
   sendRenderFailure(notification: StoredNotification, error: CloudEventRenderError): boolean;
   /** Ends the stream with `notification_replay_limit_reached` (docs/design/rules/streaming.md §9.5). */
@@ -85,6 +85,8 @@ export async function deliverHistory(history: ReplayCursor, options: ReplayBatch
     gaps.add(batch.losses);
     // A batch's frames go to the connection together, written in few writes (sse-connection.ts).
     const frames: Buffer[] = [];
+    /** The notification sequence of each frame of `frames`, for the admin list's `last_sequence`. */
+    const sequences: number[] = [];
     const flush = async (): Promise<boolean> => {
       while (frames.length > 0) {
         // Replay leaves half of each bound free (frames and bytes), so heartbeats and the frames a
@@ -93,7 +95,9 @@ export async function deliverHistory(history: ReplayCursor, options: ReplayBatch
           await connection.below(replayQueueLimit, replayByteLimit);
         }
         if (host.isClosed()) return false;
-        if (!host.sendFrames(frames.splice(0, room(frames, connection, replayQueueLimit, replayByteLimit)))) return false;
+        const count = room(frames, connection, replayQueueLimit, replayByteLimit);
+        const sent = sequences.splice(0, count);
+        if (!host.sendFrames(frames.splice(0, count), sent[sent.length - 1] as number)) return false;
       }
       return true;
     };
@@ -121,6 +125,7 @@ export async function deliverHistory(history: ReplayCursor, options: ReplayBatch
         if (!host.sendGap(gap)) return false;
       }
       frames.push(bytes);
+      sequences.push(notification.sequence);
       delivered++;
     }
     if (!(await flush())) return false;

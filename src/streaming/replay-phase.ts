@@ -99,7 +99,7 @@ function replayHost(context: ReplayPhaseContext): ReplayBatchHost {
   const { output, identity, clock, request } = context;
   return {
     isClosed: () => context.isClosed(),
-    sendFrames: (frames) => output.sendReplayFrames(frames),
+    sendFrames: (frames, lastSequence) => output.sendReplayFrames(frames, lastSequence),
     sendRenderFailure: (notification, error) => output.sendRenderFailure(notification, error),
     closeAtLimit: () => context.close('end_of_stream', [replayLimitReached(identity, clock.now(), request.quota)]),
     sendGap: (loss) => sendGap(context, loss),

@@ -1,5 +1,6 @@
 import { ConnectionWatch, type ConnectionEvents, type ConnectionGuards, type WatchedStream } from './connection-watch.js';
 import { scheduleFlush } from './flush-turn.js';
+import { QueueAges } from './queue-ages.js';
 import type { FrameWriter, StreamSink } from './stream-sink.js';
 import type { SlowConsumerTrigger } from './stream-request.js';
 
@@ -31,6 +32,8 @@ export type Refusal = Exclude<SlowConsumerTrigger, 'stalled'>;
 export class SseConnection implements WatchedStream {
   private readonly queue: (string | Buffer)[] = [];
   private queuedBytes = 0;
+  /** When the queued frames were queued: the admin list's `lag_ms` (D49). */
+  private readonly ages = new QueueAges();
   private waitingForDrain = false;
   /** In `toFlush` for the current turn. */
   private flushPending = false;
@@ -82,6 +85,11 @@ export class SseConnection implements WatchedStream {
     return this.queuedBytes + this.sink.heldBytes;
   }
 
+  /** How long the oldest queued frame has waited at `now` (ms); 0 when the queue is empty. */
+  queueAge(now: number): number {
+    return this.ages.oldestAge(now);
+  }
+
   /** The bound the last refused frame would have passed. */
   get lastRefusal(): Refusal | undefined {
     return this.refusal;
@@ -104,6 +112,7 @@ export class SseConnection implements WatchedStream {
     let bytes = 0;
     for (const frame of frames) bytes += frame.length;
     if (!this.admits(frames.length, bytes)) return false;
+    this.noteQueued(frames.length);
     for (const frame of frames) this.queue.push(frame);
     this.queuedBytes += bytes;
     this.queueFlush();
@@ -115,10 +124,21 @@ export class SseConnection implements WatchedStream {
     if (this.finished) return false;
     const bytes = typeof text === 'string' ? Buffer.byteLength(text) : text.length;
     if (!this.admits(1, bytes)) return false;
+    this.noteQueued(1);
     this.queue.push(text);
     this.queuedBytes += bytes;
     this.queueFlush();
     return true;
+  }
+
+  /**
+   * Dates frames about to be queued. Frames queued before this turn's flush join the mark of the
+   * frames before them (one clock read per stream and turn, whatever the rate); the first frame of
+   * an empty queue, and every frame while the socket is full, read the clock.
+   */
+  private noteQueued(frames: number): void {
+    if (this.flushPending && this.queue.length > 0) this.ages.join(frames);
+    else this.ages.add(this.guards.watchdog.now(), frames);
   }
 
   /** Writes what was queued this turn (see `toFlush`). */
@@ -166,6 +186,7 @@ export class SseConnection implements WatchedStream {
     this.finished = true;
     const queued = this.queue.splice(0);
     this.queuedBytes = 0;
+    this.ages.clear();
     const pending = keepQueued ? queued : [];
     if (this.sink.writable) {
       if (pending.length > 0) this.currentWriter()?.writeAll(pending, this.watch.written);
@@ -198,6 +219,7 @@ export class SseConnection implements WatchedStream {
     this.finished = true;
     this.queue.length = 0;
     this.queuedBytes = 0;
+    this.ages.clear();
     this.watch.settled();
     this.release();
   }
@@ -250,6 +272,7 @@ export class SseConnection implements WatchedStream {
       count++;
     }
     this.queuedBytes -= bytes;
+    this.ages.take(count);
     return count === queue.length ? queue.splice(0) : queue.splice(0, count);
   }
 

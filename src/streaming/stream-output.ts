@@ -25,6 +25,9 @@ export interface StreamOutputOptions {
  */
 export class StreamOutput {
   private stopped = false;
+  /** Notifications queued for the client, and the sequence of the last one (the admin list, D49). */
+  delivered = 0;
+  lastSequence: number | null = null;
 
   constructor(
     readonly connection: SseConnection,
@@ -48,12 +51,14 @@ export class StreamOutput {
     return this.refused();
   }
 
-  /** Replay frames of one batch, queued together. */
-  sendReplayFrames(frames: readonly Buffer[]): boolean {
+  /** Replay frames of one batch, queued together; `lastSequence` is the last one's notification's. */
+  sendReplayFrames(frames: readonly Buffer[], lastSequence: number): boolean {
     if (this.stopped) return false;
     if (this.connection.sendAll(frames)) {
       const { telemetry } = this.options;
       for (let i = 0; i < frames.length; i++) telemetry.frameSent('notification');
+      this.delivered += frames.length;
+      if (frames.length > 0) this.lastSequence = lastSequence;
       return true;
     }
     return this.refused();
@@ -78,7 +83,10 @@ export class StreamOutput {
       if (!(error instanceof CloudEventRenderError)) throw error;
       return this.sendRenderFailure(notification, error);
     }
-    return this.sendNotificationBytes(bytes);
+    if (!this.sendNotificationBytes(bytes)) return false;
+    this.delivered++;
+    this.lastSequence = notification.sequence;
+    return true;
   }
 
   sendRenderFailure(notification: StoredNotification, error: CloudEventRenderError): boolean {

@@ -46,6 +46,15 @@ export interface StreamDependencies {
 
 type Phase = 'setup' | 'replay' | 'live' | 'closed';
 
+/** What the admin streams list reads of an open stream (open-streams.ts). */
+export interface StreamProgress {
+  readonly phase: 'replaying' | 'live';
+  readonly lastSequence: number | null;
+  readonly delivered: number;
+  readonly bufferedBytes: number;
+  readonly lagMs: number;
+}
+
 /** Where a stream whose numbering was reset under its client starts again (D41). */
 const FROM_FIRST_SEQUENCE: ReplayStart = { kind: 'sequence', sequence: 1, requested: 1n };
 
@@ -84,7 +93,7 @@ export class StreamSession {
   private liveFloor = 0;
 
   constructor(
-    private readonly request: StreamRequest,
+    readonly request: StreamRequest,
     private readonly deps: StreamDependencies,
   ) {
     this.identity = { topic: request.selection.pattern.display, requestId: request.requestId };
@@ -97,6 +106,26 @@ export class StreamSession {
   /** The last sequence the stream's replay phase reads, known once `setup` resolved. */
   get endSequence(): number {
     return this.replayEnd;
+  }
+
+  /** How far the stream got, for the admin streams list (D49): read while it is open. */
+  get progress(): StreamProgress {
+    const output = this.output;
+    return {
+      phase: this.phase === 'live' ? 'live' : 'replaying',
+      lastSequence: output?.lastSequence ?? null,
+      delivered: output?.delivered ?? 0,
+      bufferedBytes: output?.connection.heldBytes ?? 0,
+      lagMs: output?.connection.queueAge(this.deps.clock.now()) ?? 0,
+    };
+  }
+
+  /**
+   * An admin closed the stream (D49): `end_of_stream` with the cause `operator_closed`, so the
+   * client resumes from its cursor as after any interruption; what was still queued is dropped.
+   */
+  closeByOperator(): void {
+    this.end({ reason: 'end_of_stream', cause: 'operator_closed' });
   }
 
   /** Whether the request's start was beyond the stream's end, so the stream starts again from its first sequence (D41). */

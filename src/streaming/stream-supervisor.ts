@@ -14,6 +14,7 @@ import { DueQueue } from './due-queue.js';
 import { StreamSession, type StreamSchedule } from './stream-session.js';
 import type { StreamSink } from './stream-sink.js';
 import { StreamSlots, type StreamSlot } from './stream-slots.js';
+import { filterOf, type OpenStream, type OpenStreamDirectory } from './open-streams.js';
 
 export interface StreamSupervisorDependencies {
   readonly backend: NotificationBackend;
@@ -58,6 +59,25 @@ export interface OpenStreamRequest {
    * setup as for any replay, there is nothing left to send and no stream is opened.
    */
   readonly resumeAfter?: bigint;
+  /** Who opened the stream, as the admin streams list shows it (D49). */
+  readonly owner: StreamOwner;
+}
+
+export interface StreamOwner {
+  /** The authenticated user's name, `null` when anonymous. */
+  readonly user: string | null;
+  /** The client's address (`request.ip`). */
+  readonly clientAddress: string;
+}
+
+/** An open stream and what the admin list says of it beyond the session's own state. */
+interface ListedSession {
+  readonly session: StreamSession;
+  readonly owner: StreamOwner;
+  readonly method: 'GET' | 'POST';
+  readonly openedAt: number;
+  /** The stream request's logger: an admin's close is logged under the stream's request id. */
+  readonly logger: Logger;
 }
 
 /** `finished`: a GET replay resumed at or past its end; the caller answers 204 (docs/design/rules/browser.md §1). */
@@ -68,8 +88,9 @@ export type OpenOutcome = 'opened' | 'finished';
  * (docs/design/rules/streaming.md §8.4) and tests can check that nothing outlives its stream; and
  * holds them to `application.max_streams` (D44).
  */
-export class StreamSupervisor {
-  private readonly sessions = new Set<StreamSession>();
+export class StreamSupervisor implements OpenStreamDirectory {
+  /** Every open stream by its request id (D4: fresh per request), from setup to release. */
+  private readonly sessions = new Map<string, ListedSession>();
   private readonly slots: StreamSlots;
   private closingReason: CloseReason | undefined;
   /** Streams with the same filter evaluate it once per notification (shared-filters.ts). */
@@ -112,7 +133,7 @@ export class StreamSupervisor {
    * set the stream up; the caller answers with an HTTP error.
    */
   async open(request: OpenStreamRequest, takeOver: () => StreamSink): Promise<OpenOutcome> {
-    const { logger, slot, ...opened } = request;
+    const { logger, slot, owner, ...opened } = request;
     const { selection, schema } = opened;
     const filter = this.filters.acquire(selection, schema, () => compileWatchFilter(selection, this.deps.identities));
     const session = new StreamSession(
@@ -127,7 +148,7 @@ export class StreamSupervisor {
         schedule: this.schedule,
         deliveryLag: this.deps.deliveryLag,
         onReleased: (released) => {
-          this.sessions.delete(released);
+          if (this.sessions.get(released.request.requestId)?.session === released) this.sessions.delete(released.request.requestId);
           filter.release();
           slot.release();
         },
@@ -144,7 +165,13 @@ export class StreamSupervisor {
       session.discard();
       return 'finished';
     }
-    this.sessions.add(session);
+    this.sessions.set(request.requestId, {
+      session,
+      owner,
+      method: request.browser ? 'GET' : 'POST',
+      openedAt: this.deps.clock.now(),
+      logger,
+    });
     session.begin(takeOver());
     // A stream opened while shutting down consists of its opening frame and the shutdown close (docs/design/rules/streaming.md §8.1).
     if (this.closingReason) session.close(this.closingReason);
@@ -154,7 +181,48 @@ export class StreamSupervisor {
   /** Ends every open stream with its final frame. */
   closeAll(reason: CloseReason): void {
     this.closingReason = reason;
-    for (const session of [...this.sessions]) session.close(reason);
+    for (const { session } of [...this.sessions.values()]) session.close(reason);
+  }
+
+  /** This process's open streams for the admin list (D49), in the order they opened. */
+  list(): OpenStream[] {
+    const streams: OpenStream[] = [];
+    for (const { session, owner, method, openedAt } of this.sessions.values()) {
+      const { request } = session;
+      const progress = session.progress;
+      streams.push({
+        id: request.requestId,
+        route: request.endpoint,
+        method,
+        event_type: request.selection.eventType,
+        filter: filterOf(request.selection),
+        topic_pattern: request.selection.pattern.display,
+        user: owner.user,
+        client_address: owner.clientAddress,
+        opened_at: new Date(openedAt).toISOString(),
+        phase: progress.phase,
+        last_sequence: progress.lastSequence,
+        delivered: progress.delivered,
+        buffered_bytes: progress.bufferedBytes,
+        lag_ms: progress.lagMs,
+      });
+    }
+    return streams;
+  }
+
+  /**
+   * Closes the stream `id` as an admin asked (D49), logged on the stream's own request with who
+   * asked; false when this process holds no such stream.
+   */
+  close(id: string, closedBy: string | null): boolean {
+    const listed = this.sessions.get(id);
+    if (!listed) return false;
+    listed.logger.info(
+      { event_name: 'admin.stream.close.performed', stream_id: id, closed_by: closedBy },
+      'Stream closed by an operator',
+    );
+    listed.session.closeByOperator();
+    return true;
   }
 }
 

@@ -71,6 +71,7 @@ const WRITES: readonly (readonly [method: string, path: string, body: string | u
   ['DELETE', '/api/v1/admin/wipe/stream', JSON.stringify({ stream_name: 'mars' })],
   ['DELETE', '/api/v1/admin/wipe/all', undefined],
   ['POST', '/api/v1/admin/reload', undefined],
+  ['DELETE', '/api/v1/admin/streams/00000000-0000-4000-8000-000000000000', undefined],
 ];
 
 /**

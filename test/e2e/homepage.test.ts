@@ -36,6 +36,8 @@ const DOCUMENTED_ROUTES: Readonly<Record<string, readonly string[]>> = {
   '/api/v1/admin/wipe/all': ['delete'],
   '/api/v1/admin/notification/{notification_id}': ['delete'],
   '/api/v1/admin/reload': ['post'],
+  '/api/v1/admin/streams': ['get'],
+  '/api/v1/admin/streams/{id}': ['delete'],
 };
 
 const COMPONENT_SCHEMAS = [
@@ -52,6 +54,9 @@ const COMPONENT_SCHEMAS = [
   'WipeResponse',
   'DeleteNotificationResponse',
   'ReloadResponse',
+  'OpenStream',
+  'OpenStreamsResponse',
+  'CloseStreamResponse',
 ];
 
 const HTTP_METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']);
@@ -324,6 +329,8 @@ describe('GET /api-docs/openapi.json (docs/design/rules/operations.md §4.4, doc
     expect(document.paths['/api/v1/admin/wipe/all']?.delete?.security).toEqual(required);
     expect(document.paths['/api/v1/admin/notification/{notification_id}']?.delete?.security).toEqual(required);
     expect(document.paths['/api/v1/admin/reload']?.post?.security).toEqual(required);
+    expect(document.paths['/api/v1/admin/streams']?.get?.security).toEqual(required);
+    expect(document.paths['/api/v1/admin/streams/{id}']?.delete?.security).toEqual(required);
   });
 
   it('documents 401, 403 and 503 on the streaming and admin routes', () => {
@@ -336,6 +343,8 @@ describe('GET /api-docs/openapi.json (docs/design/rules/operations.md §4.4, doc
       document.paths['/api/v1/admin/wipe/all']?.delete,
       document.paths['/api/v1/admin/notification/{notification_id}']?.delete,
       document.paths['/api/v1/admin/reload']?.post,
+      document.paths['/api/v1/admin/streams']?.get,
+      document.paths['/api/v1/admin/streams/{id}']?.delete,
     ];
     for (const operation of operations) {
       expect(Object.keys(operation?.responses ?? {})).toEqual(expect.arrayContaining(['200', '401', '403', '503']));

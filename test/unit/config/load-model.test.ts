@@ -22,6 +22,7 @@ describe('defaults', () => {
         port: 8000,
         base_url: 'http://localhost',
         additional_origins: [],
+        trusted_proxies: [],
         static_files_path: '/app/static',
         max_body_bytes: 262144,
         max_header_bytes: 16384,

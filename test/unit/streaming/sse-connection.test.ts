@@ -8,6 +8,7 @@ import type { ConnectionEvents } from '../../../src/streaming/connection-watch.j
 import { SseConnection, type ConnectionLimits } from '../../../src/streaming/sse-connection.js';
 import { StallWatchdog } from '../../../src/streaming/stall-watchdog.js';
 import { eventually } from '../../support/eventually.js';
+import { ManualClock } from '../../support/manual-clock.js';
 
 /**
  * One stream's buffer in front of a real socket (docs/streaming.md "Slow consumers"): its bounds in
@@ -291,5 +292,34 @@ describe('SseConnection.sendAll', () => {
     expect(connection.queuedFrames).toBe(4);
     expect(connection.sendAll([big, big])).toBe(false);
     expect(connection.queuedFrames).toBe(4);
+  });
+});
+
+describe('SseConnection: the age of its oldest queued frame (D49)', () => {
+  it('is 0 while the socket takes everything, grows with the clock while frames wait, and is 0 again once they left', async () => {
+    const { response, client } = await streamPair();
+    const clock = new ManualClock(1_000_000);
+    const shared = { budget: new BufferBudget(1024 * 1024 * 1024), watchdog: new StallWatchdog(clock, 60_000) };
+    const { connection } = connectionOf(response, { shared });
+    const reader = readAll(client);
+    connection.send('event: heartbeat\ndata: {}\n\n');
+    expect(connection.queueAge(clock.now())).toBe(0); // queued this turn, not yet aged
+    await nextTurn();
+    expect(connection.queuedFrames).toBe(0);
+    expect(connection.queueAge(clock.now() + 5000)).toBe(0);
+
+    client.pause();
+    await fill(connection, BIG_FRAME);
+    expect(connection.queuedFrames).toBeGreaterThan(0);
+    const queuedAt = clock.now();
+    clock.advance(700);
+    connection.send(BIG_FRAME); // a newer frame does not make the oldest younger
+    clock.advance(300);
+    expect(connection.queueAge(clock.now())).toBe(clock.now() - queuedAt);
+    client.resume();
+    await eventually('the queue to empty', () => connection.queuedFrames === 0);
+    expect(connection.queueAge(clock.now())).toBe(0);
+    connection.finish(CLOSE_FRAME, true);
+    expect(await reader.ended).toBe('end');
   });
 });
