@@ -21,6 +21,8 @@ export interface AdminExchangeOptions {
   readonly clock: Clock;
   /** The answers' bound; `ANSWER_BOUND_MS` unless a test asks otherwise. */
   readonly boundMs?: number;
+  /** `PRESENCE_INTERVAL_MS` unless a test asks otherwise; the window is three intervals. */
+  readonly presenceIntervalMs?: number;
 }
 
 interface PendingAsk {
@@ -46,7 +48,8 @@ export class AdminExchange implements DeploymentExchange {
   private readonly clock: Clock;
   private readonly boundMs: number;
   private readonly token = randomUUID().replaceAll('-', '');
-  private readonly peers = new RecentPeers(PRESENCE_WINDOW_MS);
+  private readonly windowMs: number;
+  private readonly peers: RecentPeers;
   private readonly responders = new Map<string, Responder>();
   private readonly pending = new Map<number, PendingAsk>();
   private readonly startedAt: number;
@@ -67,10 +70,13 @@ export class AdminExchange implements DeploymentExchange {
     this.process = options.process;
     this.clock = options.clock;
     this.boundMs = options.boundMs ?? ANSWER_BOUND_MS;
+    const intervalMs = options.presenceIntervalMs ?? PRESENCE_INTERVAL_MS;
+    this.windowMs = (PRESENCE_WINDOW_MS / PRESENCE_INTERVAL_MS) * intervalMs;
+    this.peers = new RecentPeers(this.windowMs);
     this.startedAt = this.clock.now();
     link.onError((error) => this.onServerError(error));
     this.unlisten = link.onReconnected(() => this.onReconnected());
-    this.ticker = this.clock.setInterval(() => this.tick(), PRESENCE_INTERVAL_MS);
+    this.ticker = this.clock.setInterval(() => this.tick(), intervalMs);
     this.follow('joining');
   }
 
@@ -85,7 +91,7 @@ export class AdminExchange implements DeploymentExchange {
       expected: this.peers.recent(now),
       boundMs: this.boundMs,
       // Until a presence window has passed this process may not have heard of every peer.
-      waitFullBound: now - this.startedAt < PRESENCE_WINDOW_MS,
+      waitFullBound: now - this.startedAt < this.windowMs,
       ...(options.settles ? { settles: options.settles } : {}),
     });
     this.pending.set(number, { gathering, assembly: new AnswerAssembly() });
