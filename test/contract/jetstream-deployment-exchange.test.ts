@@ -20,7 +20,7 @@ import { startNatsServer, type NatsServerProcess } from '../support/nats-server.
  */
 
 const BOUND_MS = 1_000;
-/** Short presence, so a test is past the first window (when every ask waits the whole bound) quickly. */
+/** Short presence, so a test is past the first interval (when every ask waits the whole bound) quickly. */
 const PRESENCE_INTERVAL_MS = 100;
 const WINDOW_MS = 3 * PRESENCE_INTERVAL_MS;
 
@@ -77,12 +77,21 @@ interface Member {
 
 const members: Member[] = [];
 
-async function member(natsUrl: string, id: string, directory: Directory, logger: Logger = pino({ level: 'silent' })): Promise<Member> {
+async function member(
+  natsUrl: string,
+  id: string,
+  directory: Directory,
+  logger: Logger = pino({ level: 'silent' }),
+  presenceIntervalMs = PRESENCE_INTERVAL_MS,
+): Promise<Member> {
   const link = await NatsLink.open(
     { url: natsUrl, token: undefined, connectTimeoutMs: 5_000, startupAttempts: 1, reconnectDelayMs: 100, maxReconnectAttempts: 0 },
     logger,
   );
-  const exchange = new AdminExchange(link, logger, { process: id, clock: systemClock, boundMs: BOUND_MS, presenceIntervalMs: PRESENCE_INTERVAL_MS });
+  const exchange = new AdminExchange(link, logger, { process: id, clock: systemClock, boundMs: BOUND_MS, presenceIntervalMs });
+  // Once the server has answered a ping, it has this process's subscriptions: a question asked
+  // from now on reaches it.
+  await link.clients().nc.flush();
   const created = { id, link, exchange, directory, deployment: streamsAcrossDeployment(directory, exchange) };
   members.push(created);
   return created;
@@ -103,7 +112,7 @@ async function timed<T>(operation: () => Promise<T>): Promise<{ value: T; ms: nu
   return { value, ms: performance.now() - started };
 }
 
-const pastFirstWindow = () => new Promise((resolve) => setTimeout(resolve, WINDOW_MS + 50));
+const pastYouth = () => new Promise((resolve) => setTimeout(resolve, PRESENCE_INTERVAL_MS + 50));
 
 describe('the deployment exchange on NATS', { timeout: 30_000 }, () => {
   let nats: NatsServerProcess;
@@ -118,7 +127,7 @@ describe('the deployment exchange on NATS', { timeout: 30_000 }, () => {
     const a = await member(nats.url, 'host-a:1', new Directory(['a1']));
     await member(nats.url, 'host-b:2', new Directory(['b1', 'b2']));
     await member(nats.url, 'host.c:3', new Directory([]));
-    await pastFirstWindow();
+    await pastYouth();
     const { value, ms } = await timed(() => a.deployment.list());
     expect(value.clusterUnreachable).toBe(false);
     expect(value.notAnswering).toEqual([]);
@@ -132,9 +141,10 @@ describe('the deployment exchange on NATS', { timeout: 30_000 }, () => {
     expect(ms).toBeLessThan(BOUND_MS / 2);
   });
 
-  it('waits the whole bound while young, then knows its peers from their presence', async () => {
-    const a = await member(nats.url, 'young-a:1', new Directory(['a1']));
-    await member(nats.url, 'young-b:2', new Directory(['b1']));
+  it('waits the whole bound during its first presence interval, and hears of its peers meanwhile', async () => {
+    const silent = pino({ level: 'silent' });
+    const a = await member(nats.url, 'young-a:1', new Directory(['a1']), silent, 5_000);
+    await member(nats.url, 'young-b:2', new Directory(['b1']), silent, 5_000);
     const young = await timed(() => a.deployment.list());
     expect(young.ms).toBeGreaterThanOrEqual(BOUND_MS - 20);
     expect(young.value.answered.map((answer) => answer.process).sort()).toEqual(['young-a:1', 'young-b:2']);
@@ -144,7 +154,7 @@ describe('the deployment exchange on NATS', { timeout: 30_000 }, () => {
     const a = await member(nats.url, 'live-a:1', new Directory(['a1']));
     const stuck = await member(nats.url, 'stuck-b:2', new Directory(['b1']));
     await member(nats.url, 'live-c:3', new Directory(['c1']));
-    await pastFirstWindow();
+    await pastYouth();
     stuck.directory.answering = false;
     const { value, ms } = await timed(() => a.deployment.list());
     expect(value.notAnswering).toEqual(['stuck-b:2']);
@@ -157,7 +167,7 @@ describe('the deployment exchange on NATS', { timeout: 30_000 }, () => {
     const a = await member(nats.url, 'stay-a:1', new Directory());
     const b = await member(nats.url, 'leave-b:2', new Directory(['b1']));
     const c = await member(nats.url, 'vanish-c:3', new Directory(['c1']));
-    await pastFirstWindow();
+    await pastYouth();
     await leave(members.splice(members.indexOf(b), 1)[0]!);
     const first = await timed(() => a.deployment.list());
     expect(first.value.notAnswering).toEqual([]);
@@ -178,7 +188,7 @@ describe('the deployment exchange on NATS', { timeout: 30_000 }, () => {
     const a = await member(nats.url, 'close-a:1', new Directory(['a1']));
     const b = await member(nats.url, 'close-b:2', new Directory(['b1']));
     const c = await member(nats.url, 'close-c:3', new Directory(['c1']));
-    await pastFirstWindow();
+    await pastYouth();
     const { value, ms } = await timed(() => a.deployment.close('c1', 'operator'));
     expect(value).toEqual({ closedOn: 'close-c:3' });
     expect(ms).toBeLessThan(BOUND_MS / 2);
@@ -195,7 +205,7 @@ describe('the deployment exchange on NATS', { timeout: 30_000 }, () => {
     const ids = Array.from({ length: 8_000 }, (_, i) => `stream-${i}-${'x'.repeat(40)}`);
     const a = await member(nats.url, 'big-a:1', new Directory());
     await member(nats.url, 'big-b:2', new Directory(ids));
-    await pastFirstWindow();
+    await pastYouth();
     const { value } = await timed(() => a.deployment.list());
     expect(JSON.stringify(value.answered[1]?.streams).length).toBeGreaterThan(1_048_576);
     expect(value.answered[1]?.streams.map((stream) => stream.id)).toEqual(ids);
@@ -207,7 +217,7 @@ describe('the deployment exchange on NATS', { timeout: 30_000 }, () => {
     try {
       const a = await member(own.url, 'restart-a:1', new Directory(['a1']));
       await member(own.url, 'restart-b:2', new Directory(['b1']));
-      await pastFirstWindow();
+      await pastYouth();
       await own.restart();
       const value = await eventually('both processes answering after the restart', async () => {
         const listed = await a.deployment.list();

@@ -48,7 +48,7 @@ export class AdminExchange implements DeploymentExchange {
   private readonly clock: Clock;
   private readonly boundMs: number;
   private readonly token = randomUUID().replaceAll('-', '');
-  private readonly windowMs: number;
+  private readonly intervalMs: number;
   private readonly peers: RecentPeers;
   private readonly responders = new Map<string, Responder>();
   private readonly pending = new Map<number, PendingAsk>();
@@ -71,8 +71,8 @@ export class AdminExchange implements DeploymentExchange {
     this.clock = options.clock;
     this.boundMs = options.boundMs ?? ANSWER_BOUND_MS;
     const intervalMs = options.presenceIntervalMs ?? PRESENCE_INTERVAL_MS;
-    this.windowMs = (PRESENCE_WINDOW_MS / PRESENCE_INTERVAL_MS) * intervalMs;
-    this.peers = new RecentPeers(this.windowMs);
+    this.intervalMs = intervalMs;
+    this.peers = new RecentPeers((PRESENCE_WINDOW_MS / PRESENCE_INTERVAL_MS) * intervalMs);
     this.startedAt = this.clock.now();
     link.onError((error) => this.onServerError(error));
     this.unlisten = link.onReconnected(() => this.onReconnected());
@@ -90,8 +90,9 @@ export class AdminExchange implements DeploymentExchange {
     const gathering = new AnswerGathering(this.clock, {
       expected: this.peers.recent(now),
       boundMs: this.boundMs,
-      // Until a presence window has passed this process may not have heard of every peer.
-      waitFullBound: now - this.startedAt < this.windowMs,
+      // The peers answer this process's `joining` at once; one that missed it (a reconnect just
+      // then) has announced itself within an interval.
+      waitFullBound: now - this.startedAt < this.intervalMs,
       ...(options.settles ? { settles: options.settles } : {}),
     });
     this.pending.set(number, { gathering, assembly: new AnswerAssembly() });
