@@ -237,6 +237,7 @@ export class AdminExchange implements DeploymentExchange {
   /** Permission errors on `%AVISO_ADMIN.` subjects are ours: one warning, then this process alone answers. */
   private onServerError(error: Error): boolean {
     if (!(error instanceof PermissionViolationError) || !error.subject.startsWith(`${ADMIN_PREFIX}.`)) return false;
+    if (this.stopped) return true;
     this.denied = true;
     for (const { gathering } of this.pending.values()) gathering.unreachable();
     const level = this.deniedWarned ? 'debug' : 'warn';
