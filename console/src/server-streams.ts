@@ -28,7 +28,7 @@ export interface StreamListing {
   readonly total: number;
   readonly truncated: boolean;
   readonly counts: Readonly<Record<string, number>>;
-  readonly processes: { readonly answered: readonly string[]; readonly not_answering: readonly string[] };
+  readonly processes: { readonly answered: readonly string[]; readonly not_answering: readonly string[]; readonly cluster_unreachable?: boolean };
   readonly request_id?: string;
 }
 
@@ -47,6 +47,17 @@ export function isStreamListing(value: unknown): value is StreamListing {
     Array.isArray(processes.answered) &&
     Array.isArray(processes.not_answering)
   );
+}
+
+/** What the orange box says: processes whose streams are missing, or a server that could not ask the others; `''` when all answered. */
+export function missingText(listing: StreamListing): string {
+  const parts: string[] = [];
+  const silent = listing.processes.not_answering;
+  if (silent.length > 0) parts.push(`Not answering, so their streams are missing: ${silent.join(', ')}.`);
+  if (listing.processes.cluster_unreachable === true) {
+    parts.push(`The server could not ask the other processes of its deployment: only the streams of ${listing.processes.answered.join(', ')} are listed.`);
+  }
+  return parts.join(' ');
 }
 
 /** The orders the table offers: the server's (oldest first), the most lagging or the most buffered first. */

@@ -8,6 +8,7 @@ import {
   isStreamListing,
   lagText,
   listingQuery,
+  missingText,
   openedText,
   sortStreams,
   summaryText,
@@ -142,9 +143,9 @@ export class StreamsView {
     }
     if (!listing) return;
     this.summary.textContent = summaryText(listing);
-    const notAnswering = listing.processes.not_answering;
-    this.silent.hidden = notAnswering.length === 0;
-    this.silent.textContent = `Not answering, so their streams are missing: ${notAnswering.join(', ')}`;
+    const missing = missingText(listing);
+    this.silent.hidden = missing === '';
+    this.silent.textContent = missing;
     this.counts.replaceChildren(
       ...countEntries(listing.counts).map(([type, n]) => {
         const chip = el('button', { type: 'button', title: `only ${type}` }, el('span', { class: 'type' }, type), ' ', el('span', { class: 'n' }, String(n)));

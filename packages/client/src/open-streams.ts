@@ -50,8 +50,12 @@ export interface StreamList {
   readonly truncated: boolean;
   /** Open streams per event type over every stream of the answering processes, whatever the filters. */
   readonly counts: Readonly<Record<string, number>>;
-  /** The processes whose streams are in the answer, and the ones known to run that did not answer in time. */
-  readonly processes: { readonly answered: readonly string[]; readonly notAnswering: readonly string[] };
+  /**
+   * The processes whose streams are in the answer, and the ones known to run that did not answer in
+   * time. `clusterUnreachable`: the answering process could not ask the others at all (its NATS
+   * account may not use the admin subjects), so only its own streams are listed.
+   */
+  readonly processes: { readonly answered: readonly string[]; readonly notAnswering: readonly string[]; readonly clusterUnreachable: boolean };
   readonly requestId: string;
 }
 
@@ -127,7 +131,11 @@ export function decodeStreamList(body: Json, requestId: string): StreamList {
     total: count(body, 'total'),
     truncated: typeof body.truncated === 'boolean' ? body.truncated : fail('truncated'),
     counts: counts as Record<string, number>,
-    processes: { answered: strings(processes.answered, 'processes.answered'), notAnswering: strings(processes.not_answering, 'processes.not_answering') },
+    processes: {
+      answered: strings(processes.answered, 'processes.answered'),
+      notAnswering: strings(processes.not_answering, 'processes.not_answering'),
+      clusterUnreachable: processes.cluster_unreachable === true,
+    },
     requestId,
   };
 }

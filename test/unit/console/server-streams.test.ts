@@ -6,6 +6,7 @@ import {
   isStreamListing,
   lagText,
   listingQuery,
+  missingText,
   openedText,
   sortStreams,
   summaryText,
@@ -75,6 +76,15 @@ describe('the console: streams of the server', () => {
     };
     expect(summaryText(listing)).toBe('3 matching · 5 open in all · showing the first 1: raise the limit or narrow the filters');
     expect(summaryText({ ...listing, total: 1, truncated: false })).toBe('1 matching · 5 open in all');
+  });
+
+  it('names the processes whose streams are missing, and a server that could not ask the others', () => {
+    const listing: StreamListing = { streams: [], total: 0, truncated: false, counts: {}, processes: { answered: ['a:1'], not_answering: [], cluster_unreachable: false } };
+    expect(missingText(listing)).toBe('');
+    expect(missingText({ ...listing, processes: { answered: ['a:1'], not_answering: ['b:2', 'c:3'] } })).toBe('Not answering, so their streams are missing: b:2, c:3.');
+    expect(missingText({ ...listing, processes: { answered: ['a:1'], not_answering: [], cluster_unreachable: true } })).toBe(
+      'The server could not ask the other processes of its deployment: only the streams of a:1 are listed.',
+    );
   });
 
   it('sends only the filters filled in', () => {

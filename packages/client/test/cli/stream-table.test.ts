@@ -22,7 +22,7 @@ const BASE: OpenStreamInfo = {
 };
 
 function list(streams: OpenStreamInfo[], extra: Partial<StreamList> = {}): StreamList {
-  return { streams, total: streams.length, truncated: false, counts: { mars: 2, dissemination: 1 }, processes: { answered: ['node-a:41'], notAnswering: [] }, requestId: 'r', ...extra };
+  return { streams, total: streams.length, truncated: false, counts: { mars: 2, dissemination: 1 }, processes: { answered: ['node-a:41'], notAnswering: [], clusterUnreachable: false }, requestId: 'r', ...extra };
 }
 
 describe('aviso admin streams on a terminal', () => {

@@ -41,7 +41,7 @@ function wireJson(list: StreamList): Record<string, unknown> {
     total: list.total,
     truncated: list.truncated,
     counts: list.counts,
-    processes: { answered: list.processes.answered, not_answering: list.processes.notAnswering },
+    processes: { answered: list.processes.answered, not_answering: list.processes.notAnswering, cluster_unreachable: list.processes.clusterUnreachable },
     request_id: list.requestId,
   };
 }
@@ -61,6 +61,9 @@ export async function streamsCommand(ctx: CommandContext, flags: StreamsFlags): 
   const silent = list.processes.notAnswering;
   if (silent.length > 0) {
     ctx.output.line(`Warning: ${silent.length} process${silent.length === 1 ? '' : 'es'} did not answer, their streams are not listed: ${silent.map(cell).join(', ')}`);
+  }
+  if (list.processes.clusterUnreachable) {
+    ctx.output.line(`Warning: the server could not ask the other processes of its deployment; only the streams of ${list.processes.answered.map(cell).join(', ')} are listed`);
   }
   await ctx.output.write(ctx.output.human ? streamTable(list) : `${JSON.stringify(wireJson(list))}\n`);
 }
