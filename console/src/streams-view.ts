@@ -114,7 +114,12 @@ export class StreamsView {
       } catch {
         answer = undefined;
       }
-      if (!response.ok || !isStreamListing(answer)) return showError(this.errorBox, describeResponse(response, text));
+      if (!response.ok || !isStreamListing(answer)) {
+        // A refusal (a token without the admin role, say) must not leave an earlier list on show as if current.
+        this.listing = undefined;
+        this.clear();
+        return showError(this.errorBox, describeResponse(response, text));
+      }
       this.errorBox.hidden = true;
       this.listing = answer;
       this.status.textContent = `updated ${new Date().toLocaleTimeString()}`;
@@ -160,6 +165,14 @@ export class StreamsView {
     processes.textContent = `answered: ${listing.processes.answered.join(', ') || 'none'}`;
     this.rows.replaceChildren(...sortStreams(listing.streams, this.sortKey).map((stream) => this.row(stream)));
     if (listing.streams.length === 0) this.rows.append(el('tr', { class: 'empty' }, el('td', { colspan: '14' }, 'No open stream matches.')));
+  }
+
+  private clear(): void {
+    this.summary.textContent = '';
+    this.silent.hidden = true;
+    this.counts.replaceChildren();
+    byId('server-streams-processes').textContent = '';
+    this.rows.replaceChildren();
   }
 
   private row(stream: ServerStream): HTMLTableRowElement {
