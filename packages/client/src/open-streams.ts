@@ -1,9 +1,9 @@
 import { DecodeError } from './errors.js';
 
 /**
- * The open streams of a deployment, as `GET /api/v1/admin/streams` lists them (docs/api.md
- * "Open streams"), and the answer of `DELETE /api/v1/admin/streams/{id}`. The wire's snake_case
- * fields become camelCase here, as everywhere else in the library.
+ * The open streams of a deployment, as `GET /api/v1/admin/streams` lists them, and the answer of
+ * `DELETE /api/v1/admin/streams/{id}` (docs/api.md). The wire's snake_case fields become
+ * camelCase here, as everywhere else in the library.
  */
 
 /** One open watch or replay on one server process. */

@@ -119,7 +119,7 @@ describe('aviso admin streams', () => {
     expect(reader.stdout).toBe('');
     const anonymous = await runCli(['admin', 'streams'], { PATH: env.PATH ?? '', HOME: env.HOME ?? '', AVISO_BASE_URL: server.url });
     expect(anonymous.code).toBe(1);
-    expect(anonymous.stderr).toMatch(/^Error: HTTP 401/m);
+    expect(anonymous.stderr).toMatch(/^Error: the server requires authentication \(401\)$/m);
   });
 });
 

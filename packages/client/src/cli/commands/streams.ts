@@ -3,7 +3,7 @@ import { UsageError } from '../errors.js';
 import { cell, streamTable } from '../stream-table.js';
 import { createClient, type CommandContext } from './common.js';
 
-/** The server's bounds of `limit` (docs/api.md "Open streams"), checked before anything is sent. */
+/** The server's bounds of `limit` (docs/api.md "GET /api/v1/admin/streams"), checked before anything is sent. */
 const MAX_LIMIT = 1000;
 
 export interface StreamsFlags {
