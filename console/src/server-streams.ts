@@ -89,6 +89,11 @@ export function lagText(ms: number): string {
   return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
 }
 
+/** The first eight characters of a stream id, `…` after them when there are more. */
+export function shortId(id: string): string {
+  return id.length > 9 ? `${id.slice(0, 8)}…` : id;
+}
+
 /** `class=od step={"gte":6}`: the canonical filter in its order; `*` for none. */
 export function filterText(filter: Readonly<Record<string, unknown>>): string {
   const text = Object.entries(filter)

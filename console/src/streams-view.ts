@@ -10,6 +10,7 @@ import {
   listingQuery,
   missingText,
   openedText,
+  shortId,
   sortStreams,
   summaryText,
   type ServerStream,
@@ -181,7 +182,9 @@ export class StreamsView {
     return el(
       'tr',
       { 'data-id': stream.id, 'data-phase': stream.phase },
-      el('td', { class: 'id' }, el('code', {}, stream.id)),
+      // The first eight characters tell the streams apart (as a short commit hash does) and keep
+      // the table within the page; the whole id is on hover and in the close dialog.
+      el('td', { class: 'id', title: stream.id }, el('code', {}, shortId(stream.id))),
       el('td', { class: 'process' }, stream.process),
       el('td', { class: 'route' }, `${stream.method} ${stream.route}`),
       el('td', { class: 'event-type' }, stream.event_type),

@@ -8,6 +8,7 @@ import {
   listingQuery,
   missingText,
   openedText,
+  shortId,
   sortStreams,
   summaryText,
   type ServerStream,
@@ -55,6 +56,8 @@ describe('the console: streams of the server', () => {
   it('writes the cells: bytes, lag, the filter, the opening time', () => {
     expect([bytesText(0), bytesText(1023), bytesText(1536), bytesText(3 * 1024 * 1024)]).toEqual(['0 B', '1023 B', '1.5 KiB', '3.0 MiB']);
     expect([lagText(0), lagText(12.4), lagText(999), lagText(1250)]).toEqual(['0 ms', '12 ms', '999 ms', '1.3 s']);
+    expect(shortId('0b9f1a8e-2f4c-4d0e-9a51-7c1e5b2d3f40')).toBe('0b9f1a8e…');
+    expect(shortId('short-id1')).toBe('short-id1');
     expect(filterText({})).toBe('*');
     expect(filterText({ class: 'od', step: { gte: 6 } })).toBe('class=od step={"gte":6}');
     expect(openedText('2026-12-05T21:00:00.123Z')).toBe('2026-12-05 21:00:00 UTC');
