@@ -24,13 +24,13 @@ export interface OpenStreamInfo {
   /** RFC 3339, UTC, milliseconds. */
   readonly openedAt: string;
   readonly phase: 'replaying' | 'live';
-  /** The last sequence written to the stream, or `null` before the first notification. */
+  /** The sequence of the last notification queued for the client, or `null` before the first. */
   readonly lastSequence: number | null;
-  /** Notifications written so far. */
+  /** Notifications queued for the client so far. */
   readonly delivered: number;
-  /** Bytes queued for the client and not yet written to its socket. */
+  /** Bytes held for the client and not yet taken by the kernel (the stream's queue and Node's socket buffer). */
   readonly bufferedBytes: number;
-  /** How long the oldest frame queued and not yet written has waited, in milliseconds (0 when none waits). */
+  /** How long the oldest frame in the stream's queue has waited to be handed to the socket, in milliseconds (0 when none waits). */
   readonly lagMs: number;
 }
 
