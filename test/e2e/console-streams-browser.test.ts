@@ -47,11 +47,11 @@ afterAll(async () => {
   await server?.stop();
 });
 
-async function withConsole(expectedStatuses: readonly number[], body: (page: Page, problems: PageProblems) => Promise<void>): Promise<void> {
+async function withConsole(expectedStatuses: readonly number[], body: (page: Page, problems: PageProblems) => Promise<void>, hash = ''): Promise<void> {
   const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
   try {
     const problems = watchPage(page, server.url, expectedStatuses);
-    expect((await page.goto(`${server.url}/console/`, { waitUntil: 'load' }))?.status()).toBe(200);
+    expect((await page.goto(`${server.url}/console/${hash}`, { waitUntil: 'load' }))?.status()).toBe(200);
     await page.locator('#event-type option').first().waitFor({ state: 'attached' });
     await body(page, problems);
   } finally {
@@ -253,16 +253,19 @@ describe("the console's Streams of the server view in headless Chromium", () => 
     });
   });
 
-  it('shows a 401 without a token and a 403 with a reader token, in place', async () => {
-    await withConsole([401, 403], async (page, problems) => {
-      await openView(page);
-      await expect.poll(() => page.locator('#server-streams-error strong').innerText()).toBe('401 UNAUTHORIZED');
-      await page.fill('#token', reader);
-      await Promise.all([page.waitForResponse((r) => r.url().includes('/api/v1/admin/streams')), page.click('#server-streams-refresh')]);
-      await expect.poll(() => page.locator('#server-streams-error strong').innerText()).toBe('403 FORBIDDEN');
-      expect(await page.locator('#server-streams-rows tr').count()).toBe(0);
-      expect(problems.pageErrors).toEqual([]);
-      expectNoProblems(problems);
-    });
+  it('opens from a link to #server-streams; shows a 401 without a token and a 403 with a reader token, in place', async () => {
+    await withConsole(
+      [401, 403],
+      async (page, problems) => {
+        expect(await page.locator('#server-streams').getAttribute('open')).toBe('');
+        await expect.poll(() => page.locator('#server-streams-error strong').innerText()).toBe('401 UNAUTHORIZED');
+        await page.fill('#token', reader);
+        await Promise.all([page.waitForResponse((r) => r.url().includes('/api/v1/admin/streams')), page.click('#server-streams-refresh')]);
+        await expect.poll(() => page.locator('#server-streams-error strong').innerText()).toBe('403 FORBIDDEN');
+        expect(await page.locator('#server-streams-rows tr').count()).toBe(0);
+        expectNoProblems(problems);
+      },
+      '#server-streams',
+    );
   });
 });
