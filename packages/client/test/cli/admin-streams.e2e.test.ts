@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,7 +8,7 @@ import { serverConfig } from '../../../../test/support/schemas.js';
 import { startServer, type RunningServer } from '../../../../test/support/server-process.js';
 import { AvisoClient, BearerAuth, HttpError } from '../../src/index.js';
 import { RawStream } from '../support/raw-stream.js';
-import { cliEnv, ndjson, runCli, startCli } from './support.js';
+import { CLI_ENTRY, cliEnv, ndjson, runCli, startCli } from './support.js';
 
 /**
  * `aviso admin streams` and `aviso admin close-stream` (docs/cli.md), and the library calls under
@@ -45,6 +46,12 @@ async function watch(body: Record<string, unknown>, bearer?: string): Promise<{ 
   // The opening frame: the stream is registered by the time it is written.
   expect((await client.next())?.json.type).toBe('connection_established');
   return { client, id: client.requestId };
+}
+
+/** The command on a terminal (`script` gives it a pseudo-terminal), as a person sees it. */
+function onTerminal(args: readonly string[]): string {
+  const command = [process.execPath, CLI_ENTRY, ...args].map((a) => `'${a}'`).join(' ');
+  return spawnSync('script', ['-qec', command, '/dev/null'], { env, encoding: 'utf8', timeout: 30_000 }).stdout.replace(/\r\n/g, '\n');
 }
 
 async function listing(args: string[] = [], e = env): Promise<Record<string, unknown> & { streams: Record<string, unknown>[] }> {
@@ -107,6 +114,17 @@ describe('aviso admin streams', () => {
     const sequence = Number(String(live?.json.id).split('@')[1]);
     const listed = (await listing()).streams.find((s) => s.id === stream.id);
     expect(listed).toMatchObject({ last_sequence: sequence, delivered: 1, phase: 'live' });
+  });
+
+  it('prints a table on a terminal, and the close as one line', async () => {
+    const stream = await watch({ event_type: 'mars', identifier: { class: 'od', step: { gte: 6 } } }, alice);
+    const lines = onTerminal(['admin', 'streams', '--user', 'alice']).split('\n');
+    expect(lines[0]).toMatch(/^ID +PROCESS +ROUTE +EVENT TYPE +FILTER +USER +CLIENT +OPENED +PHASE +LAST SEQ +DELIVERED +BUFFERED +LAG$/);
+    expect(lines[1]).toMatch(
+      new RegExp(`^${stream.id}  ${hostname()}:${server.process.pid}  POST watch  mars        class=od step=\\{"gte":6\\}  alice  127\\.0\\.0\\.1  \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d UTC  live  +-  +0  +0 B  +0 ms$`),
+    );
+    expect(lines.slice(2)).toEqual([expect.stringMatching(/^1 matching stream, \d+ open in all \(mars \d+\)$/), '']);
+    expect(onTerminal(['admin', 'close-stream', stream.id, '--yes'])).toBe(`Stream closed: ${stream.id} on ${hostname()}:${server.process.pid}\n`);
   });
 
   it('refuses a bad --limit before sending, a reader with 403 and no credential with 401', async () => {
