@@ -1,6 +1,6 @@
 /**
- * Takes the screenshots of docs/console.md (docs/images/console-*.png): the console idle, streaming
- * and showing an error, against the server of `npm start` (config/config.yaml, in-memory) on a
+ * Takes the screenshots of docs/console.md (docs/images/console-*.png): the console idle, streaming,
+ * showing an error and listing the server's open streams, against the server of `npm start` (config/config.yaml, in-memory) on a
  * free port, in Debian's Chromium. Run by hand after `npm run build`:
  *
  *   node dist/scripts/console-screenshots.js
@@ -96,7 +96,28 @@ async function main(): Promise<void> {
     await publish(page);
     await page.check('input[name="command-for"][value="watch"]');
     await page.screenshot({ path: join(IMAGES, 'console-error.png'), fullPage: true });
-    console.log(`wrote ${IMAGES}/console-{idle,streaming,error}.png`);
+
+    // Streams of the server: the page's own watches and two opened elsewhere, one about to be closed.
+    await page.click('#close-all');
+    const outside = await Promise.all(
+      [
+        { event_type: 'mars', identifier: { class: 'od', stream: 'enfo' } },
+        { event_type: 'dissemination', identifier: { destination: 'FOO', class: 'od' } },
+      ].map((body) => fetch(`${url}/api/v1/watch`, { method: 'POST', body: JSON.stringify(body) })),
+    );
+    await page.selectOption('#event-type', 'dissemination');
+    await page.locator('.field[data-field="destination"]').waitFor();
+    for (const destination of ['BAR', 'BAZ']) {
+      await page.fill('#field-destination', destination);
+      await page.click('#watch');
+    }
+    await page.locator('.frame[data-label="opening"]').nth(1).waitFor();
+    await page.locator('#server-streams > summary').click();
+    await page.locator('#server-streams-rows tr[data-id]').nth(3).waitFor();
+    await page.locator('#server-streams-rows tr[data-id]').nth(2).locator('button.close-stream').click();
+    await page.screenshot({ path: join(IMAGES, 'console-server-streams.png'), clip: { x: 0, y: 0, width: 1440, height: 600 } });
+    for (const response of outside) await response.body?.cancel();
+    console.log(`wrote ${IMAGES}/console-{idle,streaming,error,server-streams}.png`);
   } finally {
     await browser.close();
     server.kill('SIGTERM');

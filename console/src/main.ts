@@ -9,10 +9,11 @@ import { SchemaForm } from './schema-form.js';
 import type { SchemaList, SchemaView } from './schema-model.js';
 import { requestHeaders } from './sse-reader.js';
 import { StreamPanel } from './stream-panel.js';
+import { StreamsView } from './streams-view.js';
 
 /**
  * The operator console (docs/console.md): wires the form, the token, the command view, the
- * publish button and the stream panels. Every URL is relative to the page, so the console also
+ * publish button, the stream panels and the view of the server's open streams. Every URL is relative to the page, so the console also
  * works behind a proxy that serves the server under a path prefix.
  */
 
@@ -33,6 +34,7 @@ const streamCount = byId<HTMLElement>('stream-count');
 const schemaForm = new SchemaForm(byId('fields'));
 let schemas: SchemaList['schema'] = {};
 const panels = new Set<StreamPanel>();
+const streamsView = new StreamsView({ api: API, token: () => token.value });
 
 function currentForm(): ConsoleForm {
   return {
@@ -71,6 +73,7 @@ async function loadSchemas(): Promise<void> {
     const list = JSON.parse(text) as SchemaList;
     schemas = list.schema;
     eventType.replaceChildren(...list.event_types.map((name) => el('option', { value: name }, name)));
+    streamsView.setEventTypes(list.event_types);
     if (list.event_types.length === 0) {
       box.hidden = false;
       box.textContent = list.message ?? 'No event types are configured.';

@@ -7,6 +7,7 @@ import { notificationBody } from './notify-batches.js';
 import { notifyInBatches } from './notify-many.js';
 import { retryableAnswer, sendWithRetries, type Exchange } from './notify-retries.js';
 import { defaultFetch, type DefaultFetch } from './transport/default-fetch.js';
+import { decodeStreamClosed, decodeStreamList, streamListQuery, type StreamClosed, type StreamList, type StreamListFilter } from './open-streams.js';
 import { NotificationStream } from './stream/notification-stream.js';
 import type { AdminResult, AvisoClientOptions, NotifyItem, NotifyManyOptions, NotifyOutcome, NotifyRequest, NotifyResult, SchemaList, WatchRequest } from './types.js';
 import { isSecureOrLoopback, parseBaseUrl } from './url.js';
@@ -168,16 +169,22 @@ export class AvisoClient {
     await this.shared?.close();
   }
 
-  /** @internal */
-  async adminCall(method: string, path: string, body?: unknown): Promise<AdminResult> {
+  /** @internal An admin request answered `200` with a JSON object, and that answer's request id. */
+  async adminExchange(method: string, path: string, body?: unknown): Promise<{ json: Record<string, unknown>; requestId: string }> {
     const { response, text } = await this.transport.exchange(method, path, body, this.timeoutMs);
     if (response.status !== 200) throw new HttpError(response.status, text, response.headers.get('x-request-id') ?? undefined);
     const json = decodeJson(text, 'admin');
+    return { json, requestId: requestIdOf(response, json) };
+  }
+
+  /** @internal */
+  async adminCall(method: string, path: string, body?: unknown): Promise<AdminResult> {
+    const { json, requestId } = await this.adminExchange(method, path, body);
     if (typeof json.success !== 'boolean' || typeof json.message !== 'string') throw new DecodeError('admin: unexpected response shape');
     return {
       success: json.success,
       message: json.message,
-      requestId: requestIdOf(response, json),
+      requestId,
       ...(typeof json.notification_id === 'string' ? { notificationId: json.notification_id } : {}),
     };
   }
@@ -198,5 +205,24 @@ export class AvisoAdmin {
   /** `id` is `<event_type>@<sequence>`, for example `mars@42`. */
   deleteNotification(id: string): Promise<AdminResult> {
     return this.client.adminCall('DELETE', `api/v1/admin/notification/${encodeURIComponent(id)}`);
+  }
+
+  /**
+   * The open streams of the deployment (`GET /api/v1/admin/streams`): every process that answers
+   * in time, filtered by event type and user, at most `limit` of them, with the counts per event type.
+   */
+  async listStreams(filter: StreamListFilter = {}): Promise<StreamList> {
+    const { json, requestId } = await this.client.adminExchange('GET', `api/v1/admin/streams${streamListQuery(filter)}`);
+    return decodeStreamList(json, requestId);
+  }
+
+  /**
+   * Ends one open stream, on whichever process holds it (`DELETE /api/v1/admin/streams/{id}`): its
+   * client gets `end_of_stream` with the cause `operator_closed` and reconnects from its cursor.
+   * `id` is the stream's request id. A stream no answering process holds is an `HttpError` 404.
+   */
+  async closeStream(id: string): Promise<StreamClosed> {
+    const { json, requestId } = await this.client.adminExchange('DELETE', `api/v1/admin/streams/${encodeURIComponent(id)}`);
+    return decodeStreamClosed(json, requestId);
   }
 }

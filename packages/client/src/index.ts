@@ -5,6 +5,7 @@
  */
 export { AvisoClient, AvisoAdmin } from './client.js';
 export { NotificationStream } from './stream/notification-stream.js';
+export type { OpenStreamInfo, StreamClosed, StreamList, StreamListFilter } from './open-streams.js';
 export type {
   AdminResult,
   AvisoClientOptions,

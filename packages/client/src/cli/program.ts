@@ -5,6 +5,7 @@ import type { CommandContext } from './commands/common.js';
 import { listenCommand, type ListenFlags } from './commands/listen.js';
 import { notifyFileCommand } from './commands/notify-file.js';
 import { replayCommand, type ReplayFlags } from './commands/replay.js';
+import { closeStreamCommand, streamsCommand, type StreamsFlags } from './commands/streams.js';
 import { completionScript, SHELLS } from './completions.js';
 
 /**
@@ -93,7 +94,20 @@ export function buildProgram(version: string, run: Run): Command {
     .argument('<EVENT_TYPE>')
     .action((eventType: string, _: unknown, cmd: Command) => run(cmd, (ctx) => schemaGetCommand(ctx, eventType)));
 
-  const admin = program.command('admin').description('destructive operations (need --yes)');
+  const admin = program.command('admin').description('open streams, and destructive operations (need --yes)');
+  admin
+    .command('streams')
+    .description('list the open streams of the deployment: a table on a terminal, JSON otherwise')
+    .option('--event-type <TYPE>', 'only the streams of this event type')
+    .option('--user <USER>', 'only the streams of this authenticated user')
+    .option('--limit <N>', 'at most N streams, oldest first (1 to 1000; the server\'s default 100)')
+    .action((opts: StreamsFlags, cmd: Command) => run(cmd, (ctx) => streamsCommand(ctx, opts)));
+  admin
+    .command('close-stream')
+    .description('end one open stream (its client reconnects from its cursor)')
+    .argument('<STREAM_ID>', 'the ID column of `aviso admin streams`: the request id of the stream')
+    .option('--yes', 'confirm')
+    .action((id: string, opts: { yes?: boolean }, cmd: Command) => run(cmd, (ctx) => closeStreamCommand(ctx, id, opts.yes === true)));
   admin
     .command('wipe-stream')
     .description('delete every notification of one event type')
