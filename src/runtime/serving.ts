@@ -4,6 +4,9 @@ import { buildApp } from '../app.js';
 import type { EcpdsPlugin } from '../auth/ecpds/ecpds-plugin.js';
 import type { NotificationBackend } from '../backend/backend.js';
 import { createBackend } from './create-backend.js';
+import { JetStreamBackend } from '../backend/jetstream/jetstream-backend.js';
+import { PROCESS_ID } from '../streaming/open-streams.js';
+import { streamsAcrossDeployment } from '../streaming/deployment-streams.js';
 import { systemClock } from '../time/clock.js';
 import type { AppConfig } from '../config/model.js';
 import { ConfigurationReloader, type ConfigurationReload } from './reload.js';
@@ -81,8 +84,10 @@ export async function serve(options: ServeOptions): Promise<Serving> {
   const settings = checkBackendSettings(config);
   if (!settings.ok) refuseStartup(settings.refusal, logger);
   let backend: NotificationBackend;
+  let created: NotificationBackend;
   try {
-    backend = metrics.instrumentBackend(await createBackend(config, systemClock, logger, metrics.memoryHistory, metrics.idempotency));
+    created = await createBackend(config, systemClock, logger, metrics.memoryHistory, metrics.idempotency);
+    backend = metrics.instrumentBackend(created);
   } catch (error) {
     logger.error({ event_name: 'startup.backend.initialization.failed', error: reasonOf(error) }, 'Backend initialization failed');
     fatal(`backend initialization failed: ${reasonOf(error)}`);
@@ -119,6 +124,10 @@ export async function serve(options: ServeOptions): Promise<Serving> {
     reloader: worker ? worker.reloadEverywhere(reloader) : reloader,
     cors: config.application.cors,
     accessLog: config.logging.access_log,
+    // Every process of a JetStream deployment answers the admin streams list and close (D49).
+    ...(created instanceof JetStreamBackend
+      ? { streamsOfDeployment: (directory) => streamsAcrossDeployment(directory, created.deploymentExchange(PROCESS_ID, systemClock)) }
+      : {}),
     ...(tls ? { tls } : {}),
   });
 

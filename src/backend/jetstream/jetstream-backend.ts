@@ -28,6 +28,9 @@ import { readKnownLosses } from './replay-losses.js';
 import { StreamAdmin } from './stream-admin.js';
 import { TopicPredecessors } from './topic-predecessors.js';
 import { publishInWaves } from '../publish-waves.js';
+import type { DeploymentExchange } from '../deployment-exchange.js';
+import type { Clock } from '../../time/clock.js';
+import { AdminExchange } from './admin-exchange.js';
 
 /** How long notify waits for JetStream to acknowledge a publish. */
 const PUBLISH_ACK_TIMEOUT_MS = 5_000;
@@ -57,6 +60,8 @@ export class JetStreamBackend implements NotificationBackend {
   /** What each topic last held, so every stored notification names its predecessor (D42). */
   private readonly predecessors = new TopicPredecessors();
   private readonly admin: StreamAdmin;
+  /** The exchange with the other processes of the deployment (D49), once asked for. */
+  private exchange: AdminExchange | undefined;
 
   private constructor(
     private readonly link: NatsLink,
@@ -311,7 +316,18 @@ export class JetStreamBackend implements NotificationBackend {
     return this.link.isConnected;
   }
 
+  /**
+   * This process's part in the deployment's questions about its open streams (D49): started on
+   * the first call, stopped by `shutdown`. `process` is the id the other processes know it by.
+   */
+  deploymentExchange(process: string, clock: Clock): DeploymentExchange {
+    this.exchange ??= new AdminExchange(this.link, this.logger, { process, clock });
+    return this.exchange;
+  }
+
   async shutdown(): Promise<void> {
+    // First, so the others forget this process at once instead of after the presence window.
+    this.exchange?.stop();
     await this.live.endAll();
     await this.link.close();
   }
