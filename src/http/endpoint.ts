@@ -1,17 +1,12 @@
+import type { StreamEndpoint } from '../schema/watch-identifier.js';
+import type { ErrorCode } from './error-codes.js';
+
 /** The three POST endpoints that share one request model and differ in their error labels. */
-export type EndpointName = 'notify' | 'watch' | 'replay';
+export type EndpointName = 'notify' | StreamEndpoint;
 
-export interface EndpointLabels {
-  /** `error` field of shape-A bodies (docs/design/rules/api.md §9.2). */
-  readonly label: string;
-  /** `code` of validation failures. */
-  readonly validationCode: string;
-  /** Operation word inside messages such as `Required field 'x' missing for notify operation`. */
-  readonly operation: string;
-}
-
-export const ENDPOINTS: Readonly<Record<EndpointName, EndpointLabels>> = {
-  notify: { label: 'Invalid Notification Request', validationCode: 'INVALID_NOTIFICATION_REQUEST', operation: 'notify' },
-  watch: { label: 'Invalid Watch Request', validationCode: 'INVALID_WATCH_REQUEST', operation: 'watch' },
-  replay: { label: 'Invalid Replay Request', validationCode: 'INVALID_REPLAY_REQUEST', operation: 'replay' },
-};
+/** The `code` of each endpoint's validation failures; its entry's `error` is the endpoint's label (`Invalid Watch Request`). */
+export const VALIDATION_CODES = {
+  notify: 'INVALID_NOTIFICATION_REQUEST',
+  watch: 'INVALID_WATCH_REQUEST',
+  replay: 'INVALID_REPLAY_REQUEST',
+} as const satisfies Readonly<Record<EndpointName, ErrorCode>>;

@@ -1,69 +1,58 @@
 import type { AuthError, AuthErrorStatus } from '../auth/auth-error.js';
-import { ApiError } from './api-error.js';
-import { ENDPOINTS, type EndpointName } from './endpoint.js';
-import { echo, withOneCutValue } from '../text/echo.js';
+import { ApiError, apiError } from './api-error.js';
+import { VALIDATION_CODES, type EndpointName } from './endpoint.js';
+import type { ErrorCode } from './error-codes.js';
+import { describeClientError } from './server-limits.js';
+import { withOneCutValue } from '../text/echo.js';
 
-/** Constructors for every error shape of docs/design/rules/api.md §9.1, so no route assembles an error body itself. */
+/**
+ * Constructors for the error shapes of docs/design/rules/api.md §9.1, each over its code's entry
+ * in the table (error-codes.ts), adding what one refusal carries beyond it: `details`, headers,
+ * the event types of strict mode, a stream's topic.
+ */
 
 /**
  * Shape A: parse and validation failures of notify/watch/replay. A value cut to the echo length
  * is quoted once in the whole body: `details` repeating `message` keeps only the cut's marker
  * (docs/api.md#echoed-values-decision-d45).
  */
-export function requestError(endpoint: EndpointName, code: string, message: string, details: string = message): ApiError {
+export function requestError(
+  endpoint: EndpointName,
+  code: 'INVALID_JSON' | 'UNKNOWN_FIELD' | 'INVALID_REQUEST_SHAPE' | (typeof VALIDATION_CODES)[EndpointName],
+  message: string,
+  details: string = message,
+): ApiError {
   const [onceMessage = message, onceDetails = details] = withOneCutValue([message, details]);
-  return new ApiError(400, { code, details: onceDetails, error: ENDPOINTS[endpoint].label, message: onceMessage });
+  return apiError(code, [onceMessage], { endpoint, details: onceDetails });
 }
 
 export function validationError(endpoint: EndpointName, message: string, details: string = message): ApiError {
-  return requestError(endpoint, ENDPOINTS[endpoint].validationCode, message, details);
+  return requestError(endpoint, VALIDATION_CODES[endpoint], message, details);
 }
 
 /** Shape B: strict-mode gate (docs/design/rules/api.md §4). */
 export function unknownEventTypeError(eventType: string, configuredEventTypes: readonly string[]): ApiError {
-  return new ApiError(400, {
-    code: 'UNKNOWN_EVENT_TYPE',
-    configured_event_types: configuredEventTypes,
-    error: 'unknown_event_type',
-    message: `unknown event type '${echo(eventType)}'`,
-  });
+  return apiError('UNKNOWN_EVENT_TYPE', [eventType], { configured_event_types: configuredEventTypes });
 }
 
 /** Shape A with a 500: the backend refused the write. */
 export function storageFailedError(cause: string): ApiError {
-  return new ApiError(500, {
-    code: 'NOTIFICATION_STORAGE_FAILED',
-    details: cause,
-    error: 'Notification Storage Failed',
-    message: 'Failed to store notification',
-  });
+  return apiError('NOTIFICATION_STORAGE_FAILED', [], { details: cause });
 }
 
 /** D3: no route for the path. */
 export function notFoundError(method: string, path: string): ApiError {
-  return new ApiError(404, { code: 'NOT_FOUND', error: 'not_found', message: `No route for ${method} ${echo(path)}` });
+  return apiError('NOT_FOUND', [method, path]);
 }
 
 /** D3: the path exists with other methods. */
 export function methodNotAllowedError(method: string, path: string, allowed: readonly string[]): ApiError {
-  return new ApiError(
-    405,
-    {
-      code: 'METHOD_NOT_ALLOWED',
-      error: 'method_not_allowed',
-      message: `Method ${method} is not allowed for ${echo(path)}. Allowed: ${allowed.join(', ')}`,
-    },
-    { allow: allowed.join(', ') },
-  );
+  return apiError('METHOD_NOT_ALLOWED', [method, path, allowed], { headers: { allow: allowed.join(', ') } });
 }
 
 /** D15: body over `application.max_body_bytes`. */
 export function payloadTooLargeError(limitBytes: number): ApiError {
-  return new ApiError(413, {
-    code: 'PAYLOAD_TOO_LARGE',
-    error: 'payload_too_large',
-    message: `Request body exceeds the limit of ${limitBytes} bytes`,
-  });
+  return apiError('PAYLOAD_TOO_LARGE', [{ bodyBytes: limitBytes }]);
 }
 
 /**
@@ -71,17 +60,26 @@ export function payloadTooLargeError(limitBytes: number): ApiError {
  * the broker carries in one message. The same shape and code as D15, so clients need one rule.
  */
 export function notificationTooLargeError(reason: string): ApiError {
-  return new ApiError(413, { code: 'PAYLOAD_TOO_LARGE', error: 'payload_too_large', message: reason });
+  return apiError('PAYLOAD_TOO_LARGE', [{ backendReason: reason }]);
 }
 
 /** A URL fastify's router refuses before routing: a malformed percent escape. */
 export function malformedUrlError(): ApiError {
-  return new ApiError(400, { code: 'BAD_REQUEST', error: 'bad_request', message: 'Malformed URL: invalid percent-encoding' });
+  return apiError('BAD_REQUEST', ['Malformed URL: invalid percent-encoding']);
 }
 
 /** A path parameter longer than the router accepts (no event type or notification id is that long). */
 export function uriTooLongError(): ApiError {
-  return new ApiError(414, { code: 'URI_TOO_LONG', error: 'uri_too_long', message: 'A path segment of the URL is too long' });
+  return apiError('URI_TOO_LONG', []);
+}
+
+/**
+ * What a request that never reached a route gets, as the HTTP/1.1 server answers it before
+ * fastify (server-limits.ts): a head too large, a request not received in time.
+ */
+export function clientError(nodeErrorCode: string): ApiError {
+  const answer = describeClientError(nodeErrorCode);
+  return new ApiError(answer.code, answer.message);
 }
 
 /**
@@ -89,27 +87,17 @@ export function uriTooLongError(): ApiError {
  * (docs/security.md, "Cross-site writes"); refused before its body is read.
  */
 export function crossOriginRefusedError(): ApiError {
-  return new ApiError(403, {
-    code: 'CROSS_ORIGIN_REQUEST_REFUSED',
-    error: 'cross_origin_request_refused',
-    message: 'A request from another origin may change nothing here unless application.cors.allowed_origins allows that origin',
-  });
+  return apiError('CROSS_ORIGIN_REQUEST_REFUSED', []);
 }
 
 /** Anything that escaped the handlers: a bug, reported without internals. */
 export function internalError(): ApiError {
-  return new ApiError(500, { code: 'INTERNAL_ERROR', error: 'internal_error', message: 'Internal server error' });
+  return apiError('INTERNAL_ERROR', []);
 }
 
 /** Shape D: the backend could not set a stream up (docs/design/rules/api.md §9.1). */
 export function streamInitializationFailedError(cause: string, topic: string): ApiError {
-  return new ApiError(500, {
-    code: 'SSE_STREAM_INITIALIZATION_FAILED',
-    details: cause,
-    error: 'SSE stream creation failed',
-    message: 'Failed to create stream consumer',
-    topic,
-  });
+  return apiError('SSE_STREAM_INITIALIZATION_FAILED', [], { details: cause, topic });
 }
 
 /** Seconds a client refused by the stream limit is told to wait: at random in this range, so refused clients do not all return at once. */
@@ -122,23 +110,15 @@ export const STREAM_RETRY_AFTER_SEC = { min: 5, max: 15 } as const;
  * probes and notify (the error handler drops `Connection` on HTTP/2, where the connection is shared).
  */
 export function tooManyStreamsError(limit: number, retryAfterSec: number): ApiError {
-  return new ApiError(
-    503,
-    {
-      code: 'TOO_MANY_STREAMS',
-      error: 'too_many_streams',
-      message: `The server holds its limit of ${limit} streams; retry later`,
-    },
-    { 'retry-after': String(retryAfterSec), connection: 'close' },
-  );
+  return apiError('TOO_MANY_STREAMS', [limit], { headers: { 'retry-after': String(retryAfterSec), connection: 'close' } });
 }
 
-const AUTH_ERROR_CODES: Readonly<Record<AuthErrorStatus, { code: string; error: string }>> = {
-  401: { code: 'UNAUTHORIZED', error: 'unauthorized' },
-  403: { code: 'FORBIDDEN', error: 'forbidden' },
-  500: { code: 'INTERNAL_ERROR', error: 'internal_error' },
-  503: { code: 'SERVICE_UNAVAILABLE', error: 'service_unavailable' },
-};
+const AUTH_ERROR_CODES = {
+  401: 'UNAUTHORIZED',
+  403: 'FORBIDDEN',
+  500: 'INTERNAL_ERROR',
+  503: 'SERVICE_UNAVAILABLE',
+} as const satisfies Readonly<Record<AuthErrorStatus, ErrorCode>>;
 
 /** Shape C (docs/design/rules/operations.md §2.8): four members, never `details`; 401s carry their challenges. */
 export function authError(
@@ -147,12 +127,10 @@ export function authError(
   challenges: readonly string[] = [],
   logContext: Readonly<Record<string, unknown>> = {},
 ): ApiError {
-  return new ApiError(
-    status,
-    { ...AUTH_ERROR_CODES[status], message },
-    challenges.length > 0 ? { 'www-authenticate': [...challenges] } : {},
+  return apiError(AUTH_ERROR_CODES[status], [message], {
+    headers: challenges.length > 0 ? { 'www-authenticate': [...challenges] } : {},
     logContext,
-  );
+  });
 }
 
 /** What auth refused, as the client sees it: shape C with its status and challenges. */
@@ -162,61 +140,42 @@ export function authErrorResponse(error: AuthError): ApiError {
 
 /** docs/api.md "Idempotent notify": a malformed key, or one sent more than once. */
 export function invalidIdempotencyKeyError(): ApiError {
-  return new ApiError(400, {
-    code: 'INVALID_IDEMPOTENCY_KEY',
-    error: 'invalid_idempotency_key',
-    message: 'Idempotency-Key must be one value of 1 to 255 visible ASCII characters',
-  });
+  return apiError('INVALID_IDEMPOTENCY_KEY', []);
 }
 
 /** The key's first success stored a different notification. */
 export function idempotencyKeyReusedError(): ApiError {
-  return new ApiError(422, {
-    code: 'IDEMPOTENCY_KEY_REUSED',
-    error: 'idempotency_key_reused',
-    message: 'Idempotency-Key was already used for a different notification',
-  });
+  return apiError('IDEMPOTENCY_KEY_REUSED', []);
 }
 
 /** The first request with this key has not finished: retry in a second. */
 export function idempotencyKeyInProgressError(): ApiError {
-  return new ApiError(
-    409,
-    {
-      code: 'IDEMPOTENCY_KEY_IN_PROGRESS',
-      error: 'idempotency_key_in_progress',
-      message: 'A request with this Idempotency-Key is still being processed',
-    },
-    { 'retry-after': '1' },
-  );
+  return apiError('IDEMPOTENCY_KEY_IN_PROGRESS', [], { headers: { 'retry-after': '1' } });
 }
 
 /** A query parameter of an admin list that is not one it takes, or out of its range (D49). */
 export function invalidQueryError(message: string): ApiError {
-  return new ApiError(400, { code: 'INVALID_QUERY', error: 'invalid_query', message });
+  return apiError('INVALID_QUERY', [message]);
+}
+
+/** A reload refused (docs/design/rules/api.md §8.6): the configuration on disk would not start; `line` is what startup prints. */
+export function invalidConfigurationError(line: string): ApiError {
+  return apiError('INVALID_CONFIGURATION', [line]);
 }
 
 /** Batch notify (docs/api.md#batch-notify-decision-d48, D48): a body that is not a batch is refused whole, nothing stored. */
-function batchError(status: number, code: string, message: string): ApiError {
-  return new ApiError(status, { code, error: code.toLowerCase(), message });
-}
-
 export function batchNotAnArrayError(got: string): ApiError {
-  return batchError(400, 'BATCH_NOT_AN_ARRAY', `A batch is a JSON array of notifications (or application/x-ndjson, one per line), got ${got}`);
+  return apiError('BATCH_NOT_AN_ARRAY', [got]);
 }
 
 export function batchEmptyError(): ApiError {
-  return batchError(400, 'BATCH_EMPTY', 'The batch holds no notification');
+  return apiError('BATCH_EMPTY', []);
 }
 
 export function batchItemNotAnObjectError(index: number, got: string): ApiError {
-  return batchError(400, 'BATCH_ITEM_NOT_AN_OBJECT', `Batch item ${index} is not a JSON object, got ${got}`);
+  return apiError('BATCH_ITEM_NOT_AN_OBJECT', [index, got]);
 }
 
 export function batchTooManyItemsError(items: number, limit: number): ApiError {
-  return batchError(
-    413,
-    'BATCH_TOO_MANY_ITEMS',
-    `The batch holds ${items} notifications, more than notification_endpoint.max_batch_items (${limit})`,
-  );
+  return apiError('BATCH_TOO_MANY_ITEMS', [items, limit]);
 }

@@ -1,46 +1,18 @@
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AuthError } from '../auth/auth-error.js';
-import { ApiError } from './api-error.js';
-import {
-  authErrorResponse,
-  internalError,
-  malformedUrlError,
-  methodNotAllowedError,
-  notFoundError,
-  payloadTooLargeError,
-  uriTooLongError,
-} from './error-bodies.js';
+import type { ApiError } from './api-error.js';
+import { handlerAnswer, refusalOf } from './error-answers.js';
+import { internalError, malformedUrlError, methodNotAllowedError, notFoundError, uriTooLongError } from './error-bodies.js';
+import { errorCodeEntry } from './error-codes.js';
 import { sendSortedJson } from './json-reply.js';
 import { HTTP1_ONLY_HEADERS } from './http2-headers.js';
 import type { RouteIndex } from './route-index.js';
 import { isHttp2 } from './server-transport.js';
 
-const PARSE_CODES = new Set([
-  'INVALID_JSON',
-  'UNKNOWN_FIELD',
-  'INVALID_REQUEST_SHAPE',
-  // Batch notify's refusals of the whole batch (D48).
-  'BATCH_NOT_AN_ARRAY',
-  'BATCH_EMPTY',
-  'BATCH_ITEM_NOT_AN_OBJECT',
-  'BATCH_TOO_MANY_ITEMS',
-]);
-const VALIDATION_CODES = new Set([
-  'UNKNOWN_EVENT_TYPE',
-  'INVALID_NOTIFICATION_REQUEST',
-  'INVALID_WATCH_REQUEST',
-  'INVALID_REPLAY_REQUEST',
-  'INVALID_IDEMPOTENCY_KEY',
-  // The admin streams list's query (D49).
-  'INVALID_QUERY',
-]);
-const IDEMPOTENCY_CONFLICT_CODES = new Set(['IDEMPOTENCY_KEY_REUSED', 'IDEMPOTENCY_KEY_IN_PROGRESS']);
-const PROCESSING_CODES = new Set(['NOTIFICATION_PROCESSING_FAILED', 'NOTIFICATION_STORAGE_FAILED']);
-
 /**
- * The one place error bodies are written (docs/design/architecture.md "Errors"): `ApiError`s with the request id
- * added, fastify's own 4xx mapped to our shape, anything else a logged 500 without internals.
+ * The one place error bodies are written (docs/design/architecture.md "Errors"): what a route threw,
+ * as error-answers.ts maps it, with the request id added; anything that is not a refusal a logged
+ * 500 without internals.
  * Also answers unknown paths with 404 and known paths with the wrong method with 405 (D3), and
  * logs each request failure once with its event name (docs/design/rules/operations.md §3.4.3).
  */
@@ -48,7 +20,7 @@ export function registerErrorHandling(app: FastifyInstance, options: { routes: R
   const { routes } = options;
   app.setErrorHandler((error: FastifyError, request, reply) => {
     // The route's body limit: `application.max_body_bytes`, or a route's own (batch notify, D48).
-    const apiError = toApiError(error, request.routeOptions.bodyLimit);
+    const apiError = handlerAnswer(error, request.routeOptions.bodyLimit);
     if (isHttp2(request.raw)) {
       // fastify marks a refused upload `Connection: close`, which HTTP/2 forbids (http2-headers.ts).
       for (const name of HTTP1_ONLY_HEADERS) reply.removeHeader(name);
@@ -56,7 +28,7 @@ export function registerErrorHandling(app: FastifyInstance, options: { routes: R
       // On HTTP/2 the socket is the whole connection's: there the stream is reset, the connection stays.
       lingerBeforeClose(request.raw.socket);
     }
-    if (!(error instanceof ApiError || error instanceof AuthError) && apiError.statusCode >= 500) {
+    if (refusalOf(error) === undefined && apiError.statusCode >= 500) {
       request.log.error({ event_name: 'http.request.unhandled_error', err: error }, 'Unhandled error');
     } else {
       logRequestFailure(request, apiError);
@@ -90,7 +62,7 @@ export function frameworkErrorHandler(error: FastifyError, request: FastifyReque
   reply.header('x-request-id', request.id);
   const apiError =
     error.code === 'FST_ERR_BAD_URL' ? malformedUrlError() : error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? uriTooLongError() : internalError();
-  request.log.info({ event_name: 'http.request.url.rejected', error_code: apiError.body.code }, String(apiError.body.message));
+  request.log.info({ event_name: 'http.request.url.rejected', error_code: apiError.body.code }, apiError.body.message);
   void sendApiError(request, reply, apiError);
 }
 
@@ -122,11 +94,11 @@ export function sendApiError(request: FastifyRequest, reply: FastifyReply, error
   return sendSortedJson(reply, error.statusCode, { ...error.body, request_id: request.id });
 }
 
+/** The line of a refusal, by the kind its code's entry names (docs/logging.md#requests); other codes get none here. */
 function logRequestFailure(request: FastifyRequest, error: ApiError): void {
-  const code = String(error.body.code ?? '');
-  const { message, details } = error.body;
+  const { code, message, details } = error.body;
   // A line quotes the client's value once (D45): `details` only where it says more than the message.
-  const cause = typeof details === 'string' && details !== message ? details : undefined;
+  const cause = details !== undefined && details !== message ? details : undefined;
   const fields = {
     outcome: 'error',
     error_code: code,
@@ -134,32 +106,27 @@ function logRequestFailure(request: FastifyRequest, error: ApiError): void {
     error_type: error.body.error,
     error_message: message,
   };
-  if (PARSE_CODES.has(code)) {
-    request.log.warn({ event_name: 'api.request.parse.failed', ...fields, ...(cause ? { details: cause } : {}) }, 'Request parsing failed');
-  } else if (VALIDATION_CODES.has(code)) {
-    request.log.warn(
-      { event_name: 'api.request.validation.failed', ...fields, ...(cause ? { error_chain: JSON.stringify([cause]) } : {}) },
-      'Request validation failed',
-    );
-  } else if (IDEMPOTENCY_CONFLICT_CODES.has(code)) {
-    // The client's own retry logic at work, not a server problem.
-    request.log.info({ event_name: 'api.notification.idempotency.conflict', ...fields }, 'Idempotency-Key conflict');
-  } else if (PROCESSING_CODES.has(code)) {
-    request.log.error({ event_name: 'api.request.processing.failed', ...fields, details }, 'Request processing failed');
-  } else if (code === 'SSE_STREAM_INITIALIZATION_FAILED') {
-    request.log.error(
-      { event_name: 'stream.sse.initialization.failed', ...fields, details, topic: error.body.topic },
-      'Stream setup failed',
-    );
+  switch (errorCodeEntry(code).log) {
+    case 'parse':
+      request.log.warn({ event_name: 'api.request.parse.failed', ...fields, ...(cause ? { details: cause } : {}) }, 'Request parsing failed');
+      return;
+    case 'validation':
+      request.log.warn(
+        { event_name: 'api.request.validation.failed', ...fields, ...(cause ? { error_chain: JSON.stringify([cause]) } : {}) },
+        'Request validation failed',
+      );
+      return;
+    case 'idempotency_conflict':
+      // The client's own retry logic at work, not a server problem.
+      request.log.info({ event_name: 'api.notification.idempotency.conflict', ...fields }, 'Idempotency-Key conflict');
+      return;
+    case 'processing':
+      request.log.error({ event_name: 'api.request.processing.failed', ...fields, details }, 'Request processing failed');
+      return;
+    case 'stream_setup':
+      request.log.error({ event_name: 'stream.sse.initialization.failed', ...fields, details, topic: error.body.topic }, 'Stream setup failed');
+      return;
+    case undefined:
+      return;
   }
-}
-
-function toApiError(error: FastifyError, maxBodyBytes: number): ApiError {
-  if (error instanceof ApiError) return error;
-  if (error instanceof AuthError) return authErrorResponse(error);
-  if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || error.statusCode === 413) return payloadTooLargeError(maxBodyBytes);
-  if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
-    return new ApiError(error.statusCode, { code: 'BAD_REQUEST', error: 'bad_request', message: error.message });
-  }
-  return internalError();
 }

@@ -1,9 +1,9 @@
 import { constants as http2Constants, type Http2ServerRequest, type ServerHttp2Stream } from 'node:http2';
 import { PassThrough, type Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from './api-error.js';
+import { apiError, type ApiError } from './api-error.js';
+import { clientError } from './error-bodies.js';
 import { resetHttp2Stream } from './http2-reset-flood.js';
-import { describeClientError } from './server-limits.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -17,8 +17,7 @@ const ANSWER_GRACE_MS = 2000;
 
 /** The 408 of a request not received in time, in the API's error shape (the HTTP/1.1 one). */
 export function requestTimeoutError(): ApiError {
-  const answer = describeClientError('ERR_HTTP_REQUEST_TIMEOUT');
-  return new ApiError(answer.status, { code: answer.code, error: answer.error, message: answer.message });
+  return clientError('ERR_HTTP_REQUEST_TIMEOUT');
 }
 
 /**
@@ -51,7 +50,7 @@ export function limitHttp2RequestTime(app: FastifyInstance, timeoutMs: number): 
 
 /** The answer fastify tries to give a request whose client reset the stream: nobody receives it. */
 function abortedRequestError(): ApiError {
-  return new ApiError(400, { code: 'BAD_REQUEST', error: 'bad_request', message: 'The client reset the stream before the request was complete' });
+  return apiError('BAD_REQUEST', ['The client reset the stream before the request was complete']);
 }
 
 class RequestReceipt {

@@ -4,18 +4,14 @@ import type { NotificationEndpointConfig } from '../config/model.js';
 import { canonicalJson } from '../json/canonical-json.js';
 import type { BatchStatus } from '../metrics/aviso-metrics.js';
 import { formatUtcSeconds } from '../time/time-format.js';
-import { ApiError } from './api-error.js';
+import type { ApiError } from './api-error.js';
 import { readBatchBody, type BatchItems } from './batch-body.js';
-import {
-  idempotencyKeyInProgressError,
-  idempotencyKeyReusedError,
-  invalidIdempotencyKeyError,
-  payloadTooLargeError,
-} from './error-bodies.js';
+import { idempotencyConflictAnswer, notificationStatus, refusalOf, storeFailureAnswer } from './error-answers.js';
+import { invalidIdempotencyKeyError, payloadTooLargeError } from './error-bodies.js';
 import { readIdempotencyKey, type IdempotencyKeyHeader } from './idempotency-header.js';
 import { storeManyOnce, type KeyedItem, type StoredManyOutcome } from '../idempotency/store-many-once.js';
 import type { NotificationRouteDeps } from './notification-route.js';
-import { asAnswer, notificationStatus, prepareNotifyItem, storeFailureAnswer } from './notify-item.js';
+import { prepareNotifyItem } from './notify-item.js';
 import { ALLOWED_REQUEST_FIELDS, parseRequestValue } from './request-body.js';
 import { ROUTE_DOCS } from './route-docs.js';
 
@@ -96,9 +92,9 @@ function judgeEach(
       const prepared = prepareNotifyItem(deps, body, request.authUser, (gated) => (label = gated));
       valid.push({ index, label, eventType: prepared.eventType, notification: prepared.notification });
     } catch (error) {
-      const refusal = asAnswer(error);
+      const refusal = refusalOf(error);
       // Anything but a refusal is a bug: the error handler answers it 500, and nothing was stored.
-      if (!(refusal instanceof ApiError)) throw error;
+      if (!refusal) throw error;
       deps.metrics.notification(label, notificationStatus(error));
       outcomes[index] = { index, eventType: label, stored: false, answer: refusal };
     }
@@ -146,8 +142,7 @@ async function storeKeyed(
     } else if (outcome.kind === 'conflict') {
       deps.metrics.idempotency.conflict(label, outcome.reason);
       deps.metrics.notification(label, 'rejected');
-      const answer = outcome.reason === 'reused' ? idempotencyKeyReusedError() : idempotencyKeyInProgressError();
-      outcomes[index] = { index, eventType: label, stored: false, answer };
+      outcomes[index] = { index, eventType: label, stored: false, answer: idempotencyConflictAnswer(outcome.reason) };
     } else {
       deps.metrics.notification(label, 'error');
       outcomes[index] = { index, eventType: label, stored: false, answer: storeFailureAnswer(outcome.error) };

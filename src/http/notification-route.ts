@@ -1,5 +1,4 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Logger } from 'pino';
 import { addLogContext } from '../logging/logger.js';
 import type { AvisoMetrics } from '../metrics/aviso-metrics.js';
 import { displayTopic } from '../topic/percent-codec.js';
@@ -9,12 +8,14 @@ import type { Clock } from '../time/clock.js';
 import type { SchemaRegistry } from '../schema/schema-registry.js';
 import { formatUtcSeconds } from '../time/time-format.js';
 import { IdempotencyConflictError, storeOnce } from '../idempotency/store-once.js';
-import { idempotencyKeyInProgressError, idempotencyKeyReusedError, invalidIdempotencyKeyError } from './error-bodies.js';
+import { notificationStatus, storeFailureAnswer } from './error-answers.js';
+import { invalidIdempotencyKeyError } from './error-bodies.js';
 import { readIdempotencyKey } from './idempotency-header.js';
 import { sendOrderedJson } from './json-reply.js';
+import { requestLog } from './request-log.js';
 import { parseNotificationRequest } from './request-body.js';
 import { ROUTE_DOCS } from './route-docs.js';
-import { notificationStatus, prepareNotifyItem, storeFailureAnswer } from './notify-item.js';
+import { prepareNotifyItem } from './notify-item.js';
 
 export interface NotificationRouteDeps {
   readonly registry: SchemaRegistry;
@@ -55,15 +56,14 @@ async function notify(
   const body = parseNotificationRequest('notify', request.body as Buffer | undefined);
   const { notification: prepared } = prepareNotifyItem(deps, body, request.authUser, (label) => {
     labels.eventType = label;
-    addLogContext(request.log as Logger, { event_type: label });
+    addLogContext(requestLog(request), { event_type: label });
   });
-  addLogContext(request.log as Logger, { topic: displayTopic(prepared.topic) });
+  addLogContext(requestLog(request), { topic: displayTopic(prepared.topic) });
   if (idempotency.kind === 'key') {
     const outcome = await stored(() =>
       storeOnce(backend, clock, { eventType: body.event_type, key: idempotency.key, notification: prepared }).catch((error: unknown) => {
-        if (!(error instanceof IdempotencyConflictError)) throw error;
-        deps.metrics.idempotency.conflict(labels.eventType, error.reason);
-        throw error.reason === 'reused' ? idempotencyKeyReusedError() : idempotencyKeyInProgressError();
+        if (error instanceof IdempotencyConflictError) deps.metrics.idempotency.conflict(labels.eventType, error.reason);
+        throw error;
       }),
     );
     if (outcome.replayed) deps.metrics.idempotency.replayed(labels.eventType);
@@ -84,7 +84,7 @@ async function notify(
   return sendSuccess(reply, request.id, formatUtcSeconds(clock.now()));
 }
 
-/** The store step's failures as notify answers them; `ApiError`s (the key's conflicts) pass as they are. */
+/** The store step's failures as notify answers them, the key's conflicts among them (error-answers.ts). */
 async function stored<T>(store: () => Promise<T>): Promise<T> {
   try {
     return await store();

@@ -2,8 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Authenticator } from '../auth/authenticator.js';
 import type { ReloadOutcome, ReloadSource } from '../config/reload-outcome.js';
-import { ApiError } from './api-error.js';
+import { invalidConfigurationError } from './error-bodies.js';
 import { sendOrderedJson } from './json-reply.js';
+import { requestLog } from './request-log.js';
 import { ROUTE_DOCS } from './route-docs.js';
 
 /** What the admin route and the signal handler need: `POST /api/v1/admin/reload` and `SIGHUP`. */
@@ -14,18 +15,15 @@ export interface ConfigurationReload {
   attachAuthenticator(authenticator: Authenticator | undefined): void;
 }
 
-/** The `code` of a refused reload (docs/design/rules/api.md §8.6): the configuration on disk would not start. */
-export const INVALID_CONFIGURATION = 'INVALID_CONFIGURATION';
-
 /**
  * `POST /api/v1/admin/reload` (docs/design/rules/browser.md §5, docs/design/rules/api.md §8.6): the same reload as `SIGHUP`. The auth
  * hook requires the admin role as on every admin path; any request body is ignored.
  */
 export function registerReloadRoute(app: FastifyInstance, reloader: ConfigurationReload): void {
   app.post('/api/v1/admin/reload', { schema: ROUTE_DOCS.reload }, async (request, reply) => {
-    const outcome = await reloader.reload('admin', request.log as Logger);
+    const outcome = await reloader.reload('admin', requestLog(request));
     if (!outcome.ok) {
-      throw new ApiError(400, { code: INVALID_CONFIGURATION, error: 'invalid_configuration', message: outcome.message });
+      throw invalidConfigurationError(outcome.message);
     }
     return sendOrderedJson(reply, 200, {
       success: true,

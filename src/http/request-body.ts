@@ -80,7 +80,7 @@ export function parseRequestValue(endpoint: EndpointName, value: JsonValue, allo
   };
 }
 
-function fail(endpoint: EndpointName, code: string, message: string): never {
+function fail(endpoint: EndpointName, code: 'INVALID_JSON' | 'UNKNOWN_FIELD' | 'INVALID_REQUEST_SHAPE', message: string): never {
   throw requestError(endpoint, code, message);
 }
 

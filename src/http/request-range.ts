@@ -1,4 +1,5 @@
 import { trimRust } from '../text/rust-whitespace.js';
+import type { StreamEndpoint } from '../schema/watch-identifier.js';
 import { readInstant } from '../time/instant-text.js';
 import { formatRfc3339Utc } from '../time/time-format.js';
 import { LATEST, type ReplayEndRequest, type StartCursorRequest } from '../streaming/stream-range.js';
@@ -47,7 +48,7 @@ function invalidDate(field: DateField, value: string, reason: string): string {
  * (`from_id` first) before they are compared.
  */
 export function resolveStartCursor(
-  endpoint: 'watch' | 'replay',
+  endpoint: StreamEndpoint,
   fromId: string | undefined,
   fromDate: string | undefined,
 ): StartCursorRequest {

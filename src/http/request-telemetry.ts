@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Logger } from 'pino';
 import type { AvisoMetrics } from '../metrics/aviso-metrics.js';
 import { methodLabel, routeLabel } from '../metrics/labels.js';
+import { requestLog } from './request-log.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -82,7 +82,7 @@ export function recordResponseHead(request: FastifyRequest, reply: FastifyReply,
   const path = request.url.split('?')[0] ?? '/';
   const level = timing.accessLog === 'info' && !isInfrastructurePath(path) ? 'info' : 'debug';
   // The line is not even built when its level is off: with D34's default that is every request.
-  if (!(request.log as Logger).isLevelEnabled(level)) return;
+  if (!requestLog(request).isLevelEnabled(level)) return;
   request.log[level](
     {
       event_name: 'http.request.completed',

@@ -1,4 +1,5 @@
 import Type from 'typebox';
+import type { StreamEndpoint } from '../schema/watch-identifier.js';
 import { OPTIONAL_AUTH, REQUIRED_AUTH, SSE_RESPONSE, ref } from './api-schemas.js';
 
 /** The OpenAPI description of each route (docs/design/rules/operations.md §4.4), kept out of the handlers. */
@@ -28,7 +29,7 @@ const streamErrors = {
 };
 
 /** The GET streams' query (docs/design/rules/browser.md §1): the POST body's fields, `identifier` as JSON text. */
-function streamQuery(endpoint: 'watch' | 'replay') {
+function streamQuery(endpoint: StreamEndpoint) {
   const text = (description: string) => Type.Optional(Type.String({ description }));
   return Type.Object(
     {

@@ -3,6 +3,7 @@ import type { Socket } from 'node:net';
 import type { FastifyServerOptions } from 'fastify';
 import type { Logger } from 'pino';
 import { canonicalJson } from '../json/canonical-json.js';
+import { ERROR_CODES } from './error-codes.js';
 import { generateRequestId } from './request-id.js';
 
 /** The connection limits of `application` (docs/security.md), as the config model names them. */
@@ -59,7 +60,7 @@ export function serverLimitOptions(
 interface ClientErrorAnswer {
   readonly status: number;
   readonly reason: string;
-  readonly code: string;
+  readonly code: 'REQUEST_TIMEOUT' | 'HEADERS_TOO_LARGE' | 'BAD_REQUEST';
   readonly error: string;
   readonly message: string;
 }
@@ -68,30 +69,18 @@ interface ClientErrorAnswer {
 export function describeClientError(errorCode: string | undefined): ClientErrorAnswer {
   switch (errorCode) {
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return {
-        status: 408,
-        reason: 'Request Timeout',
-        code: 'REQUEST_TIMEOUT',
-        error: 'request_timeout',
-        message: 'The request was not received in time',
-      };
+      return clientErrorAnswer('REQUEST_TIMEOUT', 'Request Timeout', ERROR_CODES.REQUEST_TIMEOUT.message);
     case 'HPE_HEADER_OVERFLOW':
-      return {
-        status: 431,
-        reason: 'Request Header Fields Too Large',
-        code: 'HEADERS_TOO_LARGE',
-        error: 'headers_too_large',
-        message: 'The request head exceeds the configured limit',
-      };
+      return clientErrorAnswer('HEADERS_TOO_LARGE', 'Request Header Fields Too Large', ERROR_CODES.HEADERS_TOO_LARGE.message);
     default:
-      return {
-        status: 400,
-        reason: 'Bad Request',
-        code: 'BAD_REQUEST',
-        error: 'bad_request',
-        message: 'Malformed HTTP request',
-      };
+      return clientErrorAnswer('BAD_REQUEST', 'Bad Request', 'Malformed HTTP request');
   }
+}
+
+/** The answer of `code` from the table, with the reason phrase of its status line. */
+function clientErrorAnswer(code: ClientErrorAnswer['code'], reason: string, message: string): ClientErrorAnswer {
+  const { status, error } = ERROR_CODES[code];
+  return { status, reason, code, error, message };
 }
 
 /**

@@ -3,14 +3,13 @@ import type { Http2SecureServer, Http2ServerRequest, ServerHttp2Session } from '
 import type { Socket } from 'node:net';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Logger } from 'pino';
-import { ApiError } from './api-error.js';
+import { clientError } from './error-bodies.js';
 import { limitHttp2HeadTime } from './http2-head-timeout.js';
 import { closeAfterResetFloods } from './http2-reset-flood.js';
 import { limitHttp2RequestTime } from './http2-request-timeout.js';
 import { limitConnections } from './connection-limit.js';
 import {
   connectionsCheckingInterval,
-  describeClientError,
   serverLimitOptions,
   type ServerLimits,
 } from './server-limits.js';
@@ -128,8 +127,7 @@ function limitHeaderListSize(app: FastifyInstance, maxBytes: number): void {
     let size = 0;
     for (let index = 0; index < raw.length; index += 2) size += (raw[index]?.length ?? 0) + (raw[index + 1]?.length ?? 0) + 32;
     if (size > maxBytes) {
-      const answer = describeClientError('HPE_HEADER_OVERFLOW');
-      throw new ApiError(answer.status, { code: answer.code, error: answer.error, message: answer.message });
+      throw clientError('HPE_HEADER_OVERFLOW');
     }
   });
 }

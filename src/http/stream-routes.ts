@@ -17,14 +17,11 @@ import type { AvisoMetrics } from '../metrics/aviso-metrics.js';
 import { takeOverForStream } from './http-stream-sink.js';
 import { recordResponseHead } from './request-telemetry.js';
 import { RouteStreamTelemetry } from './stream-telemetry.js';
-import {
-  authError,
-  streamInitializationFailedError,
-  unknownEventTypeError,
-  validationError,
-} from './error-bodies.js';
+import { asRefusal, streamSetupFailureAnswer } from './error-answers.js';
+import { authError, unknownEventTypeError, validationError } from './error-bodies.js';
 import { parseNotificationRequest, type NotificationRequest } from './request-body.js';
-import { StartCursorError, endPointNotSupported, hasEndPoint, resolveEndPoint, resolveStartCursor } from './request-range.js';
+import { endPointNotSupported, hasEndPoint, resolveEndPoint, resolveStartCursor } from './request-range.js';
+import { requestLog } from './request-log.js';
 import { parseLastEventId, parseStreamQuery } from './stream-query.js';
 import { ROUTE_DOCS } from './route-docs.js';
 import { MAX_TOPIC_BYTES, patternSubjectBytes, topicTooLongMessage } from '../topic/topic-limit.js';
@@ -96,7 +93,7 @@ async function serveStream(
   const schema = deps.registry.get(body.event_type);
   deps.access.checkRead(schema, request.authUser);
   const eventType = deps.registry.eventTypeLabel(body.event_type);
-  addLogContext(request.log as Logger, { event_type: eventType });
+  addLogContext(requestLog(request), { event_type: eventType });
   // Read with the schemas that validate the request: a reload between here and the opening frame must not change it.
   const schemaVersion = deps.registry.version;
   const validated = validateStreamRequest(deps.registry, endpoint, body);
@@ -105,8 +102,8 @@ async function serveStream(
   const { selection } = validated;
   let { cursor, end } = validated;
   const topic = selection.pattern.display;
-  addLogContext(request.log as Logger, { topic });
-  await runReadPlugins(deps, schema, request.authUser, selection, request.log as Logger);
+  addLogContext(requestLog(request), { topic });
+  await runReadPlugins(deps, schema, request.authUser, selection, requestLog(request));
   if (resumeAfter !== undefined) {
     // Past `to_id` already: nothing is left, and `from_id = n + 1` would fail the to_id check.
     if (end.kind === 'sequence' && resumeAfter >= end.requested) {
@@ -123,7 +120,7 @@ async function serveStream(
       endpoint,
       slot,
       requestId: request.id,
-      logger: request.log as Logger,
+      logger: requestLog(request),
       credentialsExpireAt: request.authUser?.expiresAt,
       selection,
       schema,
@@ -140,7 +137,7 @@ async function serveStream(
     outcome = await deps.streams.open(opening, () => takeOverForStream(reply));
   } catch (error) {
     telemetry.released();
-    throw streamInitializationFailedError(error instanceof Error ? error.message : String(error), topic);
+    throw streamSetupFailureAnswer(error, topic);
   }
   if (outcome === 'finished') {
     await reply.code(204).send();
@@ -224,8 +221,6 @@ function asValidationErrors<T>(endpoint: StreamEndpoint, validate: () => T): T {
   try {
     return validate();
   } catch (error) {
-    if (error instanceof IdentifierError) throw validationError(endpoint, error.message, error.details);
-    if (error instanceof StartCursorError) throw validationError(endpoint, error.message);
-    throw error;
+    throw asRefusal(error, endpoint);
   }
 }

@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import type { StreamEndpoint } from '../schema/watch-identifier.js';
 import type { WatchSelection } from '../filter/watch-filter.js';
 import { compareCodePoints } from '../json/canonical-json.js';
 
@@ -21,7 +22,7 @@ export interface StreamFilter {
 export interface OpenStream {
   /** The stream request's request id. */
   readonly id: string;
-  readonly route: 'watch' | 'replay';
+  readonly route: StreamEndpoint;
   readonly method: 'GET' | 'POST';
   readonly event_type: string;
   readonly filter: StreamFilter;

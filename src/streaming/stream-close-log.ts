@@ -1,10 +1,11 @@
 import type { Logger } from 'pino';
+import type { StreamEndpoint } from '../schema/watch-identifier.js';
 import type { SlowConsumerTrigger, StreamSettings } from './stream-request.js';
 
 /** Which stream a log line is about. */
 export interface LoggedStream {
   readonly topic: string;
-  readonly endpoint: 'watch' | 'replay';
+  readonly endpoint: StreamEndpoint;
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { NotificationPredicate, WatchSelection } from '../filter/watch-filter.js';
+import type { StreamEndpoint } from '../schema/watch-identifier.js';
 import type { Frame, GapScope } from './frames.js';
 import type { ReplayEndRequest, StartCursorRequest } from './stream-range.js';
 
@@ -36,7 +37,7 @@ export interface StreamTelemetry {
 }
 
 export interface StreamRequest {
-  readonly endpoint: 'watch' | 'replay';
+  readonly endpoint: StreamEndpoint;
   readonly requestId: string;
   readonly selection: WatchSelection;
   readonly predicate: NotificationPredicate;

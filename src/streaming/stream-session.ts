@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { StreamEndpoint } from '../schema/watch-identifier.js';
 import type { LiveSink, LiveSubscription, NotificationBackend, StoredNotification } from '../backend/backend.js';
 import { setTimeoutAt, type Clock, type TimerHandle } from '../time/clock.js';
 import type { DueQueue } from './due-queue.js';
@@ -284,7 +285,7 @@ export class StreamSession {
     return this.phase === 'closed';
   }
 
-  private get logged(): { topic: string; endpoint: 'watch' | 'replay' } {
+  private get logged(): { topic: string; endpoint: StreamEndpoint } {
     return { topic: this.identity.topic, endpoint: this.request.endpoint };
   }
 

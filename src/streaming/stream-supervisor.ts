@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { StreamEndpoint } from '../schema/watch-identifier.js';
 import type { NotificationBackend } from '../backend/backend.js';
 import type { Clock } from '../time/clock.js';
 import { SharedFilters } from '../filter/shared-filters.js';
@@ -32,7 +33,7 @@ export interface StreamSupervisorDependencies {
 }
 
 export interface OpenStreamRequest {
-  readonly endpoint: 'watch' | 'replay';
+  readonly endpoint: StreamEndpoint;
   /** The request's place under the stream limit (`takeSlot`): given back when the stream is released. */
   readonly slot: StreamSlot;
   readonly requestId: string;
