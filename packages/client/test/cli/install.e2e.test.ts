@@ -3,6 +3,9 @@ import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve, sep } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serverConfig } from '../../../../test/support/schemas.js';
+import { startServer } from '../../../../test/support/server-process.js';
+import { sequences } from './support.js';
 
 // The install steps of docs/cli.md and docs/client.md ("Installing"), followed outside the
 // checkout: `npm pack` of the built package, `npm install -g` of the tarball for the `aviso`
@@ -62,6 +65,19 @@ describe('the package installed outside the checkout', () => {
     const help = execFileSync('aviso', ['--help'], { env, encoding: 'utf8' });
     expect(help).toMatch(/^Usage: aviso /);
     for (const command of ['notify', 'listen', 'replay', 'schema', 'admin', 'completions']) expect(help).toMatch(new RegExp(`\\n  ${command}\\b`));
+  });
+
+  it('notifies and replays against a running server with the installed `aviso`', async () => {
+    const server = await startServer({ config: serverConfig() });
+    try {
+      const env = { ...userEnv(shellPath), HOME: work, AVISO_BASE_URL: server.url };
+      const mars = 'event=mars,class=od,expver=0001,domain=g,date=20250706,time=12:00,stream=enfo,step:=1';
+      execFileSync('aviso', ['notify', mars, 'data={"path":"s3://bucket/x"}'], { env, cwd: work, encoding: 'utf8' });
+      const replayed = execFileSync('aviso', ['replay', '--event', 'mars', '--identifier', 'class=od', '--from', '0', '--json'], { env, cwd: work, encoding: 'utf8' });
+      expect(sequences(replayed)).toEqual([1]);
+    } finally {
+      await server.stop();
+    }
   });
 
   it("imports the library's public entry in a project, and nothing past it", () => {
