@@ -114,7 +114,7 @@ function sourceFiles(path) {
 
 /** The file an import names: `./x.js` is the TypeScript source `./x.ts`. */
 function resolveImport(file, specifier) {
-  const target = relative('.', join(dirname(file), specifier)).split('\\').join('/');
+  const target = relative('.', join(dirname(file), specifier));
   const candidates = [target.replace(/\.js$/, '.ts'), target, `${target}.ts`, join(target, 'index.ts')];
   return candidates.find((candidate) => existsSync(join(ROOT, candidate)) && statSync(join(ROOT, candidate)).isFile());
 }
