@@ -3,15 +3,21 @@
 // runs from a lower layer up to a higher one, except the type-only imports that architecture.md
 // lists with their reason, and no module of `src/` or of the client imports itself in a circle.
 // The layers and the allowed imports are read from that document, so it cannot drift from the check.
-// Plain ESM so lint runs it without a build.
+// In the client package, the `aviso` command (`src/cli/`) uses the library only through its public
+// entry (`src/index.ts`, what docs/client.md documents), and the library never imports the command.
+// Plain ESM so lint runs it without a build. `--root DIR` checks another tree (the checker's test).
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import process from 'node:process';
 import { fileURLToPath } from 'node:url';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const rootFlag = process.argv.indexOf('--root');
+const ROOT = rootFlag > 0 ? resolve(process.argv[rootFlag + 1]) : resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const ARCHITECTURE = 'docs/design/architecture.md';
 const CIRCLE_ROOTS = ['src', 'packages/client/src'];
+const CLIENT_SRC = 'packages/client/src/';
+const CLI_SRC = 'packages/client/src/cli/';
+const CLIENT_PUBLIC_ENTRY = 'packages/client/src/index.ts';
 
 /**
  * The layers of architecture.md's table `| rank | layer | holds |`: each row's rank and the
@@ -59,19 +65,41 @@ export function layerOfFile(file, layers) {
   return best?.layer;
 }
 
-/** The relative imports of one TypeScript text: `[{ specifier, typeOnly }]`. */
+/**
+ * The relative imports of one TypeScript text: `[{ specifier, typeOnly }]`. A path may be quoted
+ * either way (`'./a.js'` or `"./a.js"`): an import the check did not see would pass unchecked.
+ */
 export function importsOf(text) {
   const found = [];
-  const statements = /(?:^|\n)\s*(import|export)\s+(type\s+)?([^;]*?)\s+from\s+'(\.{1,2}\/[^']+)'/g;
+  // Either quote, the same one at both ends; `path` names the specifier.
+  const path = `(?<quote>['"])(?<path>\\.{1,2}\\/(?:(?!\\k<quote>).)+)\\k<quote>`;
+  const statements = new RegExp(`(?:^|\\n)\\s*(import|export)\\s+(type\\s+)?([^;]*?)\\s+from\\s+${path}`, 'g');
   for (const match of text.matchAll(statements)) {
     // `import { type A, type B }` is as type-only as `import type { A, B }`.
     const names = /^\{([^}]*)\}$/.exec(match[3].trim());
     const allTyped = names !== null && names[1].split(',').filter((name) => name.trim() !== '').every((name) => /^\s*type\s/.test(name));
-    found.push({ specifier: match[4], typeOnly: match[2] !== undefined || allTyped });
+    found.push({ specifier: match.groups.path, typeOnly: match[2] !== undefined || allTyped });
   }
-  for (const match of text.matchAll(/(?:^|\n)\s*import\s+'(\.{1,2}\/[^']+)'/g)) found.push({ specifier: match[1], typeOnly: false });
-  for (const match of text.matchAll(/import\(\s*'(\.{1,2}\/[^']+)'\s*\)/g)) found.push({ specifier: match[1], typeOnly: false });
+  for (const match of text.matchAll(new RegExp(`(?:^|\\n)\\s*import\\s+${path}`, 'g'))) found.push({ specifier: match.groups.path, typeOnly: false });
+  for (const match of text.matchAll(new RegExp(`import\\(\\s*${path}\\s*\\)`, 'g'))) found.push({ specifier: match.groups.path, typeOnly: false });
   return found;
+}
+
+/**
+ * What is wrong with one import inside the client package, if anything: the command importing a
+ * library module other than the public entry (then it would depend on something no user of the
+ * package is promised, and the public entry would stop saying what the command needs), or the
+ * library importing the command.
+ */
+export function clientBoundaryProblem(file, target) {
+  if (!file.startsWith(CLIENT_SRC) || !target.startsWith(CLIENT_SRC)) return undefined;
+  const fromCli = file.startsWith(CLI_SRC);
+  const toCli = target.startsWith(CLI_SRC);
+  if (fromCli && !toCli && target !== CLIENT_PUBLIC_ENTRY) {
+    return `${file} -> ${target}: the aviso command uses the client library only through its public entry ${CLIENT_PUBLIC_ENTRY}`;
+  }
+  if (!fromCli && toCli) return `${file} -> ${target}: the client library does not import the aviso command`;
+  return undefined;
 }
 
 function sourceFiles(path) {
@@ -140,6 +168,8 @@ function main() {
         const target = resolveImport(file, specifier);
         if (!target) continue;
         targets.push(target);
+        const boundary = clientBoundaryProblem(file, target);
+        if (boundary) problems.push(boundary);
         if (root !== 'src' || !target.startsWith('src/')) continue;
         const from = layerOfFile(file, layers);
         const to = layerOfFile(target, layers);
@@ -156,7 +186,7 @@ function main() {
   for (const circle of circlesOf(graph)) problems.push(`import circle: ${circle.join(' -> ')}`);
   for (const problem of problems) process.stderr.write(`${problem}\n`);
   if (problems.length > 0) process.exit(1);
-  process.stdout.write(`layers: ok (${layers.length} layers, ${allowed.size} allowed type-only upward imports, no import circle)\n`);
+  process.stdout.write(`layers: ok (${layers.length} layers, ${allowed.size} allowed type-only upward imports, no import circle, the aviso command through the client's public entry)\n`);
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main();

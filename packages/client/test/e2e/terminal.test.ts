@@ -15,7 +15,7 @@ import {
   StreamProtocolError,
   type StateStore,
   type WatchRequest,
-} from '../../src/index.js';
+} from '../../src/internal.js';
 
 /**
  * Terminal cases of docs/design/rules/client.md §3 against a scripted SSE server over real sockets: each script

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { JsonFileStore, MemoryStore, resumeKey, normaliseBaseUrl, StateStoreError } from '../../src/index.js';
+import { JsonFileStore, MemoryStore, resumeKey, normaliseBaseUrl, StateStoreError } from '../../src/internal.js';
 
 describe('resume key', () => {
   it('matches the worked example of the aviso client docs (aviso-server.ecmwf.int, mars, class=od)', async () => {

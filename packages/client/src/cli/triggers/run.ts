@@ -1,6 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TriggerFailedError } from '../../index.js';
-import { backoffDelay } from '../../stream/backoff.js';
 import type { TriggerSpec } from '../listeners.js';
 import { runCommand } from './command.js';
 import { runEcho, runLog } from './echo-log.js';
@@ -16,8 +15,12 @@ export interface RunOptions {
   readonly backoffMs?: (attempt: number) => number;
 }
 
-/** The supervisor's schedule (docs/design/rules/client.md §3): full jitter, uniform in [0, min(250 ms · 2^attempt, 30 s)). */
-const triggerBackoffMs = (attempt: number): number => backoffDelay(attempt, Math.random);
+/**
+ * The schedule of the library's reconnects, full jitter: uniform in [0, min(250 ms · 2^attempt, 30 s)).
+ * Written out here because the command uses only the library's public entry, where the
+ * reconnect tuning is not (it would be a promise to every user).
+ */
+const triggerBackoffMs = (attempt: number): number => Math.floor(Math.random() * Math.min(250 * 2 ** Math.min(attempt, 30), 30_000));
 
 function attempt(spec: TriggerSpec, n: TriggerNotification, ctx: TriggerEnvironment): Promise<void> {
   switch (spec.type) {
