@@ -1,0 +1,110 @@
+import { readFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { curlRequest, shellCommands, type CurlRequest, type DocCommand } from '../support/doc-commands.js';
+import { startNatsServer, type NatsServerProcess } from '../support/nats-server.js';
+import type { RunningServer } from '../support/server-process.js';
+import { startShippedServer } from '../support/shipped-server.js';
+
+/**
+ * Every `curl` example of the pages a newcomer follows, sent as written to the real server on the
+ * shipped config/config.yaml (what `npm start` serves), in memory and on JetStream with
+ * getting-started's two variables. Only the address changes: `localhost:8000` becomes the test
+ * server's. An example answers 2xx unless it is listed below as a documented refusal, so an
+ * example that stops fitting the shipped schemas or the API fails here.
+ */
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const PAGES = ['README.md', 'docs/getting-started.md', 'docs/api.md', 'docs/console.md', 'docs/streaming.md'];
+const DOCUMENTED_ADDRESS = /^http:\/\/localhost:8000(?=\/)/;
+
+/** Examples that show a refusal on purpose: the page, a piece of the command, what it answers. */
+const REFUSALS: readonly { page: string; contains: string; status: number; code: string }[] = [
+  { page: 'docs/getting-started.md', contains: '"class":"odd"', status: 400, code: 'INVALID_NOTIFICATION_REQUEST' },
+];
+
+interface Answer {
+  readonly status: number;
+  /** The whole body, or for a stream (`-N`) its first frame. */
+  readonly text: string;
+}
+
+function curlExamples(): { command: DocCommand; request: CurlRequest }[] {
+  return PAGES.flatMap((page) =>
+    shellCommands(page, readFileSync(join(ROOT, page), 'utf8'))
+      .filter((command) => command.words[0] === 'curl')
+      .map((command) => ({ command, request: curlRequest(command) })),
+  );
+}
+
+/** Sends what curl would send; a stream is read up to its first complete frame, then closed. */
+function send(server: RunningServer, example: CurlRequest): Promise<Answer> {
+  const url = example.url.replace(DOCUMENTED_ADDRESS, server.url);
+  return new Promise((resolveAnswer, reject) => {
+    const outgoing = httpRequest(url, { method: example.method, headers: example.headers, timeout: 10_000 }, (response) => {
+      let text = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => {
+        text += chunk;
+        if (example.streaming && text.includes('\n\n')) {
+          resolveAnswer({ status: response.statusCode ?? 0, text: text.slice(0, text.indexOf('\n\n')) });
+          outgoing.destroy();
+        }
+      });
+      response.on('end', () => resolveAnswer({ status: response.statusCode ?? 0, text }));
+    });
+    outgoing.on('timeout', () => outgoing.destroy(new Error(`no answer within 10 s from ${example.method} ${url}`)));
+    outgoing.on('error', reject);
+    outgoing.end(example.body);
+  });
+}
+
+const EXAMPLES = curlExamples();
+let nats: NatsServerProcess;
+let inMemory: RunningServer;
+let onJetStream: RunningServer;
+
+beforeAll(async () => {
+  nats = await startNatsServer();
+  [inMemory, onJetStream] = await Promise.all([startShippedServer(), startShippedServer({ natsUrl: nats.url })]);
+});
+afterAll(async () => {
+  await Promise.all([inMemory?.stop(), onJetStream?.stop()]);
+  await nats?.stop();
+});
+
+describe('the curl examples of the docs', () => {
+  it('are found on every page that shows some, each addressed to the shipped localhost:8000', () => {
+    const pages = new Set(EXAMPLES.map(({ command }) => command.page));
+    expect([...pages].sort()).toEqual(['README.md', 'docs/console.md', 'docs/getting-started.md', 'docs/streaming.md']);
+    expect(EXAMPLES.length).toBeGreaterThanOrEqual(10);
+    for (const { command, request } of EXAMPLES) expect(request.url, `${command.page}:${command.line}`).toMatch(DOCUMENTED_ADDRESS);
+    for (const refusal of REFUSALS) {
+      expect(EXAMPLES.some(({ command }) => command.page === refusal.page && command.text.includes(refusal.contains))).toBe(true);
+    }
+  });
+
+  describe.each([
+    ['in memory', () => inMemory],
+    ['on JetStream', () => onJetStream],
+  ])('%s', (_backend, server) => {
+    it('answer as the pages say, in page order', async () => {
+      for (const { command, request } of EXAMPLES) {
+        const where = `${command.page}:${command.line}: ${command.text}`;
+        const answer = await send(server(), request);
+        const refusal = REFUSALS.find((listed) => listed.page === command.page && command.text.includes(listed.contains));
+        if (refusal) {
+          expect(answer.status, where).toBe(refusal.status);
+          expect((JSON.parse(answer.text) as { code?: string }).code, where).toBe(refusal.code);
+          continue;
+        }
+        expect(answer.status, `${where}\n${answer.text}`).toBeGreaterThanOrEqual(200);
+        expect(answer.status, `${where}\n${answer.text}`).toBeLessThan(300);
+        if (request.url.endsWith('/api/v1/notification')) expect(JSON.parse(answer.text), where).toMatchObject({ status: 'success' });
+        // A stream's first frame is its opening: the server accepted the watch, not an error frame.
+        if (request.streaming) expect(answer.text, where).not.toMatch(/^event: error/m);
+      }
+    });
+  });
+});
