@@ -10,7 +10,7 @@ describe('the docs examples reader', () => {
       `  "b": 1}'   # trailing comment`,
       'export X=1; echo "$HOME-${X}" a\\ b && true &',
     ].join('\n');
-    const commands = splitCommands('page.md', 10, script, { HOME: '/h', X: 'x' });
+    const commands = splitCommands('a page', 10, script, { HOME: '/h', X: 'x' });
     expect(commands.map((command) => [command.line, command.words])).toEqual([
       [11, ['curl', '-s', '-X', 'POST', 'localhost:8000/api/v1/notification', '-d', '{"a": "its",\n  "b": 1}']],
       [14, ['export', 'X=1']],
@@ -21,7 +21,7 @@ describe('the docs examples reader', () => {
 
   it('finds the commands of shell blocks only, with their page lines', () => {
     const markdown = ['# Title', '```sh', 'curl -s localhost:8000/health', '```', '```json', '{"curl": 1}', '```', '```bash', '', 'npm start', '```'].join('\n');
-    expect(shellCommands('p.md', markdown).map((command) => [command.line, command.words])).toEqual([
+    expect(shellCommands('a page', markdown).map((command) => [command.line, command.words])).toEqual([
       [3, ['curl', '-s', 'localhost:8000/health']],
       [10, ['npm', 'start']],
     ]);
@@ -29,7 +29,7 @@ describe('the docs examples reader', () => {
 
   it('turns a curl command into the request curl sends, and refuses options it does not read', () => {
     const [post, stream, unknown] = splitCommands(
-      'p.md',
+      'a page',
       1,
       [`curl -s localhost:8000/x -d '{}' -u alice:pw`, `curl -N -X POST http://h:1/w -H 'Content-Type: application/json' -d '{}'`, 'curl -k https://h/'].join('\n'),
     );
