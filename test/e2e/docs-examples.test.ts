@@ -1,5 +1,7 @@
-import { readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { curlRequest, shellCommands, type CurlRequest, type DocCommand } from '../support/doc-commands.js';
@@ -8,7 +10,8 @@ import type { RunningServer } from '../support/server-process.js';
 import { startShippedServer } from '../support/shipped-server.js';
 
 /**
- * Every `curl` example of the pages a newcomer follows, sent as written to the real server on the
+ * Every `curl` example of the pages a newcomer follows, and the `npx aviso` commands of README and
+ * docs/cli.md that end by themselves, run as written against the real server on the
  * shipped config/config.yaml (what `npm start` serves), in memory and on JetStream with
  * getting-started's two variables. Only the address changes: `localhost:8000` becomes the test
  * server's. An example answers 2xx unless it is listed below as a documented refusal, so an
@@ -18,6 +21,10 @@ import { startShippedServer } from '../support/shipped-server.js';
 const ROOT = resolve(import.meta.dirname, '../..');
 const PAGES = ['README.md', 'docs/getting-started.md', 'docs/api.md', 'docs/console.md', 'docs/streaming.md'];
 const DOCUMENTED_ADDRESS = /^http:\/\/localhost:8000(?=\/)/;
+
+/** Pages whose `npx aviso` commands are run too: the ones that end by themselves (`listen` runs until Ctrl+C). */
+const CLI_PAGES = ['README.md', 'docs/cli.md'];
+const ENDS_BY_ITSELF = new Set(['notify', 'replay', '--help']);
 
 /** Examples that show a refusal on purpose: the page, a piece of the command, what it answers. */
 const REFUSALS: readonly { page: string; contains: string; status: number; code: string }[] = [
@@ -60,7 +67,33 @@ function send(server: RunningServer, example: CurlRequest): Promise<Answer> {
   });
 }
 
+function cliExamples(): DocCommand[] {
+  return CLI_PAGES.flatMap((page) =>
+    shellCommands(page, readFileSync(join(ROOT, page), 'utf8')).filter(
+      (command) => command.words[0] === 'npx' && command.words[1] === 'aviso' && ENDS_BY_ITSELF.has(command.words[2] ?? ''),
+    ),
+  );
+}
+
+/** Runs `npx aviso …` from the checkout as the pages do, with `AVISO_BASE_URL` the test server's (the pages export it). */
+function runAviso(server: RunningServer, words: readonly string[], home: string): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolveRun, reject) => {
+    const child = spawn(words[0]!, words.slice(1), {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', HOME: home, AVISO_BASE_URL: server.url },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: 30_000,
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+    child.on('error', reject);
+    child.on('close', (code) => resolveRun({ code, output }));
+  });
+}
+
 const EXAMPLES = curlExamples();
+const CLI_EXAMPLES = cliExamples();
 let nats: NatsServerProcess;
 let inMemory: RunningServer;
 let onJetStream: RunningServer;
@@ -74,7 +107,7 @@ afterAll(async () => {
   await nats?.stop();
 });
 
-describe('the curl examples of the docs', () => {
+describe('the examples of the docs', () => {
   it('are found on every page that shows some, each addressed to the shipped localhost:8000', () => {
     const pages = new Set(EXAMPLES.map(({ command }) => command.page));
     expect([...pages].sort()).toEqual(['README.md', 'docs/console.md', 'docs/getting-started.md', 'docs/streaming.md']);
@@ -89,6 +122,16 @@ describe('the curl examples of the docs', () => {
     ['in memory', () => inMemory],
     ['on JetStream', () => onJetStream],
   ])('%s', (_backend, server) => {
+    it('the aviso commands that end by themselves exit 0', async () => {
+      expect(CLI_EXAMPLES.length).toBeGreaterThanOrEqual(4);
+      const home = mkdtempSync(join(tmpdir(), 'aviso-docs-'));
+      for (const command of CLI_EXAMPLES) {
+        const { code, output } = await runAviso(server(), command.words, home);
+        expect(code, `${command.page}:${command.line}: ${command.text}\n${output}`).toBe(0);
+      }
+      rmSync(home, { recursive: true, force: true });
+    });
+
     it('answer as the pages say, in page order', async () => {
       for (const { command, request } of EXAMPLES) {
         const where = `${command.page}:${command.line}: ${command.text}`;
