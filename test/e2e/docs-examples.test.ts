@@ -110,7 +110,8 @@ afterAll(async () => {
 describe('the examples of the docs', () => {
   it('are found on every page that shows some, each addressed to the shipped localhost:8000', () => {
     const pages = new Set(EXAMPLES.map(({ command }) => command.page));
-    expect([...pages].sort()).toEqual(['README.md', 'docs/console.md', 'docs/getting-started.md', 'docs/streaming.md']);
+    // docs/api.md shows bodies and answers, no command yet; a curl added there is run like the others.
+    expect([...pages]).toEqual(expect.arrayContaining(['README.md', 'docs/console.md', 'docs/getting-started.md', 'docs/streaming.md']));
     expect(EXAMPLES.length).toBeGreaterThanOrEqual(10);
     for (const { command, request } of EXAMPLES) expect(request.url, `${command.page}:${command.line}`).toMatch(DOCUMENTED_ADDRESS);
     for (const refusal of REFUSALS) {
