@@ -20,7 +20,7 @@ import { median, round } from './support/stats.js';
  * warms up; it is switched on (`callgrind_control -i on`) for exactly `--requests` notifies, and
  * the count of instructions the server executed for them is divided by the requests. An
  * instruction count does not include the time other work takes from the server, but it still
- * moves by up to 8 % between runs of one build (2026-12-05, bench/README.md "A lighter single
+ * moves by up to 8 % between runs of one build (2026-12-05, bench/HISTORY.md "A lighter single
  * notify"): how many requests share an event-loop turn, and so the work per request, follows the
  * machine's load. Use it for changes larger than that. It does not see cache misses, system
  * calls' kernel time or the length of GC pauses.

@@ -6,8 +6,8 @@
 # here: the test run's global setup (test/support/shared-nats-setup.ts) starts a private one on
 # 127.0.0.1:4222 when none answers there.
 #
-# `bash scripts/test-prerequisites.sh --bench` does the same for the benchmarks (`npm run bench`,
-# bench/README.md) instead: they need nats-server too, and nginx with the nchan module for the
+# `bash scripts/test-prerequisites.sh --bench`, run first by `npm run bench` (bench/README.md), does
+# the same for the benchmarks instead: they need nats-server too, and nginx with the nchan module for the
 # Nchan baselines. The tests never need nginx, so `npm test` (no flag) neither checks nor
 # installs it, and a machine without it runs the whole suite. Both need a C compiler: the bench
 # builds its C fan-out floor (bench/baselines/c-fanout-server.c) with `cc` when it runs, and a

@@ -194,6 +194,8 @@ describe('GET / (docs/design/rules/operations.md §4.3, docs/design/rules/api.md
       text.indexOf('<h2>Use aviso</h2>'),
       text.indexOf(`href="${DEFAULT_LINKS[0]}"`),
       text.indexOf(`href="${DEFAULT_LINKS[1]}"`),
+      // This repository's own client, beside ECMWF's.
+      text.indexOf('<code>@aviso-ts/client</code> library and its <code>aviso</code> command'),
       text.indexOf('<h2>Operate the server</h2>'),
       text.indexOf(`href="${DEFAULT_LINKS[2]}"`),
       text.indexOf(`href="${DEFAULT_LINKS[3]}"`),

@@ -1,24 +1,35 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startNatsServer, type NatsServerProcess } from '../../../../test/support/nats-server.js';
 import { serverConfig } from '../../../../test/support/schemas.js';
 import { startServer, type RunningServer } from '../../../../test/support/server-process.js';
+import { startShippedServer } from '../../../../test/support/shipped-server.js';
 import { AvisoClient } from '../../src/index.js';
 import { notifyAndWatch } from '../../examples/notify-and-watch.js';
 import { replayWithGaps } from '../../examples/replay-with-gaps.js';
 
-/** docs/client.md's examples, the very files, against the real in-memory server. */
+/**
+ * docs/client.md's examples, the very files, against the real server: the first on the shipped
+ * configuration (what `npm start` serves), in memory and on JetStream with getting-started's two
+ * variables (whose streams keep only the latest notification per topic).
+ */
 let server: RunningServer;
+let nats: NatsServerProcess;
+let onJetStream: RunningServer;
 /** Keeps one notification per topic, so publishing a topic again loses history. */
 let forgetful: RunningServer;
 beforeAll(async () => {
-  [server, forgetful] = await Promise.all([
-    startServer({ config: serverConfig() }),
+  nats = await startNatsServer();
+  [server, onJetStream, forgetful] = await Promise.all([
+    startShippedServer(),
+    startShippedServer({ natsUrl: nats.url }),
     startServer({ config: serverConfig({ notification_backend: { kind: 'in_memory', in_memory: { max_history_per_topic: 1 } } }) }),
   ]);
 });
 afterAll(async () => {
-  await Promise.all([server?.stop(), forgetful?.stop()]);
+  await Promise.all([server?.stop(), onJetStream?.stop(), forgetful?.stop()]);
+  await nats?.stop();
 });
 
 const example = (file: string): string => {
@@ -33,14 +44,18 @@ describe('the docs examples', () => {
     expect(doc).toContain(example('replay-with-gaps.ts'));
   });
 
-  it('publishes three notifications and watches them back from sequence 1', async () => {
-    const seen = await notifyAndWatch(server.url, 3);
+  it.each([
+    ['in memory', () => server],
+    ['on JetStream', () => onJetStream],
+  ])('watches live and receives the three notifications it publishes, %s', async (_backend, running) => {
+    const seen = await notifyAndWatch(running().url, 3);
     expect(seen.map((n) => [n.sequence, n.payload])).toEqual([
-      [1, { x: 0 }],
-      [2, { x: 1 }],
-      [3, { x: 2 }],
+      [1, { location: 's3://bucket/forecast-0.grib' }],
+      [2, { location: 's3://bucket/forecast-1.grib' }],
+      [3, { location: 's3://bucket/forecast-2.grib' }],
     ]);
-    expect(seen[0]!.identifier).toEqual({ destination: 'A', class: 'od' });
+    expect(seen.map((n) => n.identifier.step)).toEqual(['0', '1', '2']);
+    expect(seen[0]!.identifier).toMatchObject({ destination: 'A', class: 'od', expver: '0001', time: '1200' });
   });
 
   it('replays past lost history, saying where it was lost', async () => {
