@@ -34,7 +34,7 @@ export const HomepageSchema = Type.Object(
   { default: {}, description: 'Links shown on the homepage (`GET /`). Each field has its own default.' },
 );
 
-/** docs/design/rules/reference-0.13.md §2 of docs/design/rules/browser.md: CORS for `/api/v1/*`, off unless origins are listed (src/http/cors.ts). */
+/** docs/design/rules/reference-0.13.md §2 of docs/design/rules/browser.md: CORS for `/api/v1/*`, off unless origins are listed (src/http/routes/cors.ts). */
 export const CorsSchema = Type.Object(
   {
     allowed_origins: Type.Array(Type.String(), {
@@ -46,7 +46,7 @@ export const CorsSchema = Type.Object(
   { default: {}, description: 'Cross-origin access for browser pages on other origins. Off by default.' },
 );
 
-/** docs/design/rules/browser.md §3 of docs/design/rules/browser.md: HTTPS with HTTP/2 and HTTP/1.1 on one port (src/http/tls-options.ts). */
+/** docs/design/rules/browser.md §3 of docs/design/rules/browser.md: HTTPS with HTTP/2 and HTTP/1.1 on one port (src/http/transport/tls-options.ts). */
 export const TlsSchema = Type.Object(
   {
     cert_file: Type.String({ description: 'PEM file with the server certificate (and its chain). Read at startup.' }),

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { AppConfig } from '../config/model.js';
-import type { TlsMaterial } from '../http/tls-options.js';
+import type { TlsMaterial } from '../http/transport/tls-options.js';
 import { loadConfiguration, readTlsMaterial, validateConfiguration, type ConfigurationRefusal } from './configuration-preparation.js';
 import { fatal } from './fatal.js';
 
