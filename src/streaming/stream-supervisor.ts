@@ -1,32 +1,20 @@
 import type { Logger } from 'pino';
-import type { NotificationBackend } from '../backend/backend.js';
-import type { Clock } from '../time/clock.js';
 import { SharedFilters } from '../filter/shared-filters.js';
 import { compileWatchFilter, type WatchSelection } from '../filter/watch-filter.js';
 import type { EventSchema } from '../schema/event-schema.js';
 import type { StoredIdentityReader } from '../schema/stored-identifier.js';
-import type { CloudEventRenderer } from './cloudevent.js';
 import type { CloseReason } from './frames.js';
 import type { ReplayEndRequest, StartCursorRequest } from './stream-range.js';
-import type { StreamSettings, StreamTelemetry } from './stream-request.js';
-import type { ConnectionGuards } from './connection-watch.js';
+import type { StreamTelemetry } from './stream-request.js';
+import type { StreamDependencies } from './stream-dependencies.js';
 import { DueQueue } from './due-queue.js';
 import { StreamSession, type StreamSchedule } from './stream-session.js';
 import type { StreamSink } from './stream-sink.js';
 import { StreamSlots, type StreamSlot } from './stream-slots.js';
 import { filterOf, type OpenStream, type OpenStreamDirectory } from './open-streams.js';
 
-export interface StreamSupervisorDependencies {
-  readonly backend: NotificationBackend;
+export interface StreamSupervisorDependencies extends StreamDependencies {
   readonly identities: StoredIdentityReader;
-  readonly renderer: CloudEventRenderer;
-  readonly clock: Clock;
-  readonly settings: StreamSettings;
-  readonly logger: Logger;
-  /** The process's stream byte budget and stall watchdog (sse-connection.ts). */
-  readonly guards: ConnectionGuards;
-  /** Records a live delivery's lag from its acceptance (storage time, ns). */
-  readonly deliveryLag: (acceptedAtNs: bigint) => void;
   /** `application.max_streams` (D44). */
   readonly maxStreams: number;
 }
@@ -139,14 +127,9 @@ export class StreamSupervisor implements OpenStreamDirectory {
     const session = new StreamSession(
       { ...opened, predicate: filter.predicate },
       {
-        backend: this.deps.backend,
-        renderer: this.deps.renderer,
-        clock: this.deps.clock,
-        settings: this.deps.settings,
+        ...this.deps,
         logger,
-        guards: this.deps.guards,
         schedule: this.schedule,
-        deliveryLag: this.deps.deliveryLag,
         onReleased: (released) => {
           if (this.sessions.get(released.request.requestId)?.session === released) this.sessions.delete(released.request.requestId);
           filter.release();
