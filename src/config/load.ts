@@ -31,9 +31,9 @@ export interface LoadedConfig {
   files: string[];
 }
 
-export const CONFIG_FILE_VARIABLE = 'AVISOSERVER_CONFIG_FILE';
-export const ENV_PREFIX = 'AVISOSERVER_';
-export const SYSTEM_CONFIG_FILE = '/etc/aviso_server/config.yaml';
+const CONFIG_FILE_VARIABLE = 'AVISOSERVER_CONFIG_FILE';
+const ENV_PREFIX = 'AVISOSERVER_';
+const SYSTEM_CONFIG_FILE = '/etc/aviso_server/config.yaml';
 
 export function loadConfig(options: LoadConfigOptions = {}): AppConfig {
   return loadConfigWithSources(options).config;

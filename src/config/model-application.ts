@@ -143,7 +143,7 @@ export const ApplicationSchema = Type.Object(
 // logging (docs/design/rules/operations.md §1.4.2; per-field defaults are deviation docs/design/rules/operations.md §7 item 3)
 
 /** OTLP log export (docs/design/rules/reference-0.13.md §7): a second sink beside stdout, off unless enabled. */
-export const OtlpSchema = Type.Object(
+const OtlpSchema = Type.Object(
   {
     enabled: Type.Boolean({
       default: false,

@@ -47,7 +47,7 @@ export { NOTIFICATION_ENDPOINT_DEFAULTS, type NotificationEndpointConfig } from 
 // ---------------------------------------------------------------------------------------------
 // watch_endpoint (docs/design/rules/operations.md §1.4.9; per-field defaults are deviation docs/design/rules/operations.md §7 item 3; max_buffered_events is D9)
 
-export const WatchEndpointSchema = Type.Object(
+const WatchEndpointSchema = Type.Object(
   {
     sse_heartbeat_interval_sec: unsigned('Period of `heartbeat` SSE events, in seconds. > 0.', 30),
     connection_max_duration_sec: unsigned(

@@ -73,7 +73,7 @@ export function validateConfig(config: AppConfig): ValidatedConfig {
 }
 
 /** docs/design/rules/operations.md §1.4.8 / docs/design/rules/schema-and-validation.md §3.1 truth table. */
-export function resolveStrictMode(config: AppConfig): { strict: boolean; warning?: ConfigWarning } {
+function resolveStrictMode(config: AppConfig): { strict: boolean; warning?: ConfigWarning } {
   const schemaCount = Object.keys(config.notification_schema ?? {}).length;
   const explicit = config.notification_schema_strict;
   if (explicit === undefined) return { strict: schemaCount > 0 };

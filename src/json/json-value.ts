@@ -39,14 +39,3 @@ export function jsonKind(value: JsonValue): 'string' | 'boolean' | 'null' | 'num
       return 'object';
   }
 }
-
-/** Plain JS view of a value (numbers become doubles); used where precision is irrelevant. */
-export function toPlain(value: JsonValue): unknown {
-  if (value instanceof JsonNumber) return value.toNumber();
-  if (Array.isArray(value)) return value.map(toPlain);
-  if (isJsonObject(value)) {
-    // `fromEntries` defines own properties, so a `__proto__` key stays a key.
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, toPlain(v)]));
-  }
-  return value;
-}

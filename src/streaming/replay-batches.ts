@@ -169,7 +169,7 @@ class PendingGaps {
 }
 
 /** One loss covering them all; its count only when every part's was known. */
-export function mergeLosses(losses: readonly HistoryLoss[]): HistoryLoss {
+function mergeLosses(losses: readonly HistoryLoss[]): HistoryLoss {
   let first = Number.POSITIVE_INFINITY;
   let last = 0;
   let count: number | undefined = 0;

@@ -112,7 +112,7 @@ function streamNotFoundMessage(registry: SchemaRegistry, name: string): string {
 }
 
 /** docs/design/rules/backends.md §8.1 parsing of `<stream>@<sequence>`, after trimming. */
-export function parseNotificationId(raw: string): { stream: string; sequence: number } | { problem: string } {
+function parseNotificationId(raw: string): { stream: string; sequence: number } | { problem: string } {
   const id = raw.trim();
   const at = id.indexOf('@');
   if (at <= 0 || at === id.length - 1) return { problem: "notification_id must be in '<stream>@<sequence>' format" };

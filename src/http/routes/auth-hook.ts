@@ -27,7 +27,7 @@ declare module 'fastify' {
  * request, when either says so — judging the raw path alone would let `/api/v1/%61dmin/wipe/all`
  * reach the admin route unauthenticated.
  */
-export function requestPaths(routePattern: string | undefined, rawUrl: string): { decoded: string; candidates: string[] } {
+function requestPaths(routePattern: string | undefined, rawUrl: string): { decoded: string; candidates: string[] } {
   const raw = rawUrl.split('?')[0] ?? '/';
   let decoded = raw;
   try {

@@ -9,7 +9,7 @@ import {
 } from './error-bodies.js';
 
 /** The media type that makes batch notify read one notification per line (docs/api.md#batch-notify-decision-d48). */
-export const NDJSON_MEDIA_TYPE = 'application/x-ndjson';
+const NDJSON_MEDIA_TYPE = 'application/x-ndjson';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 

@@ -6,7 +6,7 @@ import type { IncomingHttpHeaders } from 'node:http';
  */
 
 export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
-export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 
 export type IdempotencyKeyHeader =
   | { readonly kind: 'absent' }

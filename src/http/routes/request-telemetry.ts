@@ -20,7 +20,7 @@ interface RequestTiming {
 const timings = new WeakMap<FastifyRequest, RequestTiming>();
 
 /** docs/design/rules/operations.md §3.5: infrastructure paths log their access line at debug, business routes at info. */
-export function isInfrastructurePath(path: string): boolean {
+function isInfrastructurePath(path: string): boolean {
   return (
     path === '/health' ||
     path === '/ready' ||

@@ -5,8 +5,8 @@ import { invalidQueryError } from './error-bodies.js';
 
 /** `GET /api/v1/admin/streams`'s query and answer (D49), apart from the route so both can be tested alone. */
 
-export const DEFAULT_STREAMS_LIMIT = 100;
-export const MAX_STREAMS_LIMIT = 1000;
+const DEFAULT_STREAMS_LIMIT = 100;
+const MAX_STREAMS_LIMIT = 1000;
 const PARAMETERS = ['event_type', 'user', 'limit'];
 
 export interface StreamsQuery {

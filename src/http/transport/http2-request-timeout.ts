@@ -16,7 +16,7 @@ declare module 'fastify' {
 const ANSWER_GRACE_MS = 2000;
 
 /** The 408 of a request not received in time, in the API's error shape (the HTTP/1.1 one). */
-export function requestTimeoutError(): ApiError {
+function requestTimeoutError(): ApiError {
   const answer = describeClientError('ERR_HTTP_REQUEST_TIMEOUT');
   return new ApiError(answer.status, { code: answer.code, error: answer.error, message: answer.message });
 }
