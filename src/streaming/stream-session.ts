@@ -50,8 +50,8 @@ export interface StreamSchedule {
 }
 
 /**
- * One watch or replay stream from setup to release: the lifecycle of docs/design/rules/streaming.md §7–§12 in one
- * place. Setup happens before any byte is sent; afterwards every frame goes through the bounded
+ * One watch or replay stream from setup to release, its whole lifecycle in one place
+ * (docs/design/rules/streaming.md §7–§12). Setup happens before any byte is sent; afterwards every frame goes through the bounded
  * connection, and every way a stream ends (completion, cap, failure, max duration, shutdown, slow
  * consumer, expired credentials, client gone) releases the subscription and timers exactly once.
  */
@@ -59,7 +59,7 @@ export class StreamSession {
   private phase: Phase = 'setup';
   private subscription: LiveSubscription | undefined;
   private historyBound = 0;
-  /** The last sequence the replay phase reads: H, or the resolved end point (D25). */
+  /** The last sequence the replay phase reads: H, or the request's `to_id` / `to_date` resolved against H. */
   private replayEnd = 0;
   private readonly live: LivePhase;
   private output: StreamOutput | undefined;
@@ -67,7 +67,7 @@ export class StreamSession {
   private readonly identity: StreamIdentity;
   /** Set when the live subscription ended before the response began. */
   private endedBeforeBegin: { readonly error?: Error } | undefined;
-  /** Set when the request's start lies beyond the stream's last sequence + 1 (D41). */
+  /** Set when the request's start lies beyond the stream's last sequence + 1: its numbering was reset. */
   private reset: SequenceReset | undefined;
 
   constructor(
@@ -94,7 +94,7 @@ export class StreamSession {
     return this.replayEnd;
   }
 
-  /** How far the stream got, for the admin streams list (D49): read while it is open. */
+  /** How far the stream got, for the admin streams list: read while it is open. */
   get progress(): StreamProgress {
     const output = this.output;
     return {
@@ -107,21 +107,21 @@ export class StreamSession {
   }
 
   /**
-   * An admin closed the stream (D49): `end_of_stream` with the cause `operator_closed`, so the
+   * An admin closed the stream: `end_of_stream` with the cause `operator_closed`, so the
    * client resumes from its cursor as after any interruption; what was still queued is dropped.
    */
   closeByOperator(): void {
     this.end({ reason: 'end_of_stream', cause: 'operator_closed' });
   }
 
-  /** Whether the request's start was beyond the stream's end, so the stream starts again from its first sequence (D41). */
+  /** Whether the request's start was beyond the stream's end, so the stream starts again from its first sequence. */
   get restartsNumbering(): boolean {
     return this.reset !== undefined;
   }
 
   /**
-   * Backend setup (docs/design/rules/streaming.md §2.2 step 7): a watch subscribes and takes H from the subscription in the same
-   * step; a replay only captures H. The replay's end is resolved right after, against that H.
+   * Backend setup, before any byte is sent: a watch subscribes and takes H from the subscription in the
+   * same step, so no notification falls between its history and its live phase; a replay only captures H. The replay's end is resolved right after, against that H.
    * Rejects when the backend fails; nothing has been sent then.
    */
   async setup(): Promise<void> {
@@ -171,7 +171,8 @@ export class StreamSession {
 
     this.send(openingFrame(this.request, this.identity, clock.now(), settings, this.replayEnd));
     if (this.reset) this.send(announceSequenceReset(this.deps.logger, this.request, this.identity, clock.now(), this.reset));
-    // The first heartbeat follows the opening frame at once (docs/design/rules/streaming.md §8.2, D2).
+    // The first heartbeat follows the opening frame at once, and every stream has them, replays too: a
+    // long history scan must not trip a client's silence watchdog.
     this.send(heartbeat(this.identity, clock.now()));
     // Heartbeats and the maximum duration come from the process's queues (due-queue.ts), not a timer each.
     this.timers.push({ cancel: this.deps.schedule.heartbeats.add(this) });
@@ -185,12 +186,12 @@ export class StreamSession {
     else this.startReplay(this.reset ? FROM_FIRST_SEQUENCE : cursor);
   }
 
-  /** The heartbeat interval passed (docs/design/rules/streaming.md §8.2): called by the process's heartbeat queue. */
+  /** The heartbeat interval passed: called by the process's heartbeat queue. */
   heartbeatDue(): void {
     this.send(heartbeat(this.identity, this.deps.clock.now()));
   }
 
-  /** Ends the stream deliberately with its final frame (docs/design/rules/streaming.md §5.8). */
+  /** Ends the stream deliberately: any final frames, then `connection-closing` with the reason. */
   close(reason: CloseReason, finalFrames: readonly Frame[] = []): void {
     this.end({ reason }, finalFrames);
   }
@@ -199,8 +200,8 @@ export class StreamSession {
     if (this.phase === 'closed') return;
     const frames = [...finalFrames, connectionClosing(this.identity, this.deps.clock.now(), ending)];
     const lastFrames = frames.map((frame) => renderFrame(frame).toString()).join('');
-    // A stream that completes keeps what it already queued; an interrupted one drops it (docs/design/rules/streaming.md §7), and
-    // so does a slow consumer, whose queue is what overflowed.
+    // A stream that completes keeps what it already queued; an interrupted one (shutdown, maximum
+    // duration, an operator) drops it, and so does a slow consumer, whose queue is what overflowed.
     const keepQueued = ending.reason === 'end_of_stream' && ending.cause === undefined;
     if (this.output) for (const frame of frames) this.request.telemetry.frameSent(frame.kind);
     this.release();
@@ -227,13 +228,13 @@ export class StreamSession {
     return { topic: this.identity.topic, endpoint: this.request.endpoint };
   }
 
-  /** Queues a frame; a stream whose client cannot keep up is ended instead of buffering more (D9). */
+  /** Queues a frame; a stream whose client cannot keep up is ended instead of buffering more. */
   private send(frame: Frame): boolean {
     return this.output?.send(frame) ?? false;
   }
 
   /**
-   * D9/D32, D37: the stream's buffer overflowed one of its bounds (`trigger`), or its client took no
+   * The stream's buffer overflowed one of its bounds (`trigger`), or its client took no
    * byte for the watchdog's bound. The client is told `end_of_stream` with the cause
    * `slow_consumer` (a reason it resumes on); operators see the cause and the trigger in the log.
    * The connection ends with the response: a client that fell this far behind gets a fresh one.
@@ -246,15 +247,15 @@ export class StreamSession {
     this.end({ reason: 'end_of_stream', cause: 'slow_consumer' }, [], true);
   }
 
-  /** D37: the stream was closed but its client did not read the end within the bound. */
+  /** The stream was closed but its client did not read the end within the stall bound: the connection was reset. */
   private onReset(): void {
     logStreamReset(this.deps.logger, this.logged, this.deps.guards.watchdog.boundMs);
     this.request.telemetry.streamReset();
   }
 
   /**
-   * docs/design/rules/browser.md §6: the JWT the stream was opened with is now refused. `end_of_stream` with the
-   * cause `token_expired` (D32: no new reason); the client reconnects with fresh credentials or
+   * The JWT the stream was opened with is now refused (its expiry passed): `end_of_stream` with the cause `token_expired`
+   * (the close reasons are fixed, so a cause says more); the client reconnects with fresh credentials or
    * gets its 401. An expected end, so logged at info.
    */
   private closeTokenExpired(): void {
@@ -264,7 +265,7 @@ export class StreamSession {
     this.end({ reason: 'end_of_stream', cause: 'token_expired' });
   }
 
-  /** D23: a live subscription that cannot continue ends the stream, with an error frame if it failed. */
+  /** A live subscription that cannot continue ends the stream, with an error frame if it failed. */
   private onLiveEnded(error?: Error): void {
     if (this.closed) return;
     if (!this.output) {

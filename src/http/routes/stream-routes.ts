@@ -151,13 +151,17 @@ async function serveStream(
   return true;
 }
 
-/** `Last-Event-ID: <event_type>@<n>` means `from_id = n + 1`, overriding the URL's start (docs/design/rules/browser.md §1). */
+/** `Last-Event-ID: <event_type>@<n>` is the last event the browser saw: resume at `from_id = n + 1`, whatever start the URL gives. */
 function resumedRequest(body: NotificationRequest, lastDelivered: bigint): NotificationRequest {
   const { from_date: _fromDate, ...rest } = body;
   return { ...rest, from_id: String(lastDelivered + 1n) };
 }
 
-/** Step 6 of docs/design/rules/operations.md §2.7: plugins listed by the schema, once the request is valid. */
+/**
+ * The read plugins the schema lists (ECPDS), run only for a schema that requires auth, with a
+ * user, and last: after authentication, the read-role check and the request's validation, so a
+ * plugin sees only a valid request from a user who may read the stream.
+ */
 async function runReadPlugins(
   deps: StreamRouteDeps,
   schema: EventSchema | undefined,
