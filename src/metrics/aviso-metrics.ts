@@ -27,7 +27,7 @@ export type ConfigReloadResult = 'success' | 'failure';
 export type AuthModeLabel = 'direct' | 'trusted_proxy';
 
 /**
- * Everything the server records for Prometheus (docs/design/rules/operations.md §3.3). Callers pass labels already
+ * Everything the server records for Prometheus (the inventory is docs/metrics.md). Callers pass labels already
  * bounded (`labels.ts`): route patterns, bucketed methods and event types, never raw user input.
  * With metrics disabled the implementation records nothing.
  */

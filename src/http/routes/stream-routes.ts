@@ -33,7 +33,7 @@ export interface StreamRouteDeps {
   readonly registry: SchemaRegistry;
   readonly streams: StreamSupervisor;
   readonly access: StreamAccess;
-  /** Read-authorization plugins by name (`auth.plugins`, docs/design/rules/operations.md §2.10). */
+  /** Read-authorization plugins by name, for schemas listing them in `auth.plugins` (ECPDS). */
   readonly readPlugins: ReadonlyMap<string, ReadAuthorizationPlugin>;
   /** `watch_endpoint.max_historical_notifications`, the cap when a schema sets none. */
   readonly defaultReplayCap: number;
@@ -41,8 +41,8 @@ export interface StreamRouteDeps {
 }
 
 /**
- * `POST /api/v1/watch` and `POST /api/v1/replay` (docs/design/rules/api.md §6–§7, docs/design/rules/streaming.md §2), and their GET
- * forms for `EventSource` (docs/design/rules/browser.md §1): the query becomes the same request, served the same way.
+ * `POST /api/v1/watch` and `POST /api/v1/replay`, and their GET forms for a browser's
+ * `EventSource` (docs/design/rules/browser.md §1): the query becomes the same request, served the same way.
  */
 export function registerStreamRoutes(app: FastifyInstance, deps: StreamRouteDeps): void {
   const admission = new StreamAdmission(deps.streams, deps.metrics);
@@ -80,7 +80,11 @@ interface BrowserStream {
   readonly lastEventId: string | string[] | undefined;
 }
 
-/** Steps 3–8 of docs/design/rules/api.md §6.1 for a parsed request, POST or GET; true when a stream was opened. */
+/**
+ * A parsed request, POST or GET, once it holds a place under the stream limit, in the order the
+ * reference answers: the strict-mode gate, the read check, validation, the read plugins, then the
+ * stream's setup and start. True when a stream was opened.
+ */
 async function serveStream(
   deps: StreamRouteDeps,
   slot: StreamSlot,
@@ -100,7 +104,7 @@ async function serveStream(
   // Read with the schemas that validate the request: a reload between here and the opening frame must not change it.
   const schemaVersion = deps.registry.version;
   const validated = validateStreamRequest(deps.registry, endpoint, body);
-  // The URL is judged first, as it is; then the header (docs/design/rules/browser.md §1).
+  // The URL is judged first, as it is; then `Last-Event-ID`, which replaces only the URL's start.
   const resumeAfter = browser && parseLastEventId(endpoint, browser.lastEventId, body.event_type);
   const { selection } = validated;
   let { cursor, end } = validated;
@@ -175,7 +179,7 @@ async function runReadPlugins(
   for (const filter of selection.fieldFilters) if (filter.kind === 'exact') exact.set(filter.field, filter.value);
   for (const name of names) {
     const plugin = deps.readPlugins.get(name);
-    // Startup rejects unknown plugins (B3); a missing one here would silently widen access.
+    // Startup refuses a schema that names an unknown plugin; a missing one here would silently widen access.
     if (!plugin) throw authError(500, 'Server configuration error');
     await plugin.check({
         eventType: schema.eventType,
@@ -196,8 +200,9 @@ interface RangeFields {
 }
 
 /**
- * Step 4 of docs/design/rules/api.md §6.1, in its order: spatial shape, start cursor, end point (
- * docs/design/rules/reference-0.13.md §1: validated on a replay, refused on a watch), identifier, topic length (D33).
+ * The request's validation, in the reference's order, so that a request with several faults gets
+ * the same first message: the spatial shape, the start cursor, the end point (validated on a
+ * replay, refused on a watch), the identifier, then the topic's length (D33).
  */
 function validateStreamRequest(
   registry: SchemaRegistry,
@@ -223,7 +228,7 @@ function resolveRange(endpoint: StreamEndpoint, body: RangeFields): { cursor: St
   return { cursor, end: LATEST };
 }
 
-/** The validation failures of step 4 as the endpoint's 400 (docs/design/rules/api.md §6.1). */
+/** The validation failures as the endpoint's 400 (`INVALID_WATCH_REQUEST` or `INVALID_REPLAY_REQUEST`). */
 function asValidationErrors<T>(endpoint: StreamEndpoint, validate: () => T): T {
   try {
     return validate();
