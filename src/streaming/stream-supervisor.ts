@@ -40,7 +40,7 @@ export interface OpenStreamRequest {
   readonly telemetry: StreamTelemetry;
   /** The schema configuration's version that validated the request (D43). */
   readonly schemaVersion: string;
-  /** A GET stream (docs/design/rules/browser.md §1): its frames carry ids; see `StreamRequest.browser`. */
+  /** A GET stream: its frames carry ids; see `StreamRequest.browser`. */
   readonly browser?: { readonly eventType: string };
   /**
    * A GET replay's `Last-Event-ID` sequence: when it is at or past the replay's end, resolved at
@@ -68,12 +68,12 @@ interface ListedSession {
   readonly logger: Logger;
 }
 
-/** `finished`: a GET replay resumed at or past its end; the caller answers 204 (docs/design/rules/browser.md §1). */
+/** `finished`: a GET replay resumed at or past its end; the caller answers 204 so `EventSource` stops reconnecting. */
 export type OpenOutcome = 'opened' | 'finished';
 
 /**
  * Opens streams and knows every open one, so shutdown can close them all with `server_shutdown`
- * (docs/design/rules/streaming.md §8.4) and tests can check that nothing outlives its stream; and
+ * and tests can check that nothing outlives its stream; and
  * holds them to `application.max_streams` (D44).
  */
 export class StreamSupervisor implements OpenStreamDirectory {
@@ -156,7 +156,7 @@ export class StreamSupervisor implements OpenStreamDirectory {
       logger,
     });
     session.begin(takeOver());
-    // A stream opened while shutting down consists of its opening frame and the shutdown close (docs/design/rules/streaming.md §8.1).
+    // A stream opened while shutting down consists of its opening frame and the shutdown close.
     if (this.closingReason) session.close(this.closingReason);
     return 'opened';
   }
