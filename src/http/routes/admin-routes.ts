@@ -105,13 +105,13 @@ function knownStreamBase(registry: SchemaRegistry, name: string): string | undef
   return registry.isConfiguredBase(name) ? name : undefined;
 }
 
-/** D30 (docs/design/rules/reference-0.13.md §6): the known event types are listed, sorted, when a schema is configured. */
+/** The known event types are listed, sorted, when a schema is configured, so the caller sees the names it may use (D30). */
 function streamNotFoundMessage(registry: SchemaRegistry, name: string): string {
   const known = registry.configured && registry.eventTypes.length > 0 ? `. Known event types: ${registry.eventTypes.join(', ')}` : '';
   return `Stream not found: ${echo(name)}${known}`;
 }
 
-/** docs/design/rules/backends.md §8.1 parsing of `<stream>@<sequence>`, after trimming. */
+/** `<stream>@<sequence>`, after trimming: a stream name, then a sequence from 1 to 2^64 − 1 with an optional `+`. */
 function parseNotificationId(raw: string): { stream: string; sequence: number } | { problem: string } {
   const id = raw.trim();
   const at = id.indexOf('@');
@@ -127,8 +127,8 @@ function parseNotificationId(raw: string): { stream: string; sequence: number } 
 }
 
 /**
- * The wipe body is JSON with a JSON media type (docs/design/rules/api.md §2.2); unknown fields are ignored.
- * Problems are answered in the admin shape (docs/design/rules/api.md §10).
+ * The wipe body is JSON with a JSON media type, the one body whose media type is checked; unknown
+ * fields are ignored. Problems are answered in the admin shape (`success: false` and a message).
  */
 function readWipeStreamBody(request: FastifyRequest): { streamName: string } | { problem: string } {
   const mediaType = (request.rawContentType ?? request.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';

@@ -7,7 +7,7 @@ import type { AuthOutcome, AvisoMetrics } from '../../metrics/aviso-metrics.js';
 import { authErrorResponse } from './error-bodies.js';
 import { echo } from '../../text/echo.js';
 
-/** `outcome` of `aviso_auth_requests_total` for each rejection status (docs/design/rules/operations.md §2.9). */
+/** `outcome` of `aviso_auth_requests_total` for each rejection status. */
 const AUTH_OUTCOMES: Readonly<Record<number, AuthOutcome>> = {
   401: 'unauthorized',
   403: 'forbidden',
@@ -16,7 +16,7 @@ const AUTH_OUTCOMES: Readonly<Record<number, AuthOutcome>> = {
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The verified caller, when credentials were presented (docs/design/rules/operations.md §2.2). */
+    /** The verified caller, when credentials were presented and auth is on. */
     authUser: AuthUser | undefined;
   }
 }
@@ -38,13 +38,13 @@ function requestPaths(routePattern: string | undefined, rawUrl: string): { decod
   return { decoded, candidates: routePattern ? [routePattern, decoded] : [decoded] };
 }
 
-/** Only `/api/v1` is authenticated, and the schema routes never are (docs/design/rules/operations.md §2.1). */
+/** Only `/api/v1` is authenticated, and the schema routes never are: a client reads a schema before it has a token. */
 export function isAuthenticatedPath(path: string): boolean {
   const underApi = path === '/api/v1' || path.startsWith('/api/v1/');
   return underApi && !path.startsWith('/api/v1/schema');
 }
 
-/** A plain prefix, as in the reference: `/api/v1/administrator` is an admin path too (docs/design/rules/operations.md §2.2). */
+/** A plain prefix, as in the reference: `/api/v1/administrator` is an admin path too. */
 export function isAdminPath(path: string): boolean {
   return path.startsWith('/api/v1/admin');
 }
