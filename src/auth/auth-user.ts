@@ -1,4 +1,4 @@
-/** The caller, as derived from a verified JWT (presented directly, or obtained from auth-o-tron in trusted-proxy mode). */
+/** The caller, as derived from a verified JWT (the one presented, or the one auth-o-tron returned for it). */
 export interface AuthUser {
   readonly username: string;
   readonly realm: string | undefined;
