@@ -87,7 +87,7 @@ export function defineCoreMetrics(register: Registry): CoreMetrics {
   };
 }
 
-/** docs/design/rules/operations.md §3.3.3: registered whatever the configuration, like the reference's build feature. */
+/** The ECPDS families, registered whatever the configuration, as the reference's build feature registers them. */
 export function defineEcpdsMetrics(register: Registry): EcpdsMetrics {
   return {
     cacheHits: counter(register, 'aviso_ecpds_cache_hits_total', 'ECPDS checks served from the destination cache.'),
@@ -98,7 +98,7 @@ export function defineEcpdsMetrics(register: Registry): EcpdsMetrics {
   };
 }
 
-/** docs/design/rules/operations.md §3.3.5: series `rate()` alerts need before the first event happens. */
+/** The series that `rate()` alerts need before the first event happens, created at zero. */
 export function precreateSeries(options: SeriesOptions, core: CoreMetrics, ecpds: EcpdsMetrics): void {
   core.buildInfo.set({ version: options.version }, 1);
   for (const mode of AUTH_MODES) {

@@ -4,14 +4,14 @@ import type { EndpointName } from './endpoint.js';
 import { requestError } from './error-bodies.js';
 import { echo } from '../../text/echo.js';
 
-/** The request model shared by notify, watch and replay (docs/design/rules/api.md §3). */
+/** The request model shared by notify, watch and replay. */
 export interface NotificationRequest {
   readonly event_type: string;
   readonly identifier: JsonObject;
-  /** `null` and absent are the same thing (docs/design/rules/api.md §3). */
+  /** `null` and absent are the same thing. */
   readonly from_id?: string;
   readonly from_date?: string;
-  /** replay only: the inclusive end point (docs/design/rules/reference-0.13.md §1); watch and notify refuse it. */
+  /** replay only: the inclusive end point; watch and notify refuse it. */
   readonly to_id?: string;
   readonly to_date?: string;
   readonly payload?: JsonValue;
@@ -32,7 +32,7 @@ function allowedList(allowed: readonly string[]): string {
 }
 
 /**
- * Parse stages of docs/design/rules/api.md §3.1, first failure wins: JSON → unknown top-level keys → model shape.
+ * The parse stages, in the reference's order, first failure wins: JSON → unknown top-level keys → model shape.
  * Diagnostics after the contractual prefixes follow serde's wording where the reference's do.
  */
 export function parseNotificationRequest(endpoint: EndpointName, body: Buffer | string | undefined): NotificationRequest {
@@ -48,7 +48,7 @@ export function parseNotificationRequest(endpoint: EndpointName, body: Buffer | 
 
 /**
  * The stages after JSON parsing, for a value that may also come from elsewhere (a GET stream's
- * query, docs/design/rules/browser.md §1): unknown keys (judged against `allowed`) → model shape.
+ * query): unknown keys (judged against `allowed`) → model shape.
  */
 export function parseRequestValue(endpoint: EndpointName, value: JsonValue, allowed: readonly string[]): NotificationRequest {
   if (isJsonObject(value)) {
