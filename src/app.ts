@@ -14,29 +14,29 @@ import {
   type NotificationEndpointConfig,
   type WatchEndpointConfig,
 } from './config/model.js';
-import { registerAdminRoutes } from './http/admin-routes.js';
-import { registerAuthHook } from './http/auth-hook.js';
-import { registerApiDocs } from './http/api-docs.js';
-import { registerConsoleRoutes } from './http/console-routes.js';
-import { registerCors } from './http/cors.js';
-import { registerCrossOriginWriteGuard } from './http/cross-origin-writes.js';
-import { registerReloadRoute, type ConfigurationReload } from './http/reload-route.js';
-import { indexRoutes } from './http/route-index.js';
-import { registerHomeRoutes } from './http/home-routes.js';
-import { streamsEnded } from './http/http1-stream-sink.js';
-import { frameworkErrorHandler, registerErrorHandling } from './http/error-handling.js';
-import { registerRawBodyReading } from './http/raw-body.js';
-import { registerHealthRoutes } from './http/health-route.js';
-import { registerNotificationRoute } from './http/notification-route.js';
-import { registerNotificationBatchRoute } from './http/notification-batch-route.js';
-import { generateRequestId, registerRequestIdHeader } from './http/request-id.js';
-import { registerSchemaRoutes } from './http/schema-routes.js';
-import { registerRequestTelemetry, type AccessLogLevel } from './http/request-telemetry.js';
-import { registerStreamRoutes } from './http/stream-routes.js';
-import { registerStreamAdminRoutes } from './http/stream-admin-routes.js';
-import { DEFAULT_SERVER_LIMITS, type ServerLimits } from './http/server-limits.js';
-import { createFastify } from './http/server-transport.js';
-import type { TlsMaterial } from './http/tls-options.js';
+import { registerAdminRoutes } from './http/routes/admin-routes.js';
+import { registerAuthHook } from './http/routes/auth-hook.js';
+import { registerApiDocs } from './http/routes/api-docs.js';
+import { registerConsoleRoutes } from './http/routes/console-routes.js';
+import { registerCors } from './http/routes/cors.js';
+import { registerCrossOriginWriteGuard } from './http/routes/cross-origin-writes.js';
+import { registerReloadRoute, type ConfigurationReload } from './http/routes/reload-route.js';
+import { indexRoutes } from './http/routes/route-index.js';
+import { registerHomeRoutes } from './http/routes/home-routes.js';
+import { streamsEnded } from './http/transport/http1-stream-sink.js';
+import { frameworkErrorHandler, registerErrorHandling } from './http/routes/error-handling.js';
+import { registerRawBodyReading } from './http/routes/raw-body.js';
+import { registerHealthRoutes } from './http/routes/health-route.js';
+import { registerNotificationRoute } from './http/routes/notification-route.js';
+import { registerNotificationBatchRoute } from './http/routes/notification-batch-route.js';
+import { generateRequestId, registerRequestIdHeader } from './http/transport/request-id.js';
+import { registerSchemaRoutes } from './http/routes/schema-routes.js';
+import { registerRequestTelemetry, type AccessLogLevel } from './http/routes/request-telemetry.js';
+import { registerStreamRoutes } from './http/routes/stream-routes.js';
+import { registerStreamAdminRoutes } from './http/routes/stream-admin-routes.js';
+import { DEFAULT_SERVER_LIMITS, type ServerLimits } from './http/transport/server-limits.js';
+import { createFastify } from './http/transport/server-transport.js';
+import type { TlsMaterial } from './http/transport/tls-options.js';
 import type { AvisoMetrics } from './metrics/aviso-metrics.js';
 import { createDisabledMetrics } from './metrics/prometheus-metrics.js';
 import { childLogger } from './logging/logger.js';
@@ -53,18 +53,18 @@ export interface AppDependencies {
   readonly backend: NotificationBackend;
   readonly clock: Clock;
   readonly logger: Logger;
-  /** `application.max_body_bytes` (D15). */
+  /** `application.max_body_bytes`: a larger body is answered `413 PAYLOAD_TOO_LARGE` in the error shape. */
   readonly maxBodyBytes: number;
-  /** `application.base_url`: CloudEvent `source` and `dataschema`, and the server's own origin (D46). */
+  /** `application.base_url`: CloudEvent `source` and `dataschema`, and the server's own origin for cross-site checks. */
   readonly baseUrl: string;
-  /** `application.additional_origins`: further own origins whose pages may change state (D46); none when absent. */
+  /** `application.additional_origins`: further own origins whose pages may change state; none when absent. */
   readonly additionalOrigins?: readonly string[];
-  /** `application.trusted_proxies`: the proxies whose `X-Forwarded-For` names the client (D49); none when absent. */
+  /** `application.trusted_proxies`: the proxies whose `X-Forwarded-For` names the client; none when absent. */
   readonly trustedProxies?: readonly string[];
   readonly watchEndpoint: WatchEndpointConfig;
-  /** `notification_endpoint`: batch notify's limits (D48); the defaults when absent. */
+  /** `notification_endpoint`: batch notify's limits; the defaults when absent. */
   readonly notificationEndpoint?: NotificationEndpointConfig;
-  /** The `auth` section; absent or disabled means every stream is public (docs/design/rules/operations.md §2.1). */
+  /** The `auth` section; absent or disabled means every stream is public and no credential is read. */
   readonly auth?: AuthConfig;
   /** Read-authorization plugins by name, for schemas listing them in `auth.plugins`. */
   readonly readPlugins?: ReadonlyMap<string, ReadAuthorizationPlugin>;
@@ -76,16 +76,16 @@ export interface AppDependencies {
   readonly homepage?: HomepageConfig;
   /** `application` connection limits (header size, timeouts, connections); defaults when absent. */
   readonly limits?: ServerLimits;
-  /** Live configuration reload behind `POST /api/v1/admin/reload` (docs/design/rules/browser.md §5); no route without it. */
+  /** Live configuration reload behind `POST /api/v1/admin/reload`; no route without it. */
   readonly reloader?: ConfigurationReload;
-  /** `application.cors`; absent or empty means no CORS headers (docs/design/rules/browser.md §2). */
+  /** `application.cors`; absent or empty means no CORS headers, so pages on other origins cannot read answers. */
   readonly cors?: CorsConfig;
   /** `application.tls` read from its files: HTTPS with HTTP/2 and HTTP/1.1; absent means plain HTTP/1.1. */
   readonly tls?: TlsMaterial;
-  /** `logging.access_log` (D34): the level of business routes' access line; `debug` when absent. */
+  /** `logging.access_log`: the level of business routes' access line; `debug` when absent: the reference writes none, and one doubled a notify's log volume. */
   readonly accessLog?: AccessLogLevel;
   /**
-   * Whom the admin streams list asks (D49), given this process's streams: every process of the
+   * Whom the admin streams list asks, given this process's streams: every process of the
    * deployment on JetStream; this process alone when absent (the memory backend).
    */
   readonly streamsOfDeployment?: (directory: OpenStreamDirectory) => StreamsOfDeployment;
@@ -105,7 +105,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   const app = createFastify(
     {
       loggerInstance: deps.logger as FastifyBaseLogger,
-      // Fastify's per-request lines are off (docs/design/rules/operations.md §3.5); handlers log their own events.
+      // Fastify's per-request lines are off: handlers log their own events, with the names operators search for.
       logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
       childLoggerFactory: (logger, bindings) => childLogger(logger as Logger, bindings) as FastifyBaseLogger,
       genReqId: generateRequestId,
@@ -114,14 +114,14 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       // During shutdown a request that reaches a busy keep-alive socket is served (node answers it
       // with `Connection: close`) instead of fastify's bare 503, which had neither X-Request-ID nor
       // the error shape of api.md: an in-flight notify is stored and acknowledged before the backend
-      // closes (docs/design/rules/operations.md §4.2). New connections are refused once the server stops listening.
+      // closes. New connections are refused once the server stops listening.
       return503OnClosing: false,
       frameworkErrors: frameworkErrorHandler,
-      // `request.ip`, which the admin streams list shows (D49): the forwarded client behind a listed proxy.
+      // `request.ip`, which the admin streams list shows: the forwarded client behind a listed proxy.
       trustProxy: deps.trustedProxies && deps.trustedProxies.length > 0 ? [...deps.trustedProxies] : false,
     },
     // Head/request receipt timeouts, header size, the client-error answer (docs/security.md), TLS,
-    // and the connection limit (D44).
+    // and the connection limit, which keeps room beside the streams for health checks and notify.
     { tls: deps.tls, limits, logger: deps.logger, connectionRefused: () => metrics.connectionRefused() },
   );
 
@@ -143,7 +143,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   const access = new StreamAccess(authenticator);
   deps.reloader?.attachAuthenticator(authenticator);
 
-  // notify/watch/replay read the raw body whatever the Content-Type says (docs/design/rules/api.md §2.2).
+  // notify/watch/replay read the raw body whatever the Content-Type says, as the reference does.
   registerRawBodyReading(app);
 
   const identities = new StoredIdentityReader(deps.registry);
@@ -172,9 +172,9 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     maxStreams: limits.max_streams,
   });
   app.decorate('streams', streams);
-  // Streams end with their final frame before the server stops accepting (docs/design/rules/streaming.md §8.4);
+  // Streams end with their final frame (`server_shutdown`) before the server stops accepting;
   // the server's close then destroys the connections it takes for idle, so it waits until the
-  // streams that write their connection themselves wrote their last frames (D47).
+  // plain HTTP/1.1 streams, which write their socket themselves, wrote their last frames.
   app.addHook('preClose', async () => {
     streams.closeAll('server_shutdown');
     await streamsEnded();

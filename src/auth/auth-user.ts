@@ -1,4 +1,4 @@
-/** The caller, as derived from a verified JWT (docs/design/rules/operations.md §2.5). */
+/** The caller, as derived from a verified JWT (the one presented, or the one auth-o-tron returned for it). */
 export interface AuthUser {
   readonly username: string;
   readonly realm: string | undefined;
@@ -6,7 +6,7 @@ export interface AuthUser {
   readonly attributes: Readonly<Record<string, string>>;
   /**
    * The first instant (epoch ms) at which the server refuses the token: its `exp` plus the 60 s
-   * leeway of docs/design/rules/operations.md §2.5. A stream opened with it ends then (docs/design/rules/browser.md §6). Absent for a
+   * leeway the verifier allows for clock skew. A stream opened with it ends then. Absent for a
    * user not derived from a JWT.
    */
   readonly expiresAt?: number;
@@ -16,7 +16,7 @@ export interface AuthUser {
 export type RoleMap = Readonly<Record<string, readonly string[]>>;
 
 /**
- * docs/design/rules/operations.md §2.6: realm-scoped, exact and case-sensitive; `"*"` grants every user of that
+ * Roles are realm-scoped, exact and case-sensitive; `"*"` grants every user of that
  * realm and never crosses realms.
  */
 export function hasAnyRole(user: AuthUser, roles: RoleMap): boolean {

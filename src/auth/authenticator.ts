@@ -11,7 +11,7 @@ export type AuthMode = 'direct' | 'trusted_proxy';
 const UNAVAILABLE = 'Authentication service temporarily unavailable';
 
 /**
- * Who is calling (docs/design/rules/operations.md §2.2–§2.5): parses the `Authorization` header for the mode,
+ * Who is calling: parses the `Authorization` header for the mode,
  * verifies presented credentials — on public routes too (D12) — and enforces the admin rule.
  * Throws `AuthError`s; knows nothing about HTTP.
  */
@@ -32,7 +32,7 @@ export class Authenticator {
     this.authOTron = config.mode === 'direct' ? new AuthOTronClient(config.auth_o_tron_url, config.timeout_ms) : undefined;
   }
 
-  /** `WWW-Authenticate` values of every 401, in order (docs/design/rules/operations.md §2.8). */
+  /** `WWW-Authenticate` values of every 401, in order: `Bearer` and `Basic` in direct mode, `Bearer` behind a proxy. */
   get challenges(): readonly string[] {
     return this.mode === 'direct' ? ['Bearer', 'Basic'] : ['Bearer'];
   }
@@ -49,7 +49,10 @@ export class Authenticator {
     return hasAnyRole(user, this.adminRoles);
   }
 
-  /** The middleware algorithm of docs/design/rules/operations.md §2.2 for one request under `/api/v1` (schema routes excluded). */
+  /**
+   * One request under `/api/v1` (schema routes excluded): credentials, when presented, are verified
+   * on every path; a malformed header is ignored except on admin paths, which need an admin user.
+   */
   async authenticate(isAdminPath: boolean, header: string | undefined): Promise<AuthUser | undefined> {
     let credentials: PresentedCredentials =
       this.mode === 'direct' ? parseDirectHeader(header) : parseTrustedProxyHeader(header);

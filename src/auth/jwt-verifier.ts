@@ -1,7 +1,7 @@
 import { compactVerify } from 'jose';
 import type { AuthUser } from './auth-user.js';
 
-/** A token that does not authenticate anyone; `message` is the 401 text (docs/design/rules/operations.md §2.5). */
+/** A token that does not authenticate anyone; `message` is the 401 text. */
 export class TokenRejected extends Error {
   constructor(message: string) {
     super(message);
@@ -11,7 +11,7 @@ export class TokenRejected extends Error {
 
 const INVALID = 'Invalid or expired token';
 const MISSING_USER = 'Token is missing required user claims';
-/** The reference's implicit clock-skew allowance on `exp` (docs/design/rules/operations.md §7 item 10). */
+/** The reference's implicit clock-skew allowance on `exp`, kept so tokens expire at the same instant. */
 const EXPIRY_LEEWAY_SECONDS = 60;
 
 /**
@@ -75,7 +75,7 @@ export class JwtVerifier {
  * The first millisecond at which a token with this `exp` is refused. The rule is the reference's
  * whole-second one, `exp < floor(now / 1000) − 60`, which holds exactly from `(exp + 61) s` on;
  * requests and open streams both use this instant, so a stream ends when a reconnect with the same
- * token would get its 401 (docs/design/rules/browser.md §6).
+ * token would get its 401.
  */
 export function refusedFromMs(exp: number): number {
   return (exp + EXPIRY_LEEWAY_SECONDS + 1) * 1000;

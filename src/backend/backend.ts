@@ -4,8 +4,8 @@ import type { TopicPattern } from '../topic/topic-pattern.js';
 import type { IdempotencyRecords } from './idempotency-records.js';
 
 /**
- * The storage contract the HTTP and streaming layers depend on (docs/design/rules/backends.md §3, docs/design/architecture.md
- * "Backend"). It speaks in the domain, never in NATS terms; `memory/` and `jetstream/` implement it
+ * The storage contract the HTTP and streaming layers depend on (docs/design/rules/backends.md §3).
+ * It speaks in the domain, never in NATS terms; `memory/` and `jetstream/` implement it
  * and one contract suite runs against both.
  */
 
@@ -58,11 +58,11 @@ export interface FetchRequest {
   /** A date cursor is used for the first call only; callers continue with `nextSequence`. */
   readonly start: StartCursor;
   readonly limit: number;
-  /** H of the pattern's base: nothing above it is returned (docs/design/rules/streaming.md §10). */
+  /** H of the pattern's base, captured when the stream was set up: nothing above it is returned. */
   readonly upperBound: number;
 }
 
-/** One replay request's fixed range (docs/design/rules/streaming.md §10): everything from `start` up to H. */
+/** One replay request's fixed range: everything from `start` up to H, fixed at setup; what is stored later is not part of it. */
 export interface ReplayRequest {
   readonly pattern: TopicPattern;
   readonly start: StartCursor;
@@ -174,7 +174,7 @@ export interface SchemaStorage {
 export interface NotificationBackend {
   readonly kind: BackendKind;
   /**
-   * The schemas of a configuration reload (docs/design/rules/browser.md §5): the backend stores new and changed ones
+   * The schemas of a configuration reload: the backend stores new and changed ones
    * as it would have at startup (JetStream: creates or reconciles their streams now) and no longer
    * counts removed ones as configured. Stored notifications are never touched.
    */

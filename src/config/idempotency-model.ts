@@ -8,8 +8,8 @@ import { parseDuration } from './units.js';
  */
 
 /** `idempotency.window` bounds, in seconds: below 1 s a retry could never land inside it; 24 h bounds the record store. */
-export const IDEMPOTENCY_WINDOW_MIN_SEC = 1;
-export const IDEMPOTENCY_WINDOW_MAX_SEC = 86_400;
+const IDEMPOTENCY_WINDOW_MIN_SEC = 1;
+const IDEMPOTENCY_WINDOW_MAX_SEC = 86_400;
 
 export const IdempotencySchema = Type.Object(
   {

@@ -9,7 +9,7 @@ import type { AppConfig } from './model.js';
 export { ConfigLoadError } from './config-document.js';
 
 /**
- * Stage A of startup (docs/design/rules/operations.md §1.1–§1.3, §1.6): find the files, merge them, apply the
+ * The first stage of startup (docs/design/rules/operations.md §1.1–§1.3): find the files, merge them, apply the
  * `AVISOSERVER_*` environment, then check every value against the TypeBox model while coercing
  * it where the section is lenient and filling defaults.
  */
@@ -31,9 +31,9 @@ export interface LoadedConfig {
   files: string[];
 }
 
-export const CONFIG_FILE_VARIABLE = 'AVISOSERVER_CONFIG_FILE';
-export const ENV_PREFIX = 'AVISOSERVER_';
-export const SYSTEM_CONFIG_FILE = '/etc/aviso_server/config.yaml';
+const CONFIG_FILE_VARIABLE = 'AVISOSERVER_CONFIG_FILE';
+const ENV_PREFIX = 'AVISOSERVER_';
+const SYSTEM_CONFIG_FILE = '/etc/aviso_server/config.yaml';
 
 export function loadConfig(options: LoadConfigOptions = {}): AppConfig {
   return loadConfigWithSources(options).config;
@@ -114,7 +114,7 @@ function readConfigFile(file: string): Mapping {
   return content;
 }
 
-/** Mappings merge key by key, recursively; anything else in `later` replaces (docs/design/rules/operations.md §1.1). */
+/** Mappings merge key by key, recursively; anything else in `later` replaces, lists included. */
 function merge(earlier: unknown, later: unknown): Mapping {
   if (!isMapping(earlier) || !isMapping(later)) throw new Error('merge expects two mappings');
   const result: Mapping = {};
@@ -127,7 +127,7 @@ function merge(earlier: unknown, later: unknown): Mapping {
 }
 
 /**
- * docs/design/rules/operations.md §1.2: `AVISOSERVER_<SEGMENT>[__<SEGMENT>…]`, prefix case-insensitive, the rest lower-cased.
+ * Environment overrides: `AVISOSERVER_<SEGMENT>[__<SEGMENT>…]`, prefix case-insensitive, the rest lower-cased.
  * Shorter paths are applied first so `AVISOSERVER_AUTH__ENABLED` still lands when a broader
  * variable replaced the section. A name with an empty segment (`AVISOSERVER_AUTH__`) addresses
  * nothing and is ignored.

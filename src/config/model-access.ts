@@ -6,7 +6,7 @@ import { port, unsigned } from './model-fields.js';
 // ---------------------------------------------------------------------------------------------
 // auth (docs/design/rules/operations.md §1.4.3)
 
-export const AuthModeSchema = Type.Union([Type.Literal('direct'), Type.Literal('trusted_proxy')], {
+const AuthModeSchema = Type.Union([Type.Literal('direct'), Type.Literal('trusted_proxy')], {
   default: 'direct',
   description:
     '`direct`: credentials are verified by auth-o-tron, which returns a JWT. `trusted_proxy`: a fronting proxy forwards a JWT.',

@@ -6,7 +6,7 @@ import { unsigned } from './model-fields.js';
 // ---------------------------------------------------------------------------------------------
 // notification_backend (docs/design/rules/operations.md §1.4.6, docs/design/rules/backends.md §6.1, §7.1)
 
-export const InMemorySchema = Type.Object(
+const InMemorySchema = Type.Object(
   {
     max_history_per_topic: unsigned('Notifications kept per exact topic. > 0.', 1),
     max_topics: unsigned('Distinct topics kept before the least recently used one is evicted. > 0.', 10000),

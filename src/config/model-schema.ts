@@ -7,7 +7,7 @@ import { RoleMap } from './model-fields.js';
 // ---------------------------------------------------------------------------------------------
 // notification_schema (docs/design/rules/operations.md §1.4.7, docs/design/rules/schema-and-validation.md §2)
 
-export const TopicSchema = Type.Object(
+const TopicSchema = Type.Object(
   {
     base: Type.String({
       description:
@@ -21,7 +21,7 @@ export const TopicSchema = Type.Object(
 );
 
 /** Legacy `endpoint` block: ignored, but parsed with the shape of `topic` like the reference does. */
-export const LegacyEndpointSchema = Type.Object(
+const LegacyEndpointSchema = Type.Object(
   {
     base: Type.String({ description: 'Ignored.' }),
     key_order: Type.Array(Type.String(), { description: 'Ignored.' }),
@@ -29,14 +29,14 @@ export const LegacyEndpointSchema = Type.Object(
   { description: 'Legacy block, ignored; when present it still needs a string `base` and a list `key_order`.' },
 );
 
-export const PayloadSchema = Type.Object(
+const PayloadSchema = Type.Object(
   {
     required: Type.Boolean({ description: 'Whether notify requests must carry a `payload`.' }),
   },
   { additionalProperties: false, description: 'Payload rule. Absent behaves as `required: false`.' },
 );
 
-export const StreamAuthSchema = Type.Object(
+const StreamAuthSchema = Type.Object(
   {
     required: Type.Boolean({
       description: 'Whether the stream needs authentication. `true` needs global auth enabled.',
@@ -72,7 +72,7 @@ export const StoragePolicySchema = Type.Object(
 );
 
 /** The identifier rules, a union discriminated by `type` (src/schema/identifier-rule.ts). */
-export const IdentifierRuleSchema = IdentifierRule;
+const IdentifierRuleSchema = IdentifierRule;
 export type IdentifierRuleConfig = IdentifierRule;
 
 export const EventSchemaSchema = Type.Object(

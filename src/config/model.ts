@@ -45,9 +45,10 @@ export { NOTIFICATION_ENDPOINT_DEFAULTS, type NotificationEndpointConfig } from 
  */
 
 // ---------------------------------------------------------------------------------------------
-// watch_endpoint (docs/design/rules/operations.md §1.4.9; per-field defaults are deviation docs/design/rules/operations.md §7 item 3; max_buffered_events is D9)
+// watch_endpoint: each field has its own default, so a file that sets one field of the section
+// keeps the defaults of the others (the reference needed the whole section once it was present).
 
-export const WatchEndpointSchema = Type.Object(
+const WatchEndpointSchema = Type.Object(
   {
     sse_heartbeat_interval_sec: unsigned('Period of `heartbeat` SSE events, in seconds. > 0.', 30),
     connection_max_duration_sec: unsigned(
@@ -123,7 +124,7 @@ export const WATCH_ENDPOINT_DEFAULTS: WatchEndpointConfig = Value.Default(WatchE
 export type EventSchemaConfig = Static<typeof EventSchemaSchema>;
 export type StoragePolicyConfig = Static<typeof StoragePolicySchema>;
 
-/** The backend kinds the server can build (docs/design/rules/backends.md §3.1). */
+/** The backend kinds the server can build: in memory (one process) and JetStream. */
 export const BACKEND_KINDS = ['in_memory', 'jetstream'] as const;
 
 /** `storage_policy` fields in the order they are checked and reported. */

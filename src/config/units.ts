@@ -16,10 +16,10 @@ export class LiteralError extends Error {
 }
 
 /** Duration units, case-insensitive, in seconds. */
-export const DURATION_UNITS: Readonly<Record<string, number>> = { s: 1, m: 60, h: 3600, d: 86400, w: 604800 };
+const DURATION_UNITS: Readonly<Record<string, number>> = { s: 1, m: 60, h: 3600, d: 86400, w: 604800 };
 
 /** Size units, case-sensitive, in bytes. */
-export const SIZE_UNITS: Readonly<Record<string, number>> = {
+const SIZE_UNITS: Readonly<Record<string, number>> = {
   K: 1e3,
   M: 1e6,
   G: 1e9,

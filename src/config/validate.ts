@@ -15,20 +15,24 @@ export { validateJetStreamSettings } from './validate-backend.js';
 export { ConfigValidationError, VALIDATION_EVENTS, WARNING_EVENTS, type ConfigWarning } from './validation-errors.js';
 
 /**
- * Stage B of startup (docs/design/rules/operations.md §1.6): semantic checks across fields, run after loading and
- * before anything is built, plus the decisions D8, D19, D22 and the point-cloud rules of
- * docs/design/rules/schema-and-validation.md §5.9. Checks run in the spec's order and the first failure wins;
- * each failure carries the docs/design/rules/operations.md §3.4.3 log event it must be logged with.
+ * The second stage of startup: the rules that span several fields, which the model's types
+ * cannot say, checked after the file and the environment are loaded and before anything is
+ * built. The first broken rule stops startup, and each failure carries the log event it is
+ * logged with (`VALIDATION_EVENTS`).
  *
- * Order: B1.1 kind, then the backend settings (D8 caps, the in-memory byte budget, D22, D36
- * workers), B1.2 bases, B1.3 key_order, B1.4 storage_policy needs topic, then "every schema has a
- * topic" (S13), B1.5 values, B1.6 capability, then the per-schema structure rules (D19, docs/design/rules/schema-and-validation.md §5.9, D8),
- * B2 … B6, B7 (+ D8/D9).
+ * The order is the reference's, so that a file with several mistakes reports the same one first:
+ * the backend's kind and settings (its caps, the in-memory byte budget, no JetStream retention
+ * that deletes what replays still read, one worker for an in-memory history); then each schema:
+ * valid and distinct topic bases, `key_order` naming only declared fields, `storage_policy` only
+ * with a topic, a topic for every schema, the allowed values, each handler's capabilities, the
+ * spatial and point-cloud structure and the caps; then authentication, the read plugins and
+ * per-stream roles, metrics, ECPDS, and the positive watch settings. The numbered stages are in
+ * docs/design/rules/operations.md §1.6.
  */
 
 export interface ValidatedConfig {
   config: AppConfig;
-  /** Effective `notification_schema_strict` (docs/design/rules/operations.md §1.4.8). */
+  /** Effective `notification_schema_strict`: as configured, or on exactly when schemas are declared. */
   strictMode: boolean;
   /** Startup warnings to log at `warn` once the logger exists. */
   warnings: ConfigWarning[];
@@ -72,8 +76,11 @@ export function validateConfig(config: AppConfig): ValidatedConfig {
   return { config, strictMode: strict.strict, warnings };
 }
 
-/** docs/design/rules/operations.md §1.4.8 / docs/design/rules/schema-and-validation.md §3.1 truth table. */
-export function resolveStrictMode(config: AppConfig): { strict: boolean; warning?: ConfigWarning } {
+/**
+ * Strict mode unset follows the schemas (on when any is declared); set, it is kept, with a warning
+ * when it is off although schemas are declared, since unknown event types are then accepted.
+ */
+function resolveStrictMode(config: AppConfig): { strict: boolean; warning?: ConfigWarning } {
   const schemaCount = Object.keys(config.notification_schema ?? {}).length;
   const explicit = config.notification_schema_strict;
   if (explicit === undefined) return { strict: schemaCount > 0 };
@@ -89,7 +96,7 @@ export function resolveStrictMode(config: AppConfig): { strict: boolean; warning
   return { strict: explicit };
 }
 
-/** docs/design/rules/reference-0.13.md §7: OTLP export needs somewhere to export to. */
+/** OTLP export, when on, needs somewhere to export to. */
 function checkLogging(config: AppConfig): void {
   try {
     otlpTarget(config.logging.otlp);
@@ -117,7 +124,7 @@ function checkApplicationLimits(config: AppConfig): void {
   }
 }
 
-/** docs/design/rules/browser.md §2, §3, D46: own and CORS origins as browsers send them, TLS files named. */
+/** Own and CORS origins written as browsers send them, the TLS files named, trusted proxies as addresses or networks. */
 function checkBrowserAccess(config: AppConfig): void {
   const { application } = config;
   const problem =
@@ -134,7 +141,7 @@ function checkHomepageLinks(config: AppConfig): void {
   if (problem !== undefined) configError(problem);
 }
 
-/** B5: metrics, only when enabled. */
+/** Metrics, when enabled, need a port of their own. */
 function checkMetrics(config: AppConfig): void {
   const metrics = config.metrics;
   if (!metrics.enabled) return;
@@ -146,7 +153,11 @@ function checkMetrics(config: AppConfig): void {
   }
 }
 
-/** B7 (docs/design/rules/operations.md §7 item 4) plus D8/D9: values that must be positive. `replay_batch_delay_ms: 0` means no pause. */
+/**
+ * The watch settings that must be positive, and the buffers' floors: a stream's buffer holds at
+ * least four of the largest notifications, the process's at least one stream's. `replay_batch_delay_ms: 0`
+ * is allowed: it means no pause.
+ */
 function checkWatchEndpoint(config: AppConfig): void {
   const watch = config.watch_endpoint;
   for (const field of [

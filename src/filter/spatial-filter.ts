@@ -5,15 +5,17 @@ import type { BoundingBox, LatLon, PolygonValue } from '../schema/handlers/field
 import { candidateGeometryOf, toPlanarPolygon, type PlanarPolygon, type PlanarPosition } from './candidate-geometry.js';
 
 /**
- * Stage 4 of watch/replay selection (docs/design/rules/schema-and-validation.md §8.5, §9). Geometry is planar in
- * (lon, lat) degrees with no antimeridian handling (S16); turf does the geometric predicates.
+ * The last stage of watch/replay selection, after the topic pattern and the field filters: the
+ * request's polygon or point against each stored notification's geometry, its bounding box
+ * checked first. Geometry is planar in (lon, lat) degrees with no antimeridian handling, as in the
+ * reference; turf does the geometric predicates (docs/design/rules/schema-and-validation.md §9).
  */
 export type SpatialFilter =
-  /** `identifier.polygon` on a polygon schema (docs/design/rules/schema-and-validation.md §9.2). */
+  /** `identifier.polygon` on a polygon schema: the stored polygon intersects the requested one. */
   | { readonly kind: 'polygon_intersects'; readonly polygon: PolygonValue }
-  /** `identifier.point` on a polygon schema (docs/design/rules/schema-and-validation.md §9.3). */
+  /** `identifier.point` on a polygon schema: the point lies strictly inside the stored polygon. */
   | { readonly kind: 'point_in_polygon'; readonly point: LatLon }
-  /** `identifier.polygon` on a point-cloud schema (docs/design/rules/schema-and-validation.md §9.4). */
+  /** `identifier.polygon` on a point-cloud schema: a stored point lies in the requested polygon or on its edge. */
   | { readonly kind: 'cloud_in_polygon'; readonly polygon: PolygonValue };
 
 export type SpatialPredicate = (candidate: StoredNotification) => boolean;
@@ -37,7 +39,7 @@ function polygonIntersects(request: PolygonValue): SpatialPredicate {
   const requestPolygon = toPlanarPolygon(request.ring);
   return (candidate) => {
     const geometry = candidateGeometryOf(candidate);
-    // Without a stored box the candidate fails outright (docs/design/rules/schema-and-validation.md §9.2 step 1), unlike the point filter.
+    // Without a stored box the candidate fails outright, unlike the point filter, which skips the box check.
     const box = geometry.bbox;
     if (box === undefined || !boxesIntersect(box, request.bbox)) return false;
     const polygon = geometry.polygon;
@@ -64,7 +66,7 @@ function pointInPolygon(point: LatLon): SpatialPredicate {
   const position: PlanarPosition = [lon, lat];
   return (candidate) => {
     const geometry = candidateGeometryOf(candidate);
-    // The box check is skipped, not failed, when there is no readable box (docs/design/rules/schema-and-validation.md §9.3 step 1).
+    // The box check is skipped, not failed, when there is no readable box; the polygon alone decides.
     const box = geometry.bbox;
     if (box !== undefined && !boxContains(box, lat, lon)) return false;
     const polygon = geometry.polygon;
@@ -77,7 +79,7 @@ function cloudInPolygon(request: PolygonValue): SpatialPredicate {
   const requestPolygon = toPlanarPolygon(request.ring);
   return (candidate) => {
     const geometry = candidateGeometryOf(candidate);
-    // A cloud without a readable stored box fails: the box check comes first (docs/design/rules/schema-and-validation.md §9.4 step 1).
+    // A cloud without a readable stored box fails: the box check comes first.
     const box = geometry.bbox;
     if (box === undefined || !boxesIntersect(box, request.bbox)) return false;
     // Boundary included for clouds (S4); `some` stops at the first point inside, in stored order.

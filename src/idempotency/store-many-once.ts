@@ -22,7 +22,7 @@ export type StoredManyOutcome =
  * event type as a single notify's key is. A key has no space (visible ASCII only), so no single
  * notify's key can name an item's record.
  */
-export function batchItemRecordKey(eventType: string, key: string, index: number): string {
+function batchItemRecordKey(eventType: string, key: string, index: number): string {
   return idempotencyRecordKey(eventType, `${key} ${index}`);
 }
 

@@ -1,12 +1,12 @@
 /**
  * JSON values as aviso-ts reads them from request bodies. Numbers keep their source text
- * (`JsonNumber`) because the protocol distinguishes `4` from `4.0` (docs/design/rules/schema-and-validation.md §4)
- * and payload integers must survive beyond 2^53 (docs/design/rules/streaming.md §6.2).
+ * (`JsonNumber`) because the protocol distinguishes `4` from `4.0` (an Int field accepts the first
+ * only) and payload integers must survive beyond 2^53, delivered as they were sent.
  */
 export class JsonNumber {
   constructor(readonly source: string) {}
 
-  /** True when the literal has no fraction and no exponent (`42`, `-3`; `-0` excluded, see docs/design/rules/schema-and-validation.md §4). */
+  /** True when the literal has no fraction and no exponent (`42`, `-3`, and `-0`, which identifier text reads as a float). */
   get isIntegerLiteral(): boolean {
     return /^-?\d+$/.test(this.source);
   }
@@ -38,15 +38,4 @@ export function jsonKind(value: JsonValue): 'string' | 'boolean' | 'null' | 'num
     default:
       return 'object';
   }
-}
-
-/** Plain JS view of a value (numbers become doubles); used where precision is irrelevant. */
-export function toPlain(value: JsonValue): unknown {
-  if (value instanceof JsonNumber) return value.toNumber();
-  if (Array.isArray(value)) return value.map(toPlain);
-  if (isJsonObject(value)) {
-    // `fromEntries` defines own properties, so a `__proto__` key stays a key.
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, toPlain(v)]));
-  }
-  return value;
 }

@@ -3,7 +3,7 @@ import { JsonNumber, type JsonValue } from './json-value.js';
 import { echo } from '../text/echo.js';
 
 /** serde_json's recursion limit; deeper documents are rejected like the reference does. */
-export const MAX_JSON_DEPTH = 128;
+const MAX_JSON_DEPTH = 128;
 
 export class JsonSyntaxError extends Error {}
 

@@ -5,13 +5,13 @@ import { EventRateLimit, RATE_LIMIT_WINDOW_MS } from './event-rate-limit.js';
 import { redactField, redactText } from './redact.js';
 
 /**
- * pino configured for the OpenTelemetry-shaped JSON lines of docs/design/rules/operations.md §3.4.1: `timestamp`,
+ * pino configured for OpenTelemetry-shaped JSON lines (docs/design/rules/operations.md §3.4.1): `timestamp`,
  * `severityText`/`severityNumber`, `body`, `resource`, and every event field under `attributes`.
  */
 
 const SEVERITY: Readonly<Record<string, number>> = { trace: 1, debug: 5, info: 9, warn: 13, error: 17, fatal: 21 };
 
-/** Attribute renames of docs/design/rules/operations.md §3.4.1. */
+/** Attribute renames: our field names to the OpenTelemetry semantic names the lines carry. */
 const RENAMES: Readonly<Record<string, string>> = {
   event_name: 'event.name',
   error_type: 'error.type',
@@ -54,7 +54,7 @@ export interface LogOutputStats {
   readonly rateLimitedLines: number;
 }
 
-/** The identity block of every line (docs/design/rules/operations.md §3.4.1), also the OTLP resource. */
+/** The identity block of every line (service name and version, the Kubernetes namespace and pod), also the OTLP resource. */
 export function logResource(
   serviceVersion: string,
   env: Readonly<Record<string, string | undefined>> = process.env,
@@ -120,7 +120,7 @@ export function createLogger(options: LoggerOptions): Logger {
       // A copy: pino merges each event's fields into the object mixin returns.
       mixin: (_object, _level, logger) => ({ ...processAttributes, ...CONTEXTS.get(logger) }),
       hooks: {
-        // The message is free text too: it may quote a URL or a header (docs/design/rules/operations.md §3.4.1 redaction).
+        // The message is free text too: it may quote a URL or a header, so it is redacted like the attributes.
         // `args` is pino's own array for this call, so it is redacted in place.
         logMethod(args, method) {
           if (rateLimit && isLimited(args[0], limited) && !rateLimit.admit((args[0] as { event_name: string }).event_name)) return;
@@ -186,7 +186,7 @@ export function endLogger(logger: Logger, graceMs: number): Promise<void> {
 }
 
 /**
- * pino writes child bindings at the top level of a line, but docs/design/rules/operations.md §3.4.1 wants request context
+ * pino writes child bindings at the top level of a line, but the lines keep request context
  * (`request_id`, `event_type`, `topic`) under `attributes`. So children carry no bindings; their
  * context lives here and `mixin` adds it to every event, where the log formatter nests it.
  */

@@ -5,7 +5,7 @@ import type { GapScope } from '../streaming/frames.js';
 import type { MemoryHistoryTelemetry } from '../backend/memory/history-telemetry.js';
 import type { IdempotencyTelemetry } from '../idempotency/idempotency-telemetry.js';
 
-/** `route` label of SSE metrics (docs/design/rules/operations.md §3.3.4). */
+/** `route` label of SSE metrics: the endpoint's path, whichever method (POST or a browser's GET) opened the stream. */
 export type SseRoute = '/api/v1/watch' | '/api/v1/replay';
 
 /** `status` label of `aviso_notifications_total`. */
@@ -27,7 +27,7 @@ export type ConfigReloadResult = 'success' | 'failure';
 export type AuthModeLabel = 'direct' | 'trusted_proxy';
 
 /**
- * Everything the server records for Prometheus (docs/design/rules/operations.md §3.3). Callers pass labels already
+ * Everything the server records for Prometheus (the inventory is docs/metrics.md). Callers pass labels already
  * bounded (`labels.ts`): route patterns, bucketed methods and event types, never raw user input.
  * With metrics disabled the implementation records nothing.
  */
@@ -43,7 +43,7 @@ export interface AvisoMetrics {
   /** A batch notify ended (its items are counted one by one by `notification`). */
   notificationBatch(status: BatchStatus): void;
 
-  /** A stream was counted (after auth and validation, before backend setup, docs/design/rules/operations.md §3.3.4). */
+  /** A stream was counted: after auth and validation, before backend setup, so refused requests are not streams. */
   streamOpened(route: SseRoute, eventType: string, username: string | undefined): void;
   /** Its release: active −1, duration observed once. */
   streamClosed(route: SseRoute, eventType: string, username: string | undefined, durationSeconds: number): void;
@@ -57,7 +57,7 @@ export interface AvisoMetrics {
   slowConsumerClosed(route: SseRoute, trigger: SlowConsumerTrigger): void;
   /** A closed stream whose client did not read its end in time was reset (D37). */
   streamReset(route: SseRoute): void;
-  /** A stream was closed because its credentials expired (docs/design/rules/browser.md §6). */
+  /** A stream was closed because its credentials expired. */
   tokenExpiryClosed(route: SseRoute): void;
   /** A stream request was refused with `503 TOO_MANY_STREAMS`: the process held `max_streams` (D44). */
   streamRefused(route: SseRoute): void;
@@ -74,7 +74,7 @@ export interface AvisoMetrics {
 
   authRequest(mode: AuthModeLabel, outcome: AuthOutcome): void;
 
-  /** A configuration reload ended: swapped in, or refused and the old one kept (docs/design/rules/browser.md §5). */
+  /** A configuration reload ended: swapped in, or refused and the old one kept. */
   configReload(result: ConfigReloadResult): void;
 
   /** Wraps a backend so its operations are counted and timed (`aviso_backend_*`). */

@@ -10,16 +10,16 @@ import { PendingIncrements } from './pending-counts.js';
 /** The metric families every server registers: the inventory, the ECPDS checker's, their first series. */
 
 /** Histogram buckets unless stated otherwise (docs/design/rules/operations.md §3.3.2); spelled out so a library upgrade cannot move them. */
-export const DURATION_BUCKETS: readonly number[] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+const DURATION_BUCKETS: readonly number[] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 /** `aviso_sse_connection_duration_seconds`: streams live from seconds to a day. */
-export const SSE_DURATION_BUCKETS: readonly number[] = [
+const SSE_DURATION_BUCKETS: readonly number[] = [
   1, 5, 15, 30, 60, 300, 900, 1800, 3600, 7200, 14400, 28800, 43200, 86400,
 ];
 
-export const AUTH_MODES: readonly AuthModeLabel[] = ['direct', 'trusted_proxy'];
+const AUTH_MODES: readonly AuthModeLabel[] = ['direct', 'trusted_proxy'];
 export const AUTH_OUTCOMES: readonly AuthOutcome[] = ['success', 'unauthorized', 'forbidden', 'service_unavailable'];
-export const CONFIG_RELOAD_RESULTS: readonly ConfigReloadResult[] = ['success', 'failure'];
+const CONFIG_RELOAD_RESULTS: readonly ConfigReloadResult[] = ['success', 'failure'];
 
 /** What the series created at startup depend on. */
 export interface SeriesOptions {
@@ -87,7 +87,7 @@ export function defineCoreMetrics(register: Registry): CoreMetrics {
   };
 }
 
-/** docs/design/rules/operations.md §3.3.3: registered whatever the configuration, like the reference's build feature. */
+/** The ECPDS families, registered whatever the configuration, as the reference's build feature registers them. */
 export function defineEcpdsMetrics(register: Registry): EcpdsMetrics {
   return {
     cacheHits: counter(register, 'aviso_ecpds_cache_hits_total', 'ECPDS checks served from the destination cache.'),
@@ -98,7 +98,7 @@ export function defineEcpdsMetrics(register: Registry): EcpdsMetrics {
   };
 }
 
-/** docs/design/rules/operations.md §3.3.5: series `rate()` alerts need before the first event happens. */
+/** The series that `rate()` alerts need before the first event happens, created at zero. */
 export function precreateSeries(options: SeriesOptions, core: CoreMetrics, ecpds: EcpdsMetrics): void {
   core.buildInfo.set({ version: options.version }, 1);
   for (const mode of AUTH_MODES) {

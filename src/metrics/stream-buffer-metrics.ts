@@ -7,7 +7,7 @@ import type { GapScope } from '../streaming/frames.js';
 
 const GAP_SCOPES: readonly GapScope[] = ['request', 'stream'];
 
-export const SLOW_CONSUMER_TRIGGERS: readonly SlowConsumerTrigger[] = [
+const SLOW_CONSUMER_TRIGGERS: readonly SlowConsumerTrigger[] = [
   'buffered_events',
   'buffered_bytes',
   'process_buffered_bytes',
@@ -16,7 +16,7 @@ export const SLOW_CONSUMER_TRIGGERS: readonly SlowConsumerTrigger[] = [
 const SSE_ROUTES: readonly SseRoute[] = ['/api/v1/watch', '/api/v1/replay'];
 
 /** Live delivery lag buckets: from a millisecond (an idle server) to half a minute (a saturated one). */
-export const DELIVERY_LAG_BUCKETS: readonly number[] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+const DELIVERY_LAG_BUCKETS: readonly number[] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 /**
  * The delivery series (docs/metrics.md), every one present from startup: slow-consumer closes and

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { AppConfig } from '../config/model.js';
 import type { AvisoMetrics } from '../metrics/aviso-metrics.js';
-import { startMetricsServer } from '../http/metrics-server.js';
+import { startMetricsServer } from '../http/transport/metrics-server.js';
 import { fatal, reasonOf } from './fatal.js';
 
 /** The separate metrics listener (step 8); a port that cannot be bound stops startup. */

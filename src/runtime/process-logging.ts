@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { AppConfig } from '../config/model.js';
 import { effectiveLevel } from '../logging/log-level.js';
-import { CLIENT_ERROR_EVENTS } from '../http/client-error-events.js';
+import { CLIENT_ERROR_EVENTS } from '../http/transport/client-error-events.js';
 import { createLogger, logOutputStats, logResource, type LogOutputStats } from '../logging/logger.js';
 import { createOtlpExporter, createOtlpLogExport, type OtlpLogExport } from '../logging/otlp/otlp-export.js';
 import { otlpTarget, type OtlpTarget } from '../logging/otlp/otlp-target.js';

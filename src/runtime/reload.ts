@@ -6,14 +6,14 @@ import { configuredBases } from './create-backend.js';
 import type { AppConfig } from '../config/model.js';
 import { hasSchemaChanges, restartOnlySettings, sameSetting, schemaChanges, type SchemaChanges } from '../config/reload-changes.js';
 import type { ReloadOutcome, ReloadSource } from '../config/reload-outcome.js';
-import type { ConfigurationReload } from '../http/reload-route.js';
-import { replaceTlsMaterial } from '../http/tls-options.js';
+import type { ConfigurationReload } from '../http/routes/reload-route.js';
+import { replaceTlsMaterial } from '../http/transport/tls-options.js';
 import type { AvisoMetrics } from '../metrics/aviso-metrics.js';
 import type { SchemaRegistry } from '../schema/schema-registry.js';
 import { prepareConfiguration, type PreparedConfiguration } from './configuration-preparation.js';
 import { reasonOf } from './fatal.js';
 
-export type { ConfigurationReload } from '../http/reload-route.js';
+export type { ConfigurationReload } from '../http/routes/reload-route.js';
 export type { ReloadOutcome, ReloadSource } from '../config/reload-outcome.js';
 
 export interface ReloaderDependencies {

@@ -11,7 +11,7 @@ import { systemClock } from '../time/clock.js';
 import type { AppConfig } from '../config/model.js';
 import { ConfigurationReloader, type ConfigurationReload } from './reload.js';
 import { schemasListingEcpds } from '../config/validate.js';
-import type { TlsMaterial } from '../http/tls-options.js';
+import type { TlsMaterial } from '../http/transport/tls-options.js';
 import type { AvisoMetrics } from '../metrics/aviso-metrics.js';
 import { createDisabledMetrics, createPrometheusMetrics, type MetricsSnapshot } from '../metrics/prometheus-metrics.js';
 import { SERVER_VERSION } from '../version.js';

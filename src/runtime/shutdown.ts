@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { EcpdsPlugin } from '../auth/ecpds/ecpds-plugin.js';
 import type { NotificationBackend } from '../backend/backend.js';
-import { closeAllConnections } from '../http/server-transport.js';
+import { closeAllConnections } from '../http/transport/server-transport.js';
 import { endLogger } from '../logging/logger.js';
 import type { OtlpLogExport } from '../logging/otlp/otlp-export.js';
 import { reasonOf } from './fatal.js';

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { AppConfig } from '../config/model.js';
-import type { TlsMaterial } from '../http/tls-options.js';
+import type { TlsMaterial } from '../http/transport/tls-options.js';
 import { loadConfiguration, readTlsMaterial, validateConfiguration, type ConfigurationRefusal } from './configuration-preparation.js';
 import { fatal } from './fatal.js';
 
@@ -63,7 +63,7 @@ export function validateStartupConfig(config: AppConfig, logger: Logger, announc
   return { strictMode };
 }
 
-/** The first line once logging is set up (docs/design/rules/operations.md §4.1 step 3). */
+/** The first line once logging is set up, so an operator sees which configuration the server runs. */
 export function logConfigurationLoaded(config: AppConfig, logger: Logger): void {
   logger.info(
     {
@@ -77,7 +77,7 @@ export function logConfigurationLoaded(config: AppConfig, logger: Logger): void 
   );
 }
 
-/** `application.tls`: the certificate files, read and checked (docs/design/rules/browser.md §3). */
+/** `application.tls`: the certificate files, read and checked; a missing file or a key that does not match fails startup. */
 export function loadStartupTls(config: AppConfig, logger: Logger): TlsMaterial | undefined {
   const tls = readTlsMaterial(config);
   if (!tls.ok) refuseStartup(tls.refusal, logger);

@@ -35,8 +35,8 @@ export const DateRule = Type.Object(
 );
 export type DateRule = Static<typeof DateRule>;
 
-export const TimeRule = Type.Object({ type: Type.Literal('TimeHandler'), ...common }, { additionalProperties: false });
-export type TimeRule = Static<typeof TimeRule>;
+const TimeRule = Type.Object({ type: Type.Literal('TimeHandler'), ...common }, { additionalProperties: false });
+type TimeRule = Static<typeof TimeRule>;
 
 export const EnumRule = Type.Object(
   {
@@ -80,8 +80,8 @@ export const FloatRule = Type.Object(
 );
 export type FloatRule = Static<typeof FloatRule>;
 
-export const PolygonRule = Type.Object({ type: Type.Literal('PolygonHandler'), ...common }, { additionalProperties: false });
-export type PolygonRule = Static<typeof PolygonRule>;
+const PolygonRule = Type.Object({ type: Type.Literal('PolygonHandler'), ...common }, { additionalProperties: false });
+type PolygonRule = Static<typeof PolygonRule>;
 
 export const MAX_POINT_CLOUD_POINTS = 10_000;
 export const PointCloudRule = Type.Object(

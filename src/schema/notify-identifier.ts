@@ -12,7 +12,7 @@ import type { SchemaRegistry } from './schema-registry.js';
 import { scalarText } from './scalar-text.js';
 import { echo } from '../text/echo.js';
 
-/** What notify stores for a validated request (docs/design/rules/api.md §5.1 steps 5–8). */
+/** What notify stores for a validated request: the topic, the payload text and the identifier as metadata. */
 export interface PreparedNotification {
   /** Wire topic. */
   readonly topic: string;
@@ -28,14 +28,14 @@ export interface NotifyInput {
 
 const POINT_ON_NOTIFY = 'identifier.point is only supported for watch/replay endpoints, not /notification';
 
-/** Step 3 of docs/design/rules/api.md §5.1, checked for every event type before authentication. */
+/** `identifier.point` filters streams only: refused on notify, for every event type, before authentication. */
 export function assertNoPointOnNotify(identifier: JsonObject): void {
   if (Object.hasOwn(identifier, 'point')) throw new IdentifierError(POINT_ON_NOTIFY);
 }
 
 /**
  * Validates and canonicalises a notify request, then builds its topic, payload text and metadata.
- * Problems are reported in a fixed order (docs/design/rules/api.md §9.4): unknown names, then declared fields, both
+ * Problems are reported in a fixed order, the reference's: unknown names, then declared fields, both
  * alphabetically, then the payload rule, then the topic length. Throws `IdentifierError`.
  */
 export function prepareNotification(registry: SchemaRegistry, request: NotifyInput): PreparedNotification {
@@ -117,7 +117,7 @@ function bboxText(bbox: BoundingBox): string {
   return bbox.map(canonicalFloatText).join(',');
 }
 
-/** Generic (schema-less) event types in non-strict mode (docs/design/rules/schema-and-validation.md §3.3). */
+/** Generic (schema-less) event types, accepted when strict mode is off. */
 function prepareGeneric(registry: SchemaRegistry, request: NotifyInput): PreparedNotification {
   const { event_type: eventType, identifier } = request;
   assertUsableGenericEventType(registry, eventType);
@@ -141,7 +141,7 @@ function prepareGeneric(registry: SchemaRegistry, request: NotifyInput): Prepare
   };
 }
 
-/** Compact JSON with sorted keys; an absent payload is stored as `null` (docs/design/rules/api.md §5.1 step 8). */
+/** Compact JSON with sorted keys; an absent payload is stored as `null`, as the reference stores it. */
 function payloadText(payload: JsonValue | undefined): string {
   return canonicalJson(payload ?? null);
 }

@@ -14,7 +14,7 @@ interface RegistryState {
 }
 
 /**
- * The configured event types (docs/design/rules/schema-and-validation.md §2–§3). Built from validated config;
+ * The configured event types. Built from validated config;
  * answers which schema an event type or a topic base belongs to and whether strict mode rejects
  * unknown event types. A configuration reload swaps everything it answers in one assignment
  * (`replaceWith`), so the routes keep this object and every request sees one configuration.
@@ -108,20 +108,20 @@ export class SchemaRegistry {
   }
 
   /**
-   * The `event_type` label of metrics and logs (docs/design/rules/operations.md §3.3.4): a configured name, else
+   * The `event_type` label of metrics and logs: a configured name, else
    * `generic`, so caller-chosen text never becomes a label value.
    */
   eventTypeLabel(eventType: string): string {
     return this.state.byEventType.has(eventType) ? eventType : 'generic';
   }
 
-  /** Strict-mode gate (docs/design/rules/api.md §4): true when the request must be rejected with UNKNOWN_EVENT_TYPE. */
+  /** Strict mode: true when the event type is not configured and the request must be rejected with UNKNOWN_EVENT_TYPE. */
   rejectsEventType(eventType: string): boolean {
     return this.state.strictMode && !this.state.byEventType.has(eventType);
   }
 }
 
-/** Bases and admin aliases compare ASCII case-insensitively (docs/design/rules/schema-and-validation.md §2.1). */
+/** Bases and admin aliases compare ASCII case-insensitively, as the reference's do; other letters compare exactly. */
 function asciiLowerCase(text: string): string {
   return text.replace(/[A-Z]/g, (c) => c.toLowerCase());
 }

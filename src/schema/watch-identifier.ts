@@ -20,7 +20,7 @@ const POINT = 'point';
 const polygonFilter = createPolygonHandler(POLYGON);
 
 /**
- * Step 4.1 of docs/design/rules/api.md §6.1, run for every event type before the start cursor is looked at:
+ * The first validation step of a stream request, run for every event type before the start cursor is looked at:
  * `point` and `polygon` together are refused, and a `point` must be a valid coordinate.
  */
 export function checkSpatialShape(identifier: JsonObject): LatLon | undefined {
@@ -126,7 +126,7 @@ function missing(field: string, endpoint: StreamEndpoint): IdentifierError {
 }
 
 /**
- * Schema-less event types (docs/design/rules/schema-and-validation.md §3.3): values are topic tokens in the order of their sorted keys, `*`
+ * Schema-less event types (accepted when strict mode is off): values are topic tokens in the order of their sorted keys, `*`
  * is a wildcard, and `point`/`polygon` still filter geometrically as in the reference.
  */
 function prepareGeneric(

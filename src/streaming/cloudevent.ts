@@ -21,14 +21,15 @@ type FrameEvent = 'live-notification' | 'replay';
 
 /**
  * How a notification frame is written: `plain` is the POST wire; `with-id` adds the SSE `id:` line
- * a GET stream carries (docs/design/rules/browser.md §1), so `EventSource` resumes with `Last-Event-ID`.
+ * a GET stream carries, so `EventSource` resumes with `Last-Event-ID`.
  */
 export type FrameStyle = 'plain' | 'with-id';
 
 type FrameKey = FrameEvent | `${FrameEvent} with-id`;
 
 /**
- * Renders a stored notification as the CloudEvent JSON of docs/design/rules/streaming.md §6, keys sorted. The
+ * Renders a stored notification as CloudEvents 1.0 JSON, keys sorted as the reference writes them
+ * (docs/design/rules/streaming.md §6). The
  * result depends only on the notification and the configuration, so it is computed once per
  * notification and shared by every stream that delivers it.
  */
@@ -138,7 +139,7 @@ export class CloudEventRenderer {
   private readonly dataschemas = new Map<string, string>();
 
   /**
-   * `<base_url>/schema/<event_type>` normalised as a URL (docs/design/rules/streaming.md §6), remembered for configured event types
+   * `<base_url>/schema/<event_type>` normalised as a URL, remembered for configured event types
    * only: schema-less names are chosen by callers and must not grow the cache.
    */
   private dataschema(eventType: string, configured: boolean): string {
@@ -193,7 +194,7 @@ function hasGeometricPolygon(notification: StoredNotification, identity: StoredI
   return notification.metadata?.[METADATA_KEYS.spatialGeometry] !== undefined;
 }
 
-/** docs/design/rules/streaming.md §6.1 step 3: spatial values travel in their own headers and are re-attached here. */
+/** The stored identifier as delivered: spatial values travel in their own headers and are re-attached here. */
 function deliveredIdentifier(
   notification: StoredNotification,
   stored: Readonly<Record<string, unknown>>,
@@ -210,7 +211,7 @@ function deliveredIdentifier(
   }
 }
 
-/** docs/design/rules/streaming.md §6.2: empty → null, JSON → that value (number text kept), anything else → the text as a string. */
+/** The payload as delivered: empty → null, JSON → that value (number text kept), anything else → the text as a string. */
 function payloadValue(text: string): JsonValue {
   if (text === '') return null;
   try {

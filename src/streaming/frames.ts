@@ -2,8 +2,8 @@ import { canonicalJson } from '../json/canonical-json.js';
 import { formatUtcSeconds } from '../time/time-format.js';
 
 /**
- * The typed frames of a stream (docs/design/rules/streaming.md §5) and their one renderer (§3.2). Nothing else
- * writes SSE text.
+ * The typed frames of a stream and their one renderer, which writes every frame's JSON with
+ * sorted keys as the reference does. Nothing else writes SSE text.
  */
 
 /**
@@ -14,7 +14,7 @@ export type CloseReason = 'end_of_stream' | 'max_duration_reached' | 'server_shu
 
 /**
  * Why an `end_of_stream` was not a completion: `slow_consumer`, the client did not keep up (D9,
- * revised by D32); `token_expired`, the JWT the stream was opened with expired (docs/design/rules/browser.md §6);
+ * revised by D32); `token_expired`, the JWT the stream was opened with expired;
  * `operator_closed`, an admin closed it (D49).
  * The client resumes from its cursor on `end_of_stream` whatever the cause.
  */
@@ -55,7 +55,7 @@ export function frameText(event: string, json: string): string {
 }
 
 /**
- * The reconnection delay a GET stream announces first (docs/design/rules/browser.md §1): `EventSource` waits this
+ * The reconnection delay a GET stream announces first: `EventSource` waits this
  * long (plus its own jitter) before reconnecting with `Last-Event-ID`. POST streams send none.
  */
 export const BROWSER_RETRY_MS = 2000;
@@ -233,7 +233,7 @@ export function heartbeat(stream: StreamIdentity, nowMs: number): Frame {
   return { kind: 'heartbeat', event: 'heartbeat', data: { timestamp: formatUtcSeconds(nowMs), topic: stream.topic } };
 }
 
-/** A backend failure that ends the stream (docs/design/rules/streaming.md §5.7, first shape). */
+/** A backend failure that ends the stream: `stream_processing_failed`, then the close. */
 export function streamProcessingFailed(stream: StreamIdentity, message: string): Frame {
   return {
     kind: 'error',
@@ -242,7 +242,7 @@ export function streamProcessingFailed(stream: StreamIdentity, message: string):
   };
 }
 
-/** One notification that could not be rendered (docs/design/rules/streaming.md §5.7, second shape); the stream goes on. */
+/** One notification that could not be rendered: `CloudEvent creation failed` with its sequence; the stream goes on. */
 export function cloudEventCreationFailed(
   stream: StreamIdentity,
   failure: { readonly sequence: number; readonly notificationTopic: string; readonly message: string },

@@ -8,13 +8,13 @@ export interface ReplayBatchHost {
   isClosed(): boolean;
   /** Queues rendered replay frames together (few writes, sse-connection.ts); `lastSequence` is the last frame's. */
   sendFrames(frames: readonly Buffer[], lastSequence: number): boolean;
-  /** Emits the non-fatal error frame for a notification that cannot be rendered (docs/design/rules/streaming.md §6.3). */
+  /** Emits the non-fatal error frame for a notification that cannot be rendered; the replay goes on and the notification uses no quota. */
   sendRenderFailure(notification: StoredNotification, error: CloudEventRenderError): boolean;
-  /** Ends the stream with `notification_replay_limit_reached` (docs/design/rules/streaming.md §9.5). */
+  /** Ends the stream with `notification_replay_limit_reached`, then `end_of_stream`: no `replay_completed`, no live phase. */
   closeAtLimit(): void;
-  /** Says a history gap (D42): history of the request that the store no longer holds. */
+  /** Says a history gap: history of the request that the store no longer holds. */
   sendGap(gap: HistoryLoss): boolean;
-  /** A backend failure: the `error` frame, then `end_of_stream` (docs/design/rules/streaming.md §9.6). */
+  /** A backend failure: the `error` frame, then `end_of_stream`; no `replay_completed`, no live phase. */
   fail(error: unknown): void;
   /** Waits between batches; ends early when the stream does. */
   sleep(ms: number): Promise<void>;
@@ -24,7 +24,7 @@ export interface ReplayBatchOptions {
   readonly connection: SseConnection;
   readonly renderer: CloudEventRenderer;
   readonly predicate: NotificationPredicate;
-  /** Q, the effective replay cap (docs/design/rules/streaming.md §9.4). */
+  /** Q, the most notifications one replay delivers: the schema's `max_historical_notifications`, else the global one. */
   readonly quota: number;
   readonly style: FrameStyle;
   readonly batchSize: number;
@@ -50,8 +50,10 @@ function room(frames: readonly Buffer[], connection: SseConnection, queueLimit: 
 }
 
 /**
- * The batches of docs/design/rules/streaming.md §9.2 with the quota and lookahead of §9.5: true when history was
- * exhausted, false when the stream ended on the way (limit, failure, client gone).
+ * The history in batches, at most Q notifications: once Q are delivered the scan goes on for one
+ * more deliverable notification, which proves the history was cut and ends the stream with the
+ * limit frame instead of `replay_completed`. True when history was exhausted, false when the
+ * stream ended on the way (limit, failure, client gone).
  */
 export async function deliverHistory(history: ReplayCursor, options: ReplayBatchOptions, host: ReplayBatchHost): Promise<boolean> {
   const { connection, renderer, predicate, quota, style } = options;
@@ -90,7 +92,7 @@ export async function deliverHistory(history: ReplayCursor, options: ReplayBatch
     const flush = async (): Promise<boolean> => {
       while (frames.length > 0) {
         // Replay leaves half of each bound free (frames and bytes), so heartbeats and the frames a
-        // batch adds never push a merely busy stream over (D9).
+        // batch adds never push a merely busy stream over into a slow-consumer close.
         if (connection.queuedFrames >= replayQueueLimit || connection.heldBytes >= replayByteLimit) {
           await connection.below(replayQueueLimit, replayByteLimit);
         }
@@ -111,7 +113,7 @@ export async function deliverHistory(history: ReplayCursor, options: ReplayBatch
         continue;
       }
       if (delivered === quota) {
-        // The lookahead found one more deliverable notification: truncation is proven (docs/design/rules/streaming.md §9.5).
+        // The lookahead found one more deliverable notification: the history was cut, and it is not sent.
         if (!(await flush())) return false;
         const before = gaps.takeAll();
         if (before && !host.sendGap(before)) return false;
@@ -133,7 +135,7 @@ export async function deliverHistory(history: ReplayCursor, options: ReplayBatch
       const last = gaps.takeAll();
       return !last || host.sendGap(last);
     }
-    // The next batch is fetched only once this one reached the socket (docs/design/rules/streaming.md §12).
+    // The next batch is fetched only once this one reached the socket: a slow client slows the reads, not memory.
     await connection.drained();
     if (host.isClosed()) return false;
     if (options.batchDelayMs > 0) await host.sleep(options.batchDelayMs);
@@ -169,7 +171,7 @@ class PendingGaps {
 }
 
 /** One loss covering them all; its count only when every part's was known. */
-export function mergeLosses(losses: readonly HistoryLoss[]): HistoryLoss {
+function mergeLosses(losses: readonly HistoryLoss[]): HistoryLoss {
   let first = Number.POSITIVE_INFINITY;
   let last = 0;
   let count: number | undefined = 0;

@@ -1,7 +1,4 @@
-import type { Logger } from 'pino';
-import type { NotificationBackend, ReplayCursor, StartCursor } from '../backend/backend.js';
-import type { Clock } from '../time/clock.js';
-import type { CloudEventRenderer } from './cloudevent.js';
+import type { ReplayCursor, StartCursor } from '../backend/backend.js';
 import type { HistoryLoss } from '../backend/backend.js';
 import {
   historyGap,
@@ -15,18 +12,14 @@ import {
 import { deliverHistory, type ReplayBatchHost, type ReplayBatchOptions } from './replay-batches.js';
 import type { StartCursorRequest } from './stream-range.js';
 import type { StreamOutput } from './stream-output.js';
-import type { StreamRequest, StreamSettings } from './stream-request.js';
+import type { StreamDependencies } from './stream-dependencies.js';
+import type { StreamRequest } from './stream-request.js';
 
 /** A replay's start: a sequence or a date. */
 export type ReplayStart = Exclude<StartCursorRequest, { kind: 'live' }>;
 
 /** What the replay phase needs of its stream session. */
-export interface ReplayPhaseContext {
-  readonly backend: NotificationBackend;
-  readonly renderer: CloudEventRenderer;
-  readonly clock: Clock;
-  readonly settings: StreamSettings;
-  readonly logger: Logger;
+export interface ReplayPhaseContext extends StreamDependencies {
   readonly request: StreamRequest;
   readonly identity: StreamIdentity;
   readonly output: StreamOutput;

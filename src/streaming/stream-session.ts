@@ -1,18 +1,12 @@
-import type { Logger } from 'pino';
 import type { StreamEndpoint } from '../schema/watch-identifier.js';
-import type { LiveSink, LiveSubscription, NotificationBackend, StoredNotification } from '../backend/backend.js';
-import { setTimeoutAt, type Clock, type TimerHandle } from '../time/clock.js';
+import type { LiveSubscription } from '../backend/backend.js';
+import { setTimeoutAt, type TimerHandle } from '../time/clock.js';
 import type { DueQueue } from './due-queue.js';
-import type { CloudEventRenderer } from './cloudevent.js';
-import type { ConnectionGuards } from './connection-watch.js';
 import {
   connectionClosing,
-  connectionEstablished,
   heartbeat,
   renderFrame,
-  replayStarted,
   retryBlock,
-  sequenceReset,
   streamProcessingFailed,
   type CloseReason,
   type Frame,
@@ -25,22 +19,16 @@ import { logSlowConsumerClose, logStreamReset, logTokenExpiryClose } from './str
 import { StreamOutput } from './stream-output.js';
 import type { StreamSink } from './stream-sink.js';
 import { resolveReplayEnd } from './stream-range.js';
-import { formatFromDateEcho } from '../time/time-format.js';
-import type { SlowConsumerTrigger, StreamRequest, StreamSettings } from './stream-request.js';
+import type { SlowConsumerTrigger, StreamRequest } from './stream-request.js';
+import { LivePhase } from './live-phase.js';
 import { runReplay, type ReplayStart } from './replay-phase.js';
+import type { StreamDependencies } from './stream-dependencies.js';
+import { announceSequenceReset, findSequenceReset, FROM_FIRST_SEQUENCE, openingFrame, type SequenceReset } from './stream-opening.js';
 
-export interface StreamDependencies {
-  readonly backend: NotificationBackend;
-  readonly renderer: CloudEventRenderer;
-  readonly clock: Clock;
-  readonly settings: StreamSettings;
-  readonly logger: Logger;
-  /** The process's byte budget and stall watchdog, shared by every stream. */
-  readonly guards: ConnectionGuards;
+/** What a session needs beyond what every stream works with: the process's queues and its release. */
+export interface StreamSessionDependencies extends StreamDependencies {
   /** The process's heartbeat and maximum-duration queues (stream-supervisor.ts). */
   readonly schedule: StreamSchedule;
-  /** Records a live delivery's lag from its acceptance (storage time, ns) to now (`aviso_delivery_lag_seconds`). */
-  readonly deliveryLag: (acceptedAtNs: bigint) => void;
   /** Called once when the stream is over, whatever ended it. */
   readonly onReleased: (session: StreamSession) => void;
 }
@@ -56,9 +44,6 @@ export interface StreamProgress {
   readonly lagMs: number;
 }
 
-/** Where a stream whose numbering was reset under its client starts again (D41). */
-const FROM_FIRST_SEQUENCE: ReplayStart = { kind: 'sequence', sequence: 1, requested: 1n };
-
 /** One queue for every stream's heartbeats, one for every watch's maximum duration. */
 export interface StreamSchedule {
   readonly heartbeats: DueQueue<StreamSession>;
@@ -66,8 +51,8 @@ export interface StreamSchedule {
 }
 
 /**
- * One watch or replay stream from setup to release: the lifecycle of docs/design/rules/streaming.md §7–§12 in one
- * place. Setup happens before any byte is sent; afterwards every frame goes through the bounded
+ * One watch or replay stream from setup to release, its whole lifecycle in one place
+ * (docs/design/rules/streaming.md §7–§12). Setup happens before any byte is sent; afterwards every frame goes through the bounded
  * connection, and every way a stream ends (completion, cap, failure, max duration, shutdown, slow
  * consumer, expired credentials, client gone) releases the subscription and timers exactly once.
  */
@@ -75,29 +60,30 @@ export class StreamSession {
   private phase: Phase = 'setup';
   private subscription: LiveSubscription | undefined;
   private historyBound = 0;
-  /** The last sequence the replay phase reads: H, or the resolved end point (D25). */
+  /** The last sequence the replay phase reads: H, or the request's `to_id` / `to_date` resolved against H. */
   private replayEnd = 0;
-  /** Live notifications that arrived before the live phase (during replay, or before the opening frame). */
-  private backlog: StoredNotification[] = [];
+  private readonly live: LivePhase;
   private output: StreamOutput | undefined;
   private readonly timers: TimerHandle[] = [];
   private readonly identity: StreamIdentity;
   /** Set when the live subscription ended before the response began. */
   private endedBeforeBegin: { readonly error?: Error } | undefined;
-  /** Set when the request's start lies beyond the stream's last sequence + 1 (D41). */
-  private reset: { readonly requested: bigint; readonly lastSequence: number } | undefined;
-  /**
-   * Live notifications below this sequence were already the client's: its `from_id` said so. A
-   * watch's H can trail the store (a JetStream feed behind its stream), and what lies between H and
-   * `from_id` must not reach the client twice.
-   */
-  private liveFloor = 0;
+  /** Set when the request's start lies beyond the stream's last sequence + 1: its numbering was reset. */
+  private reset: SequenceReset | undefined;
 
   constructor(
     readonly request: StreamRequest,
-    private readonly deps: StreamDependencies,
+    private readonly deps: StreamSessionDependencies,
   ) {
     this.identity = { topic: request.selection.pattern.display, requestId: request.requestId };
+    this.live = new LivePhase({
+      request,
+      deps,
+      output: () => this.output,
+      isClosed: () => this.closed,
+      closeSlowConsumer: (trigger) => this.closeSlowConsumer(trigger),
+      ended: (error) => this.onLiveEnded(error),
+    });
   }
 
   get topic(): string {
@@ -109,7 +95,7 @@ export class StreamSession {
     return this.replayEnd;
   }
 
-  /** How far the stream got, for the admin streams list (D49): read while it is open. */
+  /** How far the stream got, for the admin streams list: read while it is open. */
   get progress(): StreamProgress {
     const output = this.output;
     return {
@@ -122,54 +108,36 @@ export class StreamSession {
   }
 
   /**
-   * An admin closed the stream (D49): `end_of_stream` with the cause `operator_closed`, so the
+   * An admin closed the stream: `end_of_stream` with the cause `operator_closed`, so the
    * client resumes from its cursor as after any interruption; what was still queued is dropped.
    */
   closeByOperator(): void {
     this.end({ reason: 'end_of_stream', cause: 'operator_closed' });
   }
 
-  /** Whether the request's start was beyond the stream's end, so the stream starts again from its first sequence (D41). */
+  /** Whether the request's start was beyond the stream's end, so the stream starts again from its first sequence. */
   get restartsNumbering(): boolean {
     return this.reset !== undefined;
   }
 
-
   /**
-   * Backend setup (docs/design/rules/streaming.md §2.2 step 7): a watch subscribes and takes H from the subscription in the same
-   * step; a replay only captures H. The replay's end is resolved right after, against that H.
+   * Backend setup, before any byte is sent: a watch subscribes and takes H from the subscription in the
+   * same step, so no notification falls between its history and its live phase; a replay only captures H. The replay's end is resolved right after, against that H.
    * Rejects when the backend fails; nothing has been sent then.
    */
   async setup(): Promise<void> {
     const { backend } = this.deps;
     const { pattern } = this.request.selection;
     if (this.request.endpoint === 'watch') {
-      const sink: LiveSink = {
-        deliver: (notification) => this.onLiveNotification(notification),
-        end: (error) => this.onLiveEnded(error),
-      };
-      this.subscription = await backend.subscribe(pattern, sink);
+      this.subscription = await backend.subscribe(pattern, this.live.sink);
       this.historyBound = this.subscription.historyBound;
     } else {
       this.historyBound = await backend.captureHistoryBound(pattern);
     }
-    this.reset = await this.findReset();
+    this.reset = await findSequenceReset(backend, this.request, this.historyBound);
     const { cursor } = this.request;
-    if (cursor.kind === 'sequence' && !this.reset) this.liveFloor = cursor.sequence;
+    if (cursor.kind === 'sequence' && !this.reset) this.live.floor = cursor.sequence;
     this.replayEnd = await resolveReplayEnd(backend, pattern, this.request.end, this.historyBound);
-  }
-
-  /**
-   * D41: a start beyond the stream's last sequence + 1 means its numbering was reset under the
-   * client. A watch's H is what its live feed delivered last, which can trail the store, so the
-   * store's own last sequence decides.
-   */
-  private async findReset(): Promise<{ requested: bigint; lastSequence: number } | undefined> {
-    const { cursor, endpoint, selection } = this.request;
-    if (cursor.kind !== 'sequence' || cursor.requested <= BigInt(this.historyBound) + 1n) return undefined;
-    const last = endpoint === 'watch' ? await this.deps.backend.captureHistoryBound(selection.pattern) : this.historyBound;
-    if (cursor.requested <= BigInt(last) + 1n) return undefined;
-    return { requested: cursor.requested, lastSequence: last };
   }
 
   /** Abandons a stream whose setup succeeded but that will not be started. */
@@ -202,23 +170,10 @@ export class StreamSession {
     connection.open(sseHeaders(this.request.requestId));
     if (browser) connection.send(retryBlock());
 
-    const { cursor, end } = this.request;
-    if (cursor.kind === 'live') {
-      this.send(connectionEstablished(this.identity, clock.now(), settings.connectionMaxDurationSec, this.request.schemaVersion));
-    } else {
-      this.send(
-        replayStarted(this.identity, clock.now(), {
-          batchSize: settings.replayBatchSize,
-          fromSequence: cursor.kind === 'sequence' ? cursor.requested : null,
-          fromDate: cursor.kind === 'date' ? formatFromDateEcho(cursor.atNs) : null,
-          endSequence: end.kind === 'latest' ? null : this.replayEnd,
-          toDate: end.kind === 'date' ? formatFromDateEcho(end.atNs) : null,
-          schemaVersion: this.request.schemaVersion,
-        }),
-      );
-      if (this.reset) this.announceReset(this.reset);
-    }
-    // The first heartbeat follows the opening frame at once (docs/design/rules/streaming.md §8.2, D2).
+    this.send(openingFrame(this.request, this.identity, clock.now(), settings, this.replayEnd));
+    if (this.reset) this.send(announceSequenceReset(this.deps.logger, this.request, this.identity, clock.now(), this.reset));
+    // The first heartbeat follows the opening frame at once, and every stream has them, replays too: a
+    // long history scan must not trip a client's silence watchdog.
     this.send(heartbeat(this.identity, clock.now()));
     // Heartbeats and the maximum duration come from the process's queues (due-queue.ts), not a timer each.
     this.timers.push({ cancel: this.deps.schedule.heartbeats.add(this) });
@@ -226,33 +181,18 @@ export class StreamSession {
     const expiresAt = this.request.credentialsExpireAt;
     if (expiresAt !== undefined) this.timers.push(setTimeoutAt(clock, expiresAt, () => this.closeTokenExpired()));
 
+    const { cursor } = this.request;
     if (this.endedBeforeBegin) this.onLiveEnded(this.endedBeforeBegin.error);
     else if (cursor.kind === 'live') this.enterLive();
     else this.startReplay(this.reset ? FROM_FIRST_SEQUENCE : cursor);
   }
 
-  /** D41: said, logged and counted; the replay then starts from the first sequence. */
-  private announceReset(reset: { readonly requested: bigint; readonly lastSequence: number }): void {
-    this.deps.logger.warn(
-      {
-        event_name: 'stream.cursor.beyond_end',
-        endpoint: this.request.endpoint,
-        topic: this.identity.topic,
-        requested_sequence: reset.requested.toString(),
-        last_sequence: reset.lastSequence,
-      },
-      'Stream start beyond the last sequence: the numbering was reset, replaying from the first sequence',
-    );
-    this.request.telemetry.sequenceReset();
-    this.send(sequenceReset(this.identity, this.deps.clock.now(), reset));
-  }
-
-  /** The heartbeat interval passed (docs/design/rules/streaming.md §8.2): called by the process's heartbeat queue. */
+  /** The heartbeat interval passed: called by the process's heartbeat queue. */
   heartbeatDue(): void {
     this.send(heartbeat(this.identity, this.deps.clock.now()));
   }
 
-  /** Ends the stream deliberately with its final frame (docs/design/rules/streaming.md §5.8). */
+  /** Ends the stream deliberately: any final frames, then `connection-closing` with the reason. */
   close(reason: CloseReason, finalFrames: readonly Frame[] = []): void {
     this.end({ reason }, finalFrames);
   }
@@ -261,8 +201,8 @@ export class StreamSession {
     if (this.phase === 'closed') return;
     const frames = [...finalFrames, connectionClosing(this.identity, this.deps.clock.now(), ending)];
     const lastFrames = frames.map((frame) => renderFrame(frame).toString()).join('');
-    // A stream that completes keeps what it already queued; an interrupted one drops it (docs/design/rules/streaming.md §7), and
-    // so does a slow consumer, whose queue is what overflowed.
+    // A stream that completes keeps what it already queued; an interrupted one (shutdown, maximum
+    // duration, an operator) drops it, and so does a slow consumer, whose queue is what overflowed.
     const keepQueued = ending.reason === 'end_of_stream' && ending.cause === undefined;
     if (this.output) for (const frame of frames) this.request.telemetry.frameSent(frame.kind);
     this.release();
@@ -276,7 +216,7 @@ export class StreamSession {
     for (const timer of this.timers) timer.cancel();
     this.timers.length = 0;
     this.subscription?.close();
-    this.backlog = [];
+    this.live.clear();
     this.deps.onReleased(this);
     this.request.telemetry.released();
   }
@@ -289,13 +229,13 @@ export class StreamSession {
     return { topic: this.identity.topic, endpoint: this.request.endpoint };
   }
 
-  /** Queues a frame; a stream whose client cannot keep up is ended instead of buffering more (D9). */
+  /** Queues a frame; a stream whose client cannot keep up is ended instead of buffering more. */
   private send(frame: Frame): boolean {
     return this.output?.send(frame) ?? false;
   }
 
   /**
-   * D9/D32, D37: the stream's buffer overflowed one of its bounds (`trigger`), or its client took no
+   * The stream's buffer overflowed one of its bounds (`trigger`), or its client took no
    * byte for the watchdog's bound. The client is told `end_of_stream` with the cause
    * `slow_consumer` (a reason it resumes on); operators see the cause and the trigger in the log.
    * The connection ends with the response: a client that fell this far behind gets a fresh one.
@@ -308,15 +248,15 @@ export class StreamSession {
     this.end({ reason: 'end_of_stream', cause: 'slow_consumer' }, [], true);
   }
 
-  /** D37: the stream was closed but its client did not read the end within the bound. */
+  /** The stream was closed but its client did not read the end within the stall bound: the connection was reset. */
   private onReset(): void {
     logStreamReset(this.deps.logger, this.logged, this.deps.guards.watchdog.boundMs);
     this.request.telemetry.streamReset();
   }
 
   /**
-   * docs/design/rules/browser.md §6: the JWT the stream was opened with is now refused. `end_of_stream` with the
-   * cause `token_expired` (D32: no new reason); the client reconnects with fresh credentials or
+   * The JWT the stream was opened with is now refused (its expiry passed): `end_of_stream` with the cause `token_expired`
+   * (the close reasons are fixed, so a cause says more); the client reconnects with fresh credentials or
    * gets its 401. An expected end, so logged at info.
    */
   private closeTokenExpired(): void {
@@ -326,31 +266,7 @@ export class StreamSession {
     this.end({ reason: 'end_of_stream', cause: 'token_expired' });
   }
 
-  /** Runs inside the publisher's call: it must neither block nor throw (D9). */
-  private onLiveNotification(notification: StoredNotification): void {
-    try {
-      this.acceptLive(notification);
-    } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      this.deps.logger.error({ event_name: 'stream.live.delivery.failed', error: message }, 'Live delivery failed');
-      this.onLiveEnded(error instanceof Error ? error : new Error(message));
-    }
-  }
-
-  private acceptLive(notification: StoredNotification): void {
-    if (this.closed || notification.sequence < this.liveFloor || !this.request.predicate(notification)) return;
-    if (this.phase === 'live') {
-      this.deliverLive(notification);
-      return;
-    }
-    if (this.backlog.length >= this.deps.settings.maxBufferedEvents) {
-      this.closeSlowConsumer('buffered_events');
-      return;
-    }
-    this.backlog.push(notification);
-  }
-
-  /** D23: a live subscription that cannot continue ends the stream, with an error frame if it failed. */
+  /** A live subscription that cannot continue ends the stream, with an error frame if it failed. */
   private onLiveEnded(error?: Error): void {
     if (this.closed) return;
     if (!this.output) {
@@ -369,30 +285,14 @@ export class StreamSession {
     // A GET watch has covered everything up to H: a reconnect before any live notification resumes after it.
     if (!this.markPosition(this.historyBound)) return;
     this.phase = 'live';
-    const waiting = this.backlog;
-    this.backlog = [];
-    for (const notification of waiting) {
-      if (!this.deliverLive(notification)) return;
-    }
-  }
-
-  /** A live notification onto the stream, its lag from acceptance recorded (docs/metrics.md). */
-  private deliverLive(notification: StoredNotification): boolean {
-    if (!this.output?.sendNotification('live-notification', notification)) return false;
-    this.deps.deliveryLag(notification.timestampNs);
-    return true;
+    this.live.enter();
   }
 
   private startReplay(cursor: ReplayStart): void {
     this.phase = 'replay';
-    const { backend, renderer, clock, settings, logger } = this.deps;
     void runReplay(
       {
-        backend,
-        renderer,
-        clock,
-        settings,
-        logger,
+        ...this.deps,
         request: this.request,
         identity: this.identity,
         output: this.output as StreamOutput,

@@ -1,33 +1,21 @@
 import type { Logger } from 'pino';
 import type { StreamEndpoint } from '../schema/watch-identifier.js';
-import type { NotificationBackend } from '../backend/backend.js';
-import type { Clock } from '../time/clock.js';
 import { SharedFilters } from '../filter/shared-filters.js';
 import { compileWatchFilter, type WatchSelection } from '../filter/watch-filter.js';
 import type { EventSchema } from '../schema/event-schema.js';
 import type { StoredIdentityReader } from '../schema/stored-identifier.js';
-import type { CloudEventRenderer } from './cloudevent.js';
 import type { CloseReason } from './frames.js';
 import type { ReplayEndRequest, StartCursorRequest } from './stream-range.js';
-import type { StreamSettings, StreamTelemetry } from './stream-request.js';
-import type { ConnectionGuards } from './connection-watch.js';
+import type { StreamTelemetry } from './stream-request.js';
+import type { StreamDependencies } from './stream-dependencies.js';
 import { DueQueue } from './due-queue.js';
 import { StreamSession, type StreamSchedule } from './stream-session.js';
 import type { StreamSink } from './stream-sink.js';
 import { StreamSlots, type StreamSlot } from './stream-slots.js';
 import { filterOf, type OpenStream, type OpenStreamDirectory } from './open-streams.js';
 
-export interface StreamSupervisorDependencies {
-  readonly backend: NotificationBackend;
+export interface StreamSupervisorDependencies extends StreamDependencies {
   readonly identities: StoredIdentityReader;
-  readonly renderer: CloudEventRenderer;
-  readonly clock: Clock;
-  readonly settings: StreamSettings;
-  readonly logger: Logger;
-  /** The process's stream byte budget and stall watchdog (sse-connection.ts). */
-  readonly guards: ConnectionGuards;
-  /** Records a live delivery's lag from its acceptance (storage time, ns). */
-  readonly deliveryLag: (acceptedAtNs: bigint) => void;
   /** `application.max_streams` (D44). */
   readonly maxStreams: number;
 }
@@ -53,7 +41,7 @@ export interface OpenStreamRequest {
   readonly telemetry: StreamTelemetry;
   /** The schema configuration's version that validated the request (D43). */
   readonly schemaVersion: string;
-  /** A GET stream (docs/design/rules/browser.md §1): its frames carry ids; see `StreamRequest.browser`. */
+  /** A GET stream: its frames carry ids; see `StreamRequest.browser`. */
   readonly browser?: { readonly eventType: string };
   /**
    * A GET replay's `Last-Event-ID` sequence: when it is at or past the replay's end, resolved at
@@ -81,12 +69,12 @@ interface ListedSession {
   readonly logger: Logger;
 }
 
-/** `finished`: a GET replay resumed at or past its end; the caller answers 204 (docs/design/rules/browser.md §1). */
+/** `finished`: a GET replay resumed at or past its end; the caller answers 204 so `EventSource` stops reconnecting. */
 export type OpenOutcome = 'opened' | 'finished';
 
 /**
  * Opens streams and knows every open one, so shutdown can close them all with `server_shutdown`
- * (docs/design/rules/streaming.md §8.4) and tests can check that nothing outlives its stream; and
+ * and tests can check that nothing outlives its stream; and
  * holds them to `application.max_streams` (D44).
  */
 export class StreamSupervisor implements OpenStreamDirectory {
@@ -140,14 +128,9 @@ export class StreamSupervisor implements OpenStreamDirectory {
     const session = new StreamSession(
       { ...opened, predicate: filter.predicate },
       {
-        backend: this.deps.backend,
-        renderer: this.deps.renderer,
-        clock: this.deps.clock,
-        settings: this.deps.settings,
+        ...this.deps,
         logger,
-        guards: this.deps.guards,
         schedule: this.schedule,
-        deliveryLag: this.deps.deliveryLag,
         onReleased: (released) => {
           if (this.sessions.get(released.request.requestId)?.session === released) this.sessions.delete(released.request.requestId);
           filter.release();
@@ -174,7 +157,7 @@ export class StreamSupervisor implements OpenStreamDirectory {
       logger,
     });
     session.begin(takeOver());
-    // A stream opened while shutting down consists of its opening frame and the shutdown close (docs/design/rules/streaming.md §8.1).
+    // A stream opened while shutting down consists of its opening frame and the shutdown close.
     if (this.closingReason) session.close(this.closingReason);
     return 'opened';
   }

@@ -36,7 +36,7 @@ export function formatRfc3339Nanos(epochNs: bigint): string {
 }
 
 /** The nanoseconds of a second as chrono writes them: '', or a dot and 3, 6 or 9 digits. */
-export function secondFraction(nanos: number): string {
+function secondFraction(nanos: number): string {
   if (nanos === 0) return '';
   if (nanos % 1_000_000 === 0) return `.${String(nanos / 1_000_000).padStart(3, '0')}`;
   if (nanos % 1_000 === 0) return `.${String(nanos / 1_000).padStart(6, '0')}`;

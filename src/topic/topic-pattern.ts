@@ -1,6 +1,6 @@
 import { TopicDecodeError, decodeToken, encodeToken, encodeTopic } from './percent-codec.js';
 
-/** The wildcard token of watch/replay patterns (docs/design/rules/schema-and-validation.md §7.2, S3). */
+/** The wildcard token of watch/replay patterns: the position of a field left out, given as `*`, constrained by an object or spatial. */
 export const WILDCARD = '*';
 
 /**
@@ -30,7 +30,8 @@ export class TopicPattern {
   }
 
   /**
-   * NATS subject filter that is a superset of the pattern (docs/design/rules/schema-and-validation.md §8.1 / docs/design/rules/backends.md §2.3). It always ends
+   * NATS subject filter that is a superset of the pattern: the tokens before the first wildcard, then
+   * `.>`, and `matches` decides exactly (docs/design/rules/backends.md §2.3). It always ends
    * in `.>`, so it never matches a bare-base topic: backends match those explicitly (D19).
    */
   get coarseSubject(): string {
@@ -44,7 +45,7 @@ export class TopicPattern {
     return `${encodeToken(this.base)}.>`;
   }
 
-  /** Exact match (docs/design/rules/schema-and-validation.md §8.2): same token count, every pattern token `*` or equal to the decoded token. */
+  /** Exact match: same token count, every pattern token `*` or equal to the decoded token. */
   matches(wireTopic: string): boolean {
     // Token by token without splitting, so a mismatch stops early; a token without `%` is its own
     // decoded form, so only escaped tokens are decoded (and an undecodable one never matches).

@@ -9,7 +9,7 @@ import { streamNameOf as streamName } from '../../src/topic/stream-name.js';
 import { MemoryBackend } from '../../src/backend/memory/memory-backend.js';
 import { systemClock } from '../../src/time/clock.js';
 import type { JetStreamConfig } from '../../src/config/model.js';
-import { parseFromDate } from '../../src/http/request-range.js';
+import { parseFromDate } from '../../src/http/routes/request-range.js';
 import { LATEST, resolveReplayEnd, type ReplayEndRequest } from '../../src/streaming/stream-range.js';
 import { encodeTopic } from '../../src/topic/percent-codec.js';
 import { TopicPattern } from '../../src/topic/topic-pattern.js';

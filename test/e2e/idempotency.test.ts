@@ -5,7 +5,7 @@ import { jetstream } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { idempotencyRecordKey, notificationFingerprint } from '../../src/idempotency/fingerprint.js';
-import { parseNotificationRequest } from '../../src/http/request-body.js';
+import { parseNotificationRequest } from '../../src/http/routes/request-body.js';
 import { prepareNotification } from '../../src/schema/notify-identifier.js';
 import { SchemaRegistry } from '../../src/schema/schema-registry.js';
 import type { EventSchemaSource } from '../../src/schema/event-schema.js';

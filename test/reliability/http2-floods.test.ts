@@ -6,7 +6,7 @@ import { startServer, type RunningServer } from '../support/server-process.js';
 import { createTestCertificates, type TestCertificates, withTls } from '../support/test-certificates.js';
 import { http2Client } from '../support/tls-clients.js';
 import { TRANSCRIPT_REQUEST } from '../support/transcript.js';
-import { PROBE_AFTER_RESET_MS, PROBE_ANSWER_MS } from '../../src/http/http2-reset-flood.js';
+import { PROBE_AFTER_RESET_MS, PROBE_ANSWER_MS } from '../../src/http/transport/http2-reset-flood.js';
 import {
   ErrorCode,
   Flag,

@@ -3,7 +3,7 @@
  * (docs/design/rules/operations.md §2.10.3–§2.10.5). Pure: no I/O, no logging.
  */
 
-/** Metric labels of `aviso_ecpds_fetch_total` (docs/design/rules/operations.md §3.3.3), in the order the spec lists them. */
+/** Metric labels of `aviso_ecpds_fetch_total`, in the order the rules list them (the series are created in this order). */
 export const FETCH_OUTCOMES = [
   'success',
   'http_401',
@@ -34,8 +34,8 @@ export type DestinationFetch =
   | { readonly ok: false; readonly outcome: FailureOutcome };
 
 /**
- * docs/design/rules/operations.md §2.10.4: higher is worse. Credential problems outrank everything because they are the ones an
- * operator must fix; a plain outage ranks lowest because it usually fixes itself.
+ * Higher is worse: the label of a fetch that several servers failed is the worst one. Credential
+ * problems outrank everything because they are the ones an operator must fix; a plain outage ranks lowest because it usually fixes itself.
  */
 const SEVERITY: Readonly<Record<FetchOutcome, number>> = {
   success: 0,
@@ -56,7 +56,11 @@ export function worstOutcome<T extends FetchOutcome>(outcomes: Iterable<T>): T |
   return worst;
 }
 
-/** docs/design/rules/operations.md §2.10.5: the set is always the union of what the successful servers returned. */
+/**
+ * The destinations are the union of what the successful servers returned. `strict` succeeds only
+ * when every server did; `any_success` when one did, labelled with the worst failure so that a
+ * degraded service shows in the metrics. A failed fetch carries the worst label.
+ */
 export function mergeServerAnswers(answers: readonly ServerAnswer[], policy: PartialOutagePolicy): DestinationFetch {
   const destinations = new Set<string>();
   const failures: FailureOutcome[] = [];
@@ -85,7 +89,7 @@ export function failureLogName(outcome: FailureOutcome): string {
   return LOG_NAMES[outcome];
 }
 
-/** docs/design/rules/operations.md §2.10.3: the label of a non-2xx final status. */
+/** The label of a non-2xx final status: 401 and 403 have their own, other 4xx and 5xx one each. */
 export function statusOutcome(status: number): FailureOutcome {
   if (status === 401) return 'http_401';
   if (status === 403) return 'http_403';

@@ -28,10 +28,10 @@ export interface LedgerEntry {
 
 export type DeletedRecord = readonly [sequence: number, topic: string, storedAtMs: number, predecessor: number];
 
-export const EMPTY_LEDGER: LedgerEntry = { deleted: [], wipedThrough: 0, wipedAtMs: 0, forgottenThrough: 0, forgottenAtMs: 0 };
+const EMPTY_LEDGER: LedgerEntry = { deleted: [], wipedThrough: 0, wipedAtMs: 0, forgottenThrough: 0, forgottenAtMs: 0 };
 
 /** Deletes recorded per stream; past it the oldest are forgotten into `forgottenThrough`. */
-export const MAX_RECORDED_DELETES = 1000;
+const MAX_RECORDED_DELETES = 1000;
 /** Concurrent writers can only make compare-and-set lose while others win, so a few rounds settle it. */
 const MAX_ROUNDS = 8;
 

@@ -110,7 +110,7 @@ export class JetStreamBackend implements NotificationBackend {
   }
 
   /**
-   * A reload's schemas (docs/design/rules/browser.md §5): new and changed bases get their stream created or
+   * A reload's schemas: new and changed bases get their stream created or
    * reconciled now, as `ensure` does on first use. A stream that cannot be ensured (NATS away, a
    * storage mismatch) is logged and left to the next request that needs it, exactly as after startup.
    */

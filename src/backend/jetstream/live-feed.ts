@@ -23,7 +23,7 @@ const RESUBSCRIBE_GIVE_UP_MS = 60_000;
  * milliseconds. The wait for a sequence announced by nobody (`gapWaitMs`, covering an announcement
  * still on its way from another process) is `notification_backend.jetstream.live_gap_wait_ms`.
  */
-export const ANNOUNCEMENT_LIMITS: Omit<GapFillerLimits, 'gapWaitMs'> = {
+const ANNOUNCEMENT_LIMITS: Omit<GapFillerLimits, 'gapWaitMs'> = {
   maxAnnouncements: 10_000,
   maxAnnouncedChars: 32 * 1024 * 1024,
   maxAnnouncementAgeMs: 60_000,

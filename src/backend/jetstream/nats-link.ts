@@ -21,7 +21,7 @@ export interface NatsClients {
   readonly jsm: JetStreamManager;
 }
 
-export class NatsConnectError extends Error {
+class NatsConnectError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'NatsConnectError';

@@ -14,7 +14,7 @@ export interface PulledMessage {
   readonly predecessor: number | undefined;
 }
 
-export class PullFailed extends Error {
+class PullFailed extends Error {
   constructor(
     consumer: string,
     readonly status: number,

@@ -1,33 +1,13 @@
-import { randomBytes } from 'node:crypto';
-import { TimeoutError } from '@nats-io/transport-node';
-import {
-  AckPolicy,
-  DeliverPolicy,
-  JetStreamApiCodes,
-  JetStreamApiError,
-  ReplayPolicy,
-  type ConsumerConfig,
-  type StreamInfo,
-} from '@nats-io/jetstream';
-import type { Batch, FetchRequest, HistoryLoss, ReplayCursor, ReplayRequest, StartCursor, StoredNotification } from '../backend.js';
+import type { StreamInfo } from '@nats-io/jetstream';
+import type { Batch, FetchRequest, HistoryLoss, ReplayCursor, ReplayRequest, StoredNotification } from '../backend.js';
 import { readRfc3339 } from '../../time/instant-text.js';
-import { formatRfc3339Nanos } from '../../time/time-format.js';
-import { encodeToken } from '../../topic/percent-codec.js';
 import type { NatsClients } from './nats-link.js';
 import { isMessageNotFound } from './nats-errors.js';
-import { isConsumerMissing, pullNoWait, type PulledMessage } from './pull-no-wait.js';
+import type { PulledMessage } from './pull-no-wait.js';
+import { ReplayConsumer, replayFilterSubject } from './replay-consumer.js';
 import { PredecessorLosses, type KnownLosses } from './replay-losses.js';
 import { firstSequenceStoredFrom, needsDateSearch } from './date-start.js';
 
-/** A replay consumer left behind by a crash disappears after this long (docs/design/rules/backends.md §7.12). */
-const INACTIVE_THRESHOLD_MS = 30_000;
-/**
- * A replay idle for this long (its client reading slowly) may have lost its consumer to the
- * inactive threshold; it checks before pulling, since NATS 2.9 ignores a pull for a missing consumer.
- */
-const IDLE_CHECK_AFTER_MS = INACTIVE_THRESHOLD_MS / 2;
-/** Tries at creating a replay consumer whose creation went unanswered (see `createConsumer`). */
-const CONSUMER_CREATE_ATTEMPTS = 4;
 /** Read-ahead per pull: up to this many messages… */
 const READ_AHEAD_MESSAGES = 1_000;
 /** …and, estimated from the sizes seen so far, about this many payload bytes held per replay. */
@@ -48,7 +28,7 @@ const NO_KNOWN_LOSSES: KnownLosses = { losses: [], said: () => false };
 export class JetStreamReplayCursor implements ReplayCursor {
   /** Every pull makes new message objects, seen only by this replay. */
   readonly unshared = true;
-  private consumer: string | undefined;
+  private readonly consumer: ReplayConsumer;
   private nextSequence: number;
   private done = false;
   /**
@@ -65,22 +45,18 @@ export class JetStreamReplayCursor implements ReplayCursor {
   private dateBoundaryPending: boolean;
   /** The last pull returned less than it asked for: nothing more was stored then. */
   private storeDrained = false;
-  /** Where the consumer stands: one past the last sequence pulled. */
-  private consumerSequence: number;
   private pulledMessages = 0;
   private pulledBytes = 0;
-  private lastPullAt = 0;
 
   private constructor(
     private readonly clients: () => NatsClients,
     private readonly streamName: string,
     private readonly request: ReplayRequest,
-    /** How long a pull may go unanswered: the JetStream API timeout (`timeout_seconds`). */
-    private readonly pullTimeoutMs: number,
+    pullTimeoutMs: number,
     known: KnownLosses,
   ) {
     this.nextSequence = request.start.kind === 'sequence' ? Math.max(request.start.sequence, 1) : 1;
-    this.consumerSequence = this.nextSequence;
+    this.consumer = new ReplayConsumer(clients, streamName, replayFilterSubject(request.pattern), pullTimeoutMs, this.nextSequence);
     this.initialLosses = known.losses;
     this.predecessors = new PredecessorLosses(this.nextSequence, known.said);
     this.dateBoundaryPending = request.start.kind === 'date';
@@ -108,9 +84,9 @@ export class JetStreamReplayCursor implements ReplayCursor {
       (start.kind === 'date' && startsAfterLastMessage(stream as StreamInfo, start.atNs));
     if (nothing) cursor.done = true;
     else if (start.kind === 'date' && needsDateSearch(stream as StreamInfo)) {
-      const sequence = await firstSequenceStoredFrom(clients(), stream as StreamInfo, cursor.filterSubject(), start.atNs);
-      await cursor.createConsumer({ kind: 'sequence', sequence });
-    } else await cursor.createConsumer(start);
+      const sequence = await firstSequenceStoredFrom(clients(), stream as StreamInfo, replayFilterSubject(request.pattern), start.atNs);
+      await cursor.consumer.create({ kind: 'sequence', sequence });
+    } else await cursor.consumer.create(start);
     return cursor;
   }
 
@@ -185,21 +161,10 @@ export class JetStreamReplayCursor implements ReplayCursor {
       averageBytes === undefined
         ? limit
         : Math.max(limit, Math.min(READ_AHEAD_MESSAGES, Math.floor(READ_AHEAD_BYTES / Math.max(averageBytes, 1))));
-    if (Date.now() - this.lastPullAt >= IDLE_CHECK_AFTER_MS) await this.recreateConsumerIfMissing();
-    let pulled: PulledMessage[];
-    try {
-      pulled = await this.pull(wanted);
-    } catch (error) {
-      // The server may have removed the consumer (inactive threshold, an operator): go on from here.
-      if (!isConsumerMissing(error) && !(error instanceof TimeoutError)) throw error;
-      if (!(await this.recreateConsumerIfMissing())) throw error;
-      pulled = await this.pull(wanted);
-    }
+    const pulled = await this.consumer.pull(wanted);
     this.storeDrained = pulled.length < wanted;
     for (const { notification } of pulled) this.pulledBytes += notification.payload.length;
     this.pulledMessages += pulled.length;
-    const last = pulled[pulled.length - 1];
-    if (last) this.consumerSequence = last.notification.sequence + 1;
     this.ahead = this.ahead.slice(this.aheadIndex).concat(pulled);
     this.aheadIndex = 0;
   }
@@ -208,79 +173,7 @@ export class JetStreamReplayCursor implements ReplayCursor {
     this.done = true;
     this.ahead = [];
     this.aheadIndex = 0;
-    const consumer = this.consumer;
-    this.consumer = undefined;
-    if (!consumer) return;
-    try {
-      void this.clients().jsm.consumers.delete(this.streamName, consumer).catch(() => undefined);
-    } catch {
-      // No connection: the consumer's inactive threshold removes it.
-    }
-  }
-
-  /**
-   * Creates the replay's consumer, trying again under a new name when the server does not answer.
-   * NATS 2.9 places a one-replica consumer on any peer of the stream, offline ones included, so
-   * after a cluster node was lost one creation in three can time out; another try lands elsewhere.
-   */
-  private async createConsumer(start: StartCursor): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await this.createConsumerOnce(start);
-        return;
-      } catch (error) {
-        if (!(error instanceof TimeoutError) || attempt >= CONSUMER_CREATE_ATTEMPTS) throw error;
-      }
-    }
-  }
-
-  /** The consumer's subject filter: a one-token pattern is a bare-base topic, which `<b>.>` would not match (D19). */
-  filterSubject(): string {
-    const { pattern } = this.request;
-    return pattern.tokens.length === 1 ? encodeToken(pattern.base) : pattern.coarseSubject;
-  }
-
-  private async createConsumerOnce(start: StartCursor): Promise<void> {
-    const filter = this.filterSubject();
-    const name = `replay_consumer_${Date.now()}_${randomBytes(16).toString('hex')}`;
-    const config: Partial<ConsumerConfig> = {
-      name,
-      description: `Replay consumer for pattern: ${filter}`,
-      filter_subject: filter,
-      ack_policy: AckPolicy.None,
-      replay_policy: ReplayPolicy.Instant,
-      inactive_threshold: INACTIVE_THRESHOLD_MS * 1_000_000,
-      mem_storage: true,
-      // One replica, on the stream leader: it leads at once. On a replicated stream a consumer would
-      // otherwise inherit the stream's replica count and, right after a node was lost, stay without a
-      // leader for seconds while its first pull went unanswered (the replay then failed on a timeout).
-      num_replicas: 1,
-      ...(start.kind === 'date'
-        ? { deliver_policy: DeliverPolicy.StartTime, opt_start_time: formatRfc3339Nanos(start.atNs) }
-        : start.sequence > 0
-          ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: start.sequence }
-          : { deliver_policy: DeliverPolicy.All }),
-    };
-    await this.clients().jsm.consumers.add(this.streamName, config);
-    this.consumer = name;
-    this.lastPullAt = Date.now();
-  }
-
-  /** True when the consumer was gone and a new one now starts where the old one stood. */
-  private async recreateConsumerIfMissing(): Promise<boolean> {
-    try {
-      await this.clients().jsm.consumers.info(this.streamName, this.consumer as string);
-      return false;
-    } catch (error) {
-      if (!(error instanceof JetStreamApiError && error.code === JetStreamApiCodes.ConsumerNotFound)) throw error;
-    }
-    await this.createConsumer({ kind: 'sequence', sequence: this.consumerSequence });
-    return true;
-  }
-
-  private pull(limit: number): Promise<PulledMessage[]> {
-    this.lastPullAt = Date.now();
-    return pullNoWait(this.clients(), this.streamName, this.consumer as string, limit, this.pullTimeoutMs);
+    this.consumer.delete();
   }
 }
 

@@ -48,7 +48,7 @@ export async function readKnownLosses(
   return { known: knownLosses(request, head, entry), info };
 }
 
-export function knownLosses(request: ReplayRequest, head: StreamHead, ledger: LedgerEntry): KnownLosses {
+function knownLosses(request: ReplayRequest, head: StreamHead, ledger: LedgerEntry): KnownLosses {
   const { start, upperBound, pattern } = request;
   const losses: HistoryLoss[] = [];
   const fromSequence = start.kind === 'sequence' ? Math.max(start.sequence, 1) : 1;

@@ -170,7 +170,7 @@ export class StreamCatalog {
 }
 
 /** An existing stream stores in File and the configuration asks for Memory, or the other way round. */
-export class StreamStorageMismatchError extends Error {
+class StreamStorageMismatchError extends Error {
   constructor(stream: string, current: string, requested: string) {
     super(`Stream '${stream}' storage mismatch: current ${storageLabel(current)}, requested ${storageLabel(requested)}`);
     this.name = 'StreamStorageMismatchError';

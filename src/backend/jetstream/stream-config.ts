@@ -67,7 +67,7 @@ export function desiredStreamConfig(
  * The window an `Idempotency-Key` can be retried in (docs/backends.md "Idempotent notify"), bounded
  * by the stream's own `max_age`, which nats-server refuses to let a duplicate window exceed.
  */
-export function duplicateWindowNs(maxAgeNs: number, windowSec: number): number {
+function duplicateWindowNs(maxAgeNs: number, windowSec: number): number {
   const window = windowSec * NANOS_PER_SECOND;
   return maxAgeNs > 0 ? Math.min(maxAgeNs, window) : window;
 }

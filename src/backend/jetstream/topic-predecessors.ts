@@ -93,7 +93,7 @@ export class TopicPredecessors {
 }
 
 /** The sequence the subject holds, from JetStream's "wrong last sequence: N". */
-export function heldLastSequence(error: unknown): number | undefined {
+function heldLastSequence(error: unknown): number | undefined {
   if (!(error instanceof JetStreamApiError) || error.code !== WRONG_LAST_SEQUENCE) return undefined;
   const match = /wrong last sequence: (\d+)/.exec(error.message);
   if (!match) return undefined;

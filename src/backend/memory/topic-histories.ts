@@ -23,13 +23,13 @@ export interface HistoryLimits {
  * in quarters, base by base: a replay over them is told that the range lost notifications
  * without knowing whose (docs/streaming.md "History gaps").
  */
-export const REMOVAL_RECORD_BYTES = 1536;
+const REMOVAL_RECORD_BYTES = 1536;
 const MIN_RECORDED_REMOVALS = 10_000;
 const MAX_RECORDED_REMOVALS = 10_000_000;
 /** Without a byte bound. */
 const UNBOUNDED_RECORDED_REMOVALS = 1_000_000;
 
-export function recordedRemovalLimit(maxTotalBytes: number | undefined): number {
+function recordedRemovalLimit(maxTotalBytes: number | undefined): number {
   if (maxTotalBytes === undefined || !Number.isFinite(maxTotalBytes)) return UNBOUNDED_RECORDED_REMOVALS;
   return Math.min(MAX_RECORDED_REMOVALS, Math.max(MIN_RECORDED_REMOVALS, Math.floor(maxTotalBytes / REMOVAL_RECORD_BYTES)));
 }

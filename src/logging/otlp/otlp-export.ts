@@ -34,7 +34,7 @@ export interface OtlpExportTuning {
   readonly now?: () => number;
 }
 
-export const OTLP_DEFAULTS = {
+const OTLP_DEFAULTS = {
   maxQueueSize: 2048,
   maxQueueCharacters: 8 * 1024 * 1024,
   maxExportBatchSize: 512,

@@ -1,9 +1,9 @@
 import type { JsonObject, JsonValue } from '../../json/json-value.js';
 
-/** A parsed watch/replay constraint object (docs/design/rules/schema-and-validation.md §8.4). */
+/** A parsed watch/replay constraint object, such as `{"gte": 5}` on an Int field. */
 export interface Constraint {
   readonly operator: string;
-  /** Whether a candidate's canonical topic token satisfies the constraint (docs/design/rules/schema-and-validation.md §8.3). */
+  /** Whether a candidate's canonical topic token satisfies the constraint; a token that does not parse never does. */
   matches(canonicalToken: string): boolean;
 }
 

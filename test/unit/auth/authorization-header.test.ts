@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isAuthenticatedPath } from '../../../src/http/auth-hook.js';
+import { isAuthenticatedPath } from '../../../src/http/routes/auth-hook.js';
 import { isJwtShaped, parseDirectHeader, parseTrustedProxyHeader } from '../../../src/auth/authorization-header.js';
 
 /**

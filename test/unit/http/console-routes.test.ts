@@ -5,7 +5,7 @@ import { Writable } from 'node:stream';
 import Fastify from 'fastify';
 import { pino, type Logger } from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
-import { registerConsoleRoutes } from '../../../src/http/console-routes.js';
+import { registerConsoleRoutes } from '../../../src/http/routes/console-routes.js';
 
 /** The console's routes over a directory of built files (the e2e test serves the real build). */
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isRefusedCrossOrigin } from '../../../src/http/cross-origin-writes.js';
+import { isRefusedCrossOrigin } from '../../../src/http/routes/cross-origin-writes.js';
 
 /** docs/security.md, "Cross-site writes" and "DNS rebinding": which state-changing requests a browser context refuses. */
 const OWN = 'https://aviso.example.org';

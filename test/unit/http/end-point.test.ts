@@ -6,7 +6,7 @@ import {
   parseFromDate,
   resolveEndPoint,
   resolveStartCursor,
-} from '../../../src/http/request-range.js';
+} from '../../../src/http/routes/request-range.js';
 import { LATEST, type StartCursorRequest } from '../../../src/streaming/stream-range.js';
 import { formatRfc3339Utc } from '../../../src/time/time-format.js';
 import { BOTH_ENDS, TO_DATE_EMPTY, TO_ID_EMPTY, invalidToDate, invalidToId } from '../../support/replay-end-messages.js';

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { slugOf } from '../../../scripts/check-doc-references.mjs';
-import { ApiError, apiError } from '../../../src/http/api-error.js';
-import { ENDPOINT_LABEL, ERROR_CODES, type ErrorCodeEntry } from '../../../src/http/error-codes.js';
+import { ApiError, apiError } from '../../../src/http/routes/api-error.js';
+import { ENDPOINT_LABEL, ERROR_CODES, type ErrorCodeEntry } from '../../../src/http/routes/error-codes.js';
 
 /**
  * The table of error codes (D50) and docs/api.md hold each other: every code of the table is a

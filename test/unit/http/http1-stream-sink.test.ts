@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Http1StreamSink } from '../../../src/http/http1-stream-sink.js';
+import { Http1StreamSink } from '../../../src/http/transport/http1-stream-sink.js';
 import type { EndListener } from '../../../src/streaming/stream-sink.js';
 import { eventually } from '../../support/eventually.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseIdempotencyKey, readIdempotencyKey } from '../../../src/http/idempotency-header.js';
+import { parseIdempotencyKey, readIdempotencyKey } from '../../../src/http/routes/idempotency-header.js';
 
 /** docs/api.md "Idempotent notify": the header's form. */
 describe('parseIdempotencyKey', () => {

@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../../src/logging/logger.js';
 import type { AvisoMetrics } from '../../../src/metrics/aviso-metrics.js';
-import { startMetricsServer, type MetricsServer } from '../../../src/http/metrics-server.js';
+import { startMetricsServer, type MetricsServer } from '../../../src/http/transport/metrics-server.js';
 import { createDisabledMetrics, createPrometheusMetrics } from '../../../src/metrics/prometheus-metrics.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../../../src/http/api-error.js';
-import { parseNotificationRequest } from '../../../src/http/request-body.js';
+import { ApiError } from '../../../src/http/routes/api-error.js';
+import { parseNotificationRequest } from '../../../src/http/routes/request-body.js';
 
 function failure(body: string, endpoint: 'notify' | 'watch' | 'replay' = 'notify'): Record<string, unknown> {
   try {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { StartCursorError, parseFromDate, parseFromId, resolveStartCursor } from '../../../src/http/request-range.js';
+import { StartCursorError, parseFromDate, parseFromId, resolveStartCursor } from '../../../src/http/routes/request-range.js';
 import { formatFromDateEcho } from '../../../src/time/time-format.js';
 import { thrownError } from '../../support/thrown-error.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../../../src/http/api-error.js';
-import { parseStreamsQuery, streamsPage } from '../../../src/http/stream-admin-page.js';
+import { ApiError } from '../../../src/http/routes/api-error.js';
+import { parseStreamsQuery, streamsPage } from '../../../src/http/routes/stream-admin-page.js';
 import type { OpenStream } from '../../../src/streaming/open-streams.js';
 
 /** The admin streams list's query and page (D49, docs/api.md#get-apiv1adminstreams). */

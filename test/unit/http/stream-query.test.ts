@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../../../src/http/api-error.js';
+import { ApiError } from '../../../src/http/routes/api-error.js';
 import { JsonNumber } from '../../../src/json/json-value.js';
-import { parseLastEventId, parseStreamQuery } from '../../../src/http/stream-query.js';
+import { parseLastEventId, parseStreamQuery } from '../../../src/http/routes/stream-query.js';
 
 /** The GET streams' query and `Last-Event-ID` (docs/design/rules/browser.md §1); the e2e tests compare with POST. */
 

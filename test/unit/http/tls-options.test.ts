@@ -3,8 +3,8 @@ import { createSecureServer } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { connect } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadTlsMaterial, MAX_CONCURRENT_STREAMS, replaceTlsMaterial, secureServerOptions, TlsFileError } from '../../../src/http/tls-options.js';
-import { DEFAULT_SERVER_LIMITS } from '../../../src/http/server-limits.js';
+import { loadTlsMaterial, MAX_CONCURRENT_STREAMS, replaceTlsMaterial, secureServerOptions, TlsFileError } from '../../../src/http/transport/tls-options.js';
+import { DEFAULT_SERVER_LIMITS } from '../../../src/http/transport/server-limits.js';
 import { createTestCertificates, type TestCertificates } from '../../support/test-certificates.js';
 
 let first: TestCertificates;

@@ -2,7 +2,7 @@ import { createServer, request, type IncomingMessage, type Server, type ServerRe
 import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../../src/time/clock.js';
-import { HttpStreamSink } from '../../../src/http/http-stream-sink.js';
+import { HttpStreamSink } from '../../../src/http/transport/http-stream-sink.js';
 import { BufferBudget } from '../../../src/streaming/buffer-budget.js';
 import type { ConnectionEvents } from '../../../src/streaming/connection-watch.js';
 import { SseConnection, type ConnectionLimits } from '../../../src/streaming/sse-connection.js';

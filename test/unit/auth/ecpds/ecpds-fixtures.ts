@@ -5,8 +5,8 @@ import type { DestinationClientSettings } from '../../../../src/auth/ecpds/desti
 import type { DecisionOutcome, EcpdsTelemetry, FetchOutcome } from '../../../../src/auth/ecpds/ecpds-telemetry.js';
 import type { EcpdsConfig } from '../../../../src/config/model.js';
 import { AuthError } from '../../../../src/auth/auth-error.js';
-import type { ApiError } from '../../../../src/http/api-error.js';
-import { authErrorResponse } from '../../../../src/http/error-bodies.js';
+import type { ApiError } from '../../../../src/http/routes/api-error.js';
+import { authErrorResponse } from '../../../../src/http/routes/error-bodies.js';
 import { createLogger } from '../../../../src/logging/logger.js';
 import { ECPDS_SERVICE_ACCOUNT } from '../../../support/fake-ecpds.js';
 
