@@ -67,7 +67,7 @@ export function frameworkErrorHandler(error: FastifyError, request: FastifyReque
 }
 
 /** How long an over-limit upload is still read (and discarded) after its 413 was sent. */
-export const LINGER_MS = 2000;
+const LINGER_MS = 2000;
 
 /**
  * A 413 is sent before the body is read, with `Connection: close`. Closing a socket that still has
@@ -76,7 +76,7 @@ export const LINGER_MS = 2000;
  * only "connection reset". So, as nginx and Apache do, the answer is followed by a half-close and
  * the rest of the upload is read and discarded for up to LINGER_MS before the socket is closed.
  */
-export function lingerBeforeClose(socket: Socket | null | undefined): void {
+function lingerBeforeClose(socket: Socket | null | undefined): void {
   if (!socket || socket.destroyed) return;
   socket.destroySoon = () => {
     if (socket.destroyed) return;
@@ -89,7 +89,7 @@ export function lingerBeforeClose(socket: Socket | null | undefined): void {
   };
 }
 
-export function sendApiError(request: FastifyRequest, reply: FastifyReply, error: ApiError): FastifyReply {
+function sendApiError(request: FastifyRequest, reply: FastifyReply, error: ApiError): FastifyReply {
   reply.headers(error.headers);
   return sendSortedJson(reply, error.statusCode, { ...error.body, request_id: request.id });
 }
