@@ -12,8 +12,8 @@ import type { Logger } from 'pino';
  * are read once at startup; nothing is fetched from anywhere else.
  */
 
-/** `dist/src/http/` → `dist/console/` (the console's tsconfig writes there). */
-const CONSOLE_DIR = fileURLToPath(new URL('../../console/', import.meta.url));
+/** `dist/src/http/routes/` → `dist/console/` (the console's tsconfig writes there). */
+const CONSOLE_DIR = fileURLToPath(new URL('../../../console/', import.meta.url));
 const VENDOR_PATH = '/console/vendor/eventsource-parser.js';
 
 const TYPES: Readonly<Record<string, string>> = {
