@@ -331,7 +331,7 @@ async function main(): Promise<number> {
       while (!stop.signal.aborted) {
         await sleep(Math.max(0, Math.min(next, startedMs + durationMs) - performance.now()));
         if (performance.now() >= startedMs + durationMs) break;
-        const current = await sample(aviso as AvisoProcess, metricsPort, startedMs, tally);
+        const current = await sample(aviso, metricsPort, startedMs, tally);
         samples.push(current);
         printSample(current);
         next += SAMPLE_EVERY_MS;

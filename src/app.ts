@@ -1,4 +1,4 @@
-import { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { LogController, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { NotificationBackend } from './backend/backend.js';
 import type { Clock } from './time/clock.js';
@@ -104,10 +104,10 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   const metrics = deps.metrics ?? createDisabledMetrics();
   const app = createFastify(
     {
-      loggerInstance: deps.logger as FastifyBaseLogger,
+      loggerInstance: deps.logger,
       // Fastify's per-request lines are off: handlers log their own events, with the names operators search for.
       logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
-      childLoggerFactory: (logger, bindings) => childLogger(logger as Logger, bindings) as FastifyBaseLogger,
+      childLoggerFactory: (logger, bindings) => childLogger(logger as Logger, bindings),
       genReqId: generateRequestId,
       requestIdHeader: false,
       bodyLimit: deps.maxBodyBytes,

@@ -205,6 +205,7 @@ export async function startNchan(options: { readonly connections: number }): Pro
     }
     const workers = descendantPids(child.pid as number);
     if (workers.length !== 1) throw new Error(`nginx should run one worker process, found ${workers.length}`);
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- it narrows workerPid (number | undefined) to a number for the lines below
     workerPid = workers[0] as number;
     trackGrandchild(workerPid);
     return {

@@ -23,6 +23,7 @@ export function classifyFrame(event: string, text: string): ClassifiedFrame {
   const data = parse(text);
   const fields: Json = typeof data === 'object' && data !== null && !Array.isArray(data) ? (data as Json) : {};
   const requestId = typeof fields.request_id === 'string' ? { requestId: fields.request_id } : {};
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- the fields read with it are scalars in every frame the server sends
   const str = (key: string): string => (fields[key] === undefined || fields[key] === null ? '' : String(fields[key]));
   switch (event) {
     case 'live-notification':
@@ -70,6 +71,7 @@ function replayControl(fields: Json, str: (key: string) => string): { kind: Fram
     case 'notification_replay_limit_reached':
       return { kind: 'lifecycle', label: 'limit reached', summary: `${str('message')} (max ${str('max_allowed')})` };
     default:
+      // eslint-disable-next-line @typescript-eslint/no-base-to-string -- a replay-control frame's type is a string
       return { kind: 'lifecycle', label: String(fields.type ?? 'replay-control'), summary: '' };
   }
 }

@@ -124,6 +124,7 @@ function taggedMembers(node: SchemaNode): [string, SchemaNode][] | undefined {
 }
 
 function typeText(node: SchemaNode): string {
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- the configuration schema's const values are strings and numbers
   if (node.const !== undefined) return `\`${String(node.const)}\``;
   if (node.anyOf !== undefined) {
     if (taggedMembers(node) !== undefined) return 'identifier rule (by `type`)';

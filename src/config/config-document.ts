@@ -38,6 +38,7 @@ export function show(value: unknown): string {
   if (value === null || value === undefined) return 'null';
   if (Array.isArray(value)) return 'a list';
   if (typeof value === 'object') return 'a mapping';
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- a number or boolean is all that is left (YAML makes no symbol or function), and its text is the String()
   return String(value);
 }
 

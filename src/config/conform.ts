@@ -165,7 +165,7 @@ function conformArray(node: SchemaNode, input: unknown, where: string, mode: Mod
   if (minItems !== undefined && value.length < minItems) fail(where, `must have at least ${minItems} items, got ${value.length}`);
   if (maxItems !== undefined && value.length > maxItems) fail(where, `must have at most ${maxItems} items, got ${value.length}`);
   const items = node.items;
-  if (items === undefined) return [...value];
+  if (items === undefined) return [...(value as unknown[])];
   return value.map((item: unknown, index) => conform(items, item, `${where}[${index}]`, mode));
 }
 

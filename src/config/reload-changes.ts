@@ -74,7 +74,7 @@ export function withLiveSettings(running: AppConfig, reloaded: AppConfig): AppCo
     const path = name.split('.');
     const key = path.pop() as string;
     const target = sectionAt(result, path);
-    const source = sectionAt(reloaded as unknown as Record<string, unknown>, path);
+    const source = sectionAt(reloaded, path);
     if (!target || !source) continue;
     if (Object.hasOwn(source, key)) target[key] = structuredClone(source[key]);
     else delete target[key];

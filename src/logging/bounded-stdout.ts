@@ -10,7 +10,7 @@ export type StdoutWriter = ReturnType<typeof pino.destination>;
  * that grow until the process runs out of memory. Past the bound sonic-boom drops the write (a
  * whole line, or whole forwarded lines of a worker) and says so; each dropped line is counted.
  */
-export function createBoundedStdout(maxBufferedBytes: number | undefined, fd = 1): { stream: StdoutWriter; droppedLines(): number } {
+export function createBoundedStdout(maxBufferedBytes: number | undefined, fd = 1): { stream: StdoutWriter; droppedLines: () => number } {
   const stream = pino.destination({ dest: fd, sync: false, ...(maxBufferedBytes === undefined ? {} : { maxLength: maxBufferedBytes }) });
   let dropped = 0;
   stream.on('drop', (data: string | Buffer) => {

@@ -12,7 +12,7 @@ const LEVELS: Readonly<Record<string, LevelWithSilent>> = {
 /** `logging.level` is lenient: anything unknown means `info` (docs/design/rules/operations.md §1.4.2). */
 export function configuredLevel(level: string | undefined): LevelWithSilent {
   const lower = (level ?? '').trim().toLowerCase();
-  return lower !== 'off' && LEVELS[lower] ? (LEVELS[lower] as LevelWithSilent) : 'info';
+  return lower !== 'off' && LEVELS[lower] ? LEVELS[lower] : 'info';
 }
 
 export interface EffectiveLevel {

@@ -131,7 +131,7 @@ const MONOTONIC_TYPES: ReadonlySet<string> = new Set(['counter', 'histogram']);
 
 /** prom-client's typings declare `type` a numeric enum; at run time it is the exposition's type name. */
 function typeName(metric: MetricJson): string {
-  return String(metric.type as unknown);
+  return String(metric.type);
 }
 
 function aggregatorFor(metric: MetricJson): Aggregator {

@@ -49,7 +49,7 @@ export async function runPrimary({ config, workers: size, logging, tls }: Primar
     logger,
     startingPoint: () => reloads.startingPoint,
     onReloadRequest: (link, requester, source) => {
-      reloads
+      void reloads
         .reload(source, { link, requester })
         .catch((error: unknown) => ({ ok: false as const, message: `the reload failed unexpectedly: ${reasonOf(error)}` }))
         .then((outcome) => link.send({ type: 'aviso:reload-answer', requester, outcome }));

@@ -27,7 +27,7 @@ export interface Drainable {
 
 export interface ShutdownControl {
   /** Whether shutdown has begun. */
-  started(): boolean;
+  started: () => boolean;
   /**
    * Begins the drain unless it has begun: the primary of several workers asks each worker this
    * way (D36), so a worker that also got the signal itself (Ctrl+C reaches the whole process

@@ -1,5 +1,5 @@
 import type { DeploymentAnswer, DeploymentExchange } from '../backend/deployment-exchange.js';
-import type { OpenStream, OpenStreamDirectory, PlainJson, ProcessStreams, StreamFilter, StreamsOfDeployment } from './open-streams.js';
+import type { OpenStream, OpenStreamDirectory, PlainJson, ProcessStreams, StreamsOfDeployment } from './open-streams.js';
 
 /** The questions this module asks and answers on the exchange. */
 const LIST = 'streams.list';
@@ -109,7 +109,7 @@ function readOpenStream(item: { [key: string]: PlainJson }): OpenStream | undefi
     route,
     method,
     event_type,
-    filter: filter as StreamFilter,
+    filter,
     topic_pattern,
     user,
     client_address,

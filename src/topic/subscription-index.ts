@@ -192,7 +192,7 @@ function withoutEntry<T>(slot: Slot<T> | undefined, entry: IndexEntry<T>): Slot<
   slot.delete(entry);
   if (slot.size > 1) return slot;
   // Back to a lone entry, so a topic whose other watchers left reads as cheaply as before.
-  return slot.size === 1 ? (slot.values().next().value as IndexEntry<T>) : undefined;
+  return slot.size === 1 ? slot.values().next().value : undefined;
 }
 
 interface TrieNode<T> {

@@ -181,7 +181,7 @@ async function watchDeliveries(stream: string) {
   });
   const consumerCreates = nc.subscribe(`$JS.API.CONSUMER.CREATE.${stream}.>`, {
     callback: (_error, message) => {
-      creates.push((message.json() as { config: Record<string, unknown> }).config);
+      creates.push(message.json<{ config: Record<string, unknown> }>().config);
     },
   });
   await nc.flush();

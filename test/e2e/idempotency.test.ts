@@ -361,7 +361,7 @@ describe('Idempotency-Key on JetStream: across processes and crashes', () => {
     await withNats(async (nc) => {
       const jsm = await jetstream(nc).jetstreamManager();
       await jsm.streams.delete('POLYGON').catch(() => undefined);
-      await jsm.streams.add({ name: 'POLYGON', subjects: ['polygon.>'], storage: 'memory' as never });
+      await jsm.streams.add({ name: 'POLYGON', subjects: ['polygon.>'], storage: 'memory' });
     });
     const body = { event_type: 'test_polygon', identifier: { date: '20250706', time: '1200', polygon: '(0,0,0,1,1,1,0,0)' }, payload: { t } };
     const failed = await notify(one, body, key);

@@ -826,7 +826,7 @@ describe.each([
     // Log fields use the bucketed event type too (docs/design/rules/operations.md §1.4.8, §3.4.1).
     const configured = new Set([...SCHEMA_NAMES, 'generic', 'unknown']);
     for (const line of server.logs) {
-      const eventType = line.attributes?.event_type;
+      const eventType = line.attributes?.event_type as string | undefined;
       if (eventType !== undefined) expect(configured.has(String(eventType)), String(eventType)).toBe(true);
     }
   });

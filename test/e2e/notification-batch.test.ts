@@ -188,7 +188,7 @@ describe.each(BACKEND_KINDS)('batch notify on the %s backend (D48)', (kind) => {
     ['an NDJSON line that is not an object', '{"event_type":"batched","identifier":{"k":"x"}}\n[]', { 'content-type': 'application/x-ndjson' }, 400, 'BATCH_ITEM_NOT_AN_OBJECT'],
   ])('a batch that is %s answers its 4xx and stores nothing', async (_what, body, headers, status, code) => {
     const before = (await replay('batched')).length;
-    const response = await request(`${server.url}/api/v1/notification/batch`, { method: 'POST', body, headers: headers as Record<string, string> });
+    const response = await request(`${server.url}/api/v1/notification/batch`, { method: 'POST', body, headers });
     expect(response.status, response.text).toBe(status);
     expect(response.json.code).toBe(code);
     expect(response.json.request_id).toBe(response.headers.get('x-request-id'));

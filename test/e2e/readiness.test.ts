@@ -42,7 +42,7 @@ function logEvents(server: RunningServer, name: string) {
 function jetstreamConfig(natsUrl: string, jetstream: Record<string, unknown> = {}): Record<string, unknown> {
   const config = new BackendUnderTest('jetstream', natsUrl).config() as { notification_backend: { jetstream: Record<string, unknown> } };
   Object.assign(config.notification_backend.jetstream, { timeout_seconds: 2, reconnect_delay_ms: 100, ...jetstream });
-  return config as unknown as Record<string, unknown>;
+  return config;
 }
 
 describe('GET /ready on the in-memory backend', () => {
@@ -80,7 +80,7 @@ describe('GET /ready on the in-memory backend', () => {
     const exposition = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
     expect(exposition).toMatch(/^aviso_http_requests_total\{[^}]*route="\/ready"[^}]*\} 1$/m);
     expect(exposition).toMatch(/^aviso_http_request_duration_seconds_count\{[^}]*route="\/ready"[^}]*\} 1$/m);
-    const access = await eventually('the /ready access line', async () =>
+    const access = await eventually('the /ready access line', () =>
       logEvents(server, 'http.request.completed').find((line) => line.attributes?.route === '/ready'),
     );
     expect(access.severityText).toBe('DEBUG');
@@ -140,7 +140,7 @@ describe('GET /ready on JetStream', () => {
     expect((await watcher.nextSignificant())?.json.type).toBe('connection_established');
 
     await killNats();
-    const lost = await eventually('the client to give up', async () => logEvents(server, 'backend.jetstream.connection.lost')[0]);
+    const lost = await eventually('the client to give up', () => logEvents(server, 'backend.jetstream.connection.lost')[0]);
     expect(lost.severityText).toBe('ERROR');
     expect(lost.body).toContain('max_reconnect_attempts (2) exhausted');
     // The open watch cannot continue and says so, then ends (D23).

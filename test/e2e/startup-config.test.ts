@@ -32,7 +32,7 @@ describe('startup with a bad configuration', () => {
       /application\.additional_origins\[0\]: "https:\/\/aviso\.example\.org\/console" is not an origin: write scheme:\/\/host\[:port\] with http or https and no path$/,
     ],
   ])('exits 1 for %s with one line naming the field', async (_name, override, pattern) => {
-    const result = await runServerToExit({ config: serverConfig(override as Record<string, unknown>) });
+    const result = await runServerToExit({ config: serverConfig(override) });
     expect(result.code).toBe(1);
     const lines = result.stderr.trim().split('\n');
     expect(lines).toHaveLength(1);

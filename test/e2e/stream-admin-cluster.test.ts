@@ -111,7 +111,7 @@ describe('open streams across JetStream processes and workers', { timeout: 180_0
       startServer({ config: config(), startTimeoutMs: START_TIMEOUT_MS }),
       startServer({ config: config(), startTimeoutMs: START_TIMEOUT_MS }),
       startServer({ config: config(2), startTimeoutMs: START_TIMEOUT_MS }),
-    ]) as [RunningServer, RunningServer, RunningServer];
+    ]);
     single = single.slice(0, 2);
     const listening = await eventually('both workers listening', () => {
       const lines = workers.logs.filter((line) => eventName(line) === 'cluster.worker.listening');

@@ -33,7 +33,7 @@ async function nextNotification(client: SseClient): Promise<SseEvent | undefined
   }
 }
 
-async function idOf(client: SseClient): Promise<string> {
+function idOf(client: SseClient): string {
   expect(client.status, client.errorBody).toBe(200);
   return client.headers.get('x-request-id') as string;
 }
@@ -47,7 +47,7 @@ describe.each(BACKEND_KINDS)('the admin streams list (%s)', (kind) => {
   const open = async (name: string, opening: Promise<SseClient>): Promise<SseClient> => {
     const client = await opening;
     clients.push(client);
-    ids[name] = await idOf(client);
+    ids[name] = idOf(client);
     return client;
   };
   const post = (endpoint: string, body: Record<string, unknown>) => SseClient.open(`${server.url}/api/v1/${endpoint}`, body);

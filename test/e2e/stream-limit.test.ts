@@ -75,7 +75,7 @@ describe('the stream limit over plain HTTP/1.1', () => {
     await server?.stop();
   });
 
-  async function refusalOf(client: SseClient): Promise<Refusal> {
+  function refusalOf(client: SseClient): Refusal {
     return {
       status: client.status,
       retryAfter: client.headers.get('retry-after') ?? undefined,
@@ -124,7 +124,7 @@ describe('the stream limit over plain HTTP/1.1', () => {
       await SseClient.open(`${server.url}/api/v1/replay`, REPLAY_BODY),
       await SseClient.openGet(`${server.url}/api/v1/replay?${queryOf(REPLAY_BODY)}`),
     ];
-    for (const client of refused) expectRefusal(await refusalOf(client));
+    for (const client of refused) expectRefusal(refusalOf(client));
     // The refused client's connection is closed, so refusals do not eat the spare connections.
     for (const client of refused) expect(client.headers.get('connection')).toBe('close');
     expect((await fetch(`${server.url}/health`)).status).toBe(200);
@@ -200,7 +200,7 @@ describe.each([
       const answer = await client.request(path, body === undefined ? {} : { body });
       expectRefusal({
         status: answer.status,
-        retryAfter: answer.headers['retry-after'] as string | undefined,
+        retryAfter: answer.headers['retry-after'],
         requestIdHeader: answer.headers['x-request-id'] as string | undefined,
         body: answer.json,
       });

@@ -140,7 +140,7 @@ describe.each(BACKEND_KINDS)('one request never cuts the broker connection, on t
 
   it('no NATS disconnect was logged by aviso-ts, nor a protocol violation by nats-server', () => {
     const natsEvents = server.logs
-      .map((line) => String(line.attributes?.['event.name'] ?? ''))
+      .map((line) => String((line.attributes?.['event.name'] as string | undefined) ?? ''))
       .filter((name) => /^backend\.jetstream\.(disconnect|error|connection\.lost|reconnected)$/.test(name));
     expect(natsEvents).toEqual([]);
     if (nats) expect(nats.output()).not.toMatch(/maximum control line exceeded|maximum payload exceeded/i);

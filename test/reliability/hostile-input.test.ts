@@ -721,7 +721,7 @@ describe('hostile input against the real server (issue 9)', { timeout: 120_000 }
       for (const server of [open, secured, generic]) {
         expect(server.process.exitCode).toBeNull();
         const unhandled = server.logs.filter((line) => {
-          const event = String(line.attributes?.['event.name'] ?? '');
+          const event = String((line.attributes?.['event.name'] as string | undefined) ?? '');
           return event === 'http.request.unhandled_error' || line.severityText === 'FATAL';
         });
         expect(unhandled).toEqual([]);

@@ -47,7 +47,7 @@ function natsConfig(natsUrl: string, jetstream: Record<string, unknown> = {}): R
     watch_endpoint: { sse_heartbeat_interval_sec: 1 },
   }) as { notification_backend: { jetstream: Record<string, unknown> } };
   Object.assign(config.notification_backend.jetstream, { timeout_seconds: 5, ...jetstream });
-  return config as unknown as Record<string, unknown>;
+  return config;
 }
 
 function noteOf(event: SseEvent): string | undefined {
@@ -253,6 +253,7 @@ class WatcherFollower {
     const wanted = new Set(stored.map((s) => s.id));
     const deadline = Date.now() + RECOVERY_BOUND_MS;
     while (this.seen.filter((s) => wanted.has(s.id)).length < wanted.size) {
+      // eslint-disable-next-line @typescript-eslint/only-throw-error -- what the watcher caught, rethrown as it was
       if (this.failure) throw this.failure;
       if (Date.now() > deadline) throw new Error(`the watcher saw ${this.seen.length} of ${wanted.size} notifications`);
       await new Promise<void>((resolve) => {

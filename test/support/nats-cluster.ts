@@ -219,7 +219,7 @@ class Cluster implements NatsCluster {
     for (;;) {
       try {
         await this.withManager(async (jsm) => {
-          await jsm.streams.add({ name: 'CLUSTER_READY_PROBE', subjects: ['cluster_ready_probe.>'], num_replicas: replicas, storage: 'memory' as never });
+          await jsm.streams.add({ name: 'CLUSTER_READY_PROBE', subjects: ['cluster_ready_probe.>'], num_replicas: replicas, storage: 'memory' });
           await jsm.streams.delete('CLUSTER_READY_PROBE');
         });
         return;

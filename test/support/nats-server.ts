@@ -110,7 +110,7 @@ export async function probeNats(host: string, port: number, timeoutMs = 2_000): 
         return;
       }
       try {
-        const info = JSON.parse(line.slice('INFO '.length)) as { version?: unknown; jetstream?: unknown; server_name?: unknown };
+        const info = JSON.parse(line.slice('INFO '.length)) as { version?: string; jetstream?: unknown; server_name?: string };
         resolveInfo({
           version: String(info.version ?? 'unknown'),
           jetstream: info.jetstream === true,

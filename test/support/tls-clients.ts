@@ -116,7 +116,7 @@ export function http2Client(origin: string, ca: Buffer): ProtocolClient {
 
 /** HTTPS with HTTP/1.1 only (ALPN offers `http/1.1`), keep-alive like a browser's connection pool. */
 export function https1Client(origin: string, ca: Buffer): ProtocolClient {
-  const agent = new Agent({ ca, keepAlive: true, ALPNProtocols: ['http/1.1'] } as ConstructorParameters<typeof Agent>[0]);
+  const agent = new Agent({ ca, keepAlive: true, ALPNProtocols: ['http/1.1'] });
   const base = new URL(origin);
   let lastSocket: TLSSocket | undefined;
   const open = (path: string, options: RequestOptions) =>

@@ -4,8 +4,8 @@ import { SseClient } from './sse-client.js';
 
 /** Servers and streams a test opened, closed after each test even when it failed. */
 export interface TrackedProcesses {
-  start(config: Record<string, unknown>, options?: Omit<ServerOptions, 'config'>): Promise<RunningServer>;
-  open(server: RunningServer, path: string, body: unknown): Promise<SseClient>;
+  start: (config: Record<string, unknown>, options?: Omit<ServerOptions, 'config'>) => Promise<RunningServer>;
+  open: (server: RunningServer, path: string, body: unknown) => Promise<SseClient>;
 }
 
 /** Registers the `afterEach` that closes every stream, then stops every server, the test opened. */

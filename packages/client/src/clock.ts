@@ -27,11 +27,13 @@ export const systemClock: Clock = {
 export function sleep(clock: Clock, ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) {
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- an abort rejects with the signal's reason, as node:timers/promises does
       reject(signal.reason);
       return;
     }
     const onAbort = (): void => {
       handle.cancel();
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- as above: the signal's reason
       reject(signal?.reason);
     };
     const handle = clock.setTimeout(() => {

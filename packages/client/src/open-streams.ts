@@ -94,7 +94,7 @@ function object(value: unknown, what: string): Json {
 }
 
 function strings(value: unknown, what: string): string[] {
-  return Array.isArray(value) && value.every((v) => typeof v === 'string') ? (value as string[]) : fail(what);
+  return Array.isArray(value) && value.every((v) => typeof v === 'string') ? value : fail(what);
 }
 
 function openStream(value: unknown): OpenStreamInfo {

@@ -30,7 +30,7 @@ export interface StreamHead {
 export interface KnownLosses {
   readonly losses: HistoryLoss[];
   /** Whether a lost sequence is already said by one of `losses` (a predecessor need not be said again). */
-  said(sequence: number): boolean;
+  said: (sequence: number) => boolean;
 }
 
 /** What the stream's head and the history ledger say a replay's range lost, with the stream's info read for it. */

@@ -47,9 +47,9 @@ export function desiredStreamConfig(
   const config: DesiredStreamConfig = {
     name: layout.name,
     subjects: [...layout.subjects],
-    storage: defaults.storage_type as StreamConfig['storage'],
-    retention: defaults.retention_policy as StreamConfig['retention'],
-    discard: defaults.discard_policy as StreamConfig['discard'],
+    storage: defaults.storage_type,
+    retention: defaults.retention_policy,
+    discard: defaults.discard_policy,
     max_msgs_per_subject: policy.allow_duplicates === true ? -1 : 1,
     max_msgs: policy.max_messages ?? defaults.max_messages ?? -1,
     max_bytes: policy.max_size !== undefined ? parseSize(policy.max_size) : (defaults.max_bytes ?? -1),
@@ -58,7 +58,7 @@ export function desiredStreamConfig(
     duplicate_window: duplicateWindowNs(maxAge, duplicateWindowSec),
   };
   if (compressionSupported && policy.compression !== undefined) {
-    config.compression = (policy.compression ? 's2' : 'none') as StreamConfig['compression'];
+    config.compression = policy.compression ? 's2' : 'none';
   }
   return config;
 }
@@ -96,7 +96,7 @@ export function driftedFields(current: Partial<StreamConfig>, desired: DesiredSt
   });
 }
 
-function normalise(field: Compared, value: unknown): string {
+function normalise(field: Compared, value: DesiredStreamConfig[Compared] | '' | undefined): string {
   switch (field) {
     case 'subjects':
       return [...((value as string[] | undefined) ?? [])].sort().join(' ');

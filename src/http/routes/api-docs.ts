@@ -33,6 +33,7 @@ export async function registerApiDocs(app: FastifyInstance): Promise<void> {
         },
       },
     },
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- a schema's $id is a string (JSON Schema); String() only gives the resolver's return type
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, index) => String(json.$id ?? `def-${index}`) },
   });
   await app.register(swaggerUi, {

@@ -26,7 +26,7 @@ export function readIdempotencyKey(rawHeaders: readonly string[], headers?: Inco
   for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
     if ((rawHeaders[i] as string).toLowerCase() !== IDEMPOTENCY_KEY_HEADER) continue;
     count++;
-    value = rawHeaders[i + 1] as string;
+    value = rawHeaders[i + 1];
   }
   if (count === 0) {
     // HTTP/2's compatibility layer may hand over no raw list; its header object holds one value then.

@@ -123,6 +123,7 @@ function describeValue(value: JsonValue): string {
     case 'string':
       return `string ${JSON.stringify(echo(value as string))}`;
     case 'boolean':
+      // eslint-disable-next-line @typescript-eslint/no-base-to-string -- jsonKind said it is a boolean
       return `boolean \`${String(value)}\``;
     case 'null':
       return 'null';

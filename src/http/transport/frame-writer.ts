@@ -174,7 +174,7 @@ function plainDescriptor(socket: Socket): number {
  */
 function writeToKernel(fd: number, chunks: readonly Buffer[]): number | undefined {
   try {
-    return chunks.length === 1 ? writeSync(fd, chunks[0] as Buffer) : writevSync(fd, chunks as Buffer[]);
+    return chunks.length === 1 ? writeSync(fd, chunks[0] as Buffer) : writevSync(fd, chunks);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     return code === 'EAGAIN' || code === 'EWOULDBLOCK' ? 0 : undefined;

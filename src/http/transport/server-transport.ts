@@ -151,7 +151,7 @@ function trackConnections(server: Http2SecureServer): ConnectionTracker {
   server.on('secureConnection', (socket: Socket) => tracker.addSocket(socket));
   server.on('session', (session: ServerHttp2Session) => tracker.addSession(session));
   server.on('request', (request: IncomingMessage | Http2ServerRequest, response: ServerResponse) => {
-    if (!isHttp2(request)) tracker.http1Request(request.socket as Socket, response);
+    if (!isHttp2(request)) tracker.http1Request(request.socket, response);
   });
   trackers.set(server, tracker);
   return tracker;

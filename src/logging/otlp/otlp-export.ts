@@ -1,4 +1,4 @@
-import type { AnyValueMap, Logger as OtelLogger, SeverityNumber } from '@opentelemetry/api-logs';
+import type { AnyValueMap, Logger as OtelLogger } from '@opentelemetry/api-logs';
 import { OTLPLogExporter as GrpcLogExporter } from '@opentelemetry/exporter-logs-otlp-grpc';
 import { OTLPLogExporter as HttpJsonLogExporter } from '@opentelemetry/exporter-logs-otlp-http';
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
@@ -125,7 +125,7 @@ function emit(logger: OtelLogger, line: string): void {
   logger.emit({
     timestamp,
     observedTimestamp: timestamp,
-    ...(typeof record.severityNumber === 'number' ? { severityNumber: record.severityNumber as SeverityNumber } : {}),
+    ...(typeof record.severityNumber === 'number' ? { severityNumber: record.severityNumber } : {}),
     ...(typeof record.severityText === 'string' ? { severityText: record.severityText } : {}),
     body: typeof record.body === 'string' ? record.body : '',
     attributes,

@@ -24,7 +24,7 @@ export interface OrderedDomain<T> {
   readOperand(operand: JsonValue, operator: string): T;
   /** Reads a candidate's canonical token; `undefined` when it does not parse (docs/design/rules/schema-and-validation.md §8.3). */
   readToken(token: string): T | undefined;
-  compare(a: T, b: T): number;
+  compare: (a: T, b: T) => number;
   /** Canonical text of a value, as printed in range messages. */
   format(value: T): string;
   /** Inclusive `[min, max]` from the field's configuration, if any. */

@@ -47,7 +47,7 @@ function poster(target: StreamTarget): Poster {
     return Object.assign(post, { close: () => undefined });
   }
   // HTTPS, HTTP/1.1 on keep-alive connections: the TLS port's writers, whatever protocol the streams use.
-  const agent = new HttpsAgent({ ca: target.ca, keepAlive: true, ALPNProtocols: ['http/1.1'] } as ConstructorParameters<typeof HttpsAgent>[0]);
+  const agent = new HttpsAgent({ ca: target.ca, keepAlive: true, ALPNProtocols: ['http/1.1'] });
   const { hostname, port } = new URL(url);
   const post = (body: string): Promise<number> =>
     new Promise((resolve, reject) => {

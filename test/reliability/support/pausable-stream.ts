@@ -140,7 +140,7 @@ export class PausableStream {
       });
     };
     const outgoing = tls
-      ? httpsRequest({ ...options, agent: new HttpsAgent({ ca: this.target.ca, keepAlive: false, ALPNProtocols: ['http/1.1'] } as ConstructorParameters<typeof HttpsAgent>[0]) }, onResponse)
+      ? httpsRequest({ ...options, agent: new HttpsAgent({ ca: this.target.ca, keepAlive: false, ALPNProtocols: ['http/1.1'] }) }, onResponse)
       : httpRequest({ ...options, agent: PLAIN_AGENT }, onResponse);
     outgoing.on('error', (error) => this.finish({ kind: 'reset', detail: (error as NodeJS.ErrnoException).code ?? error.message }));
     outgoing.end(text);

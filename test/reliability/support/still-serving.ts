@@ -16,7 +16,7 @@ import { TRANSCRIPT_REQUEST, transcriptNotification } from '../../support/transc
  */
 export function failureLines(server: RunningServer, expectedEvents: readonly string[] = []): LogLine[] {
   return server.logs.filter((line) => {
-    const event = String(line.attributes?.['event.name'] ?? '');
+    const event = String((line.attributes?.['event.name'] as string | undefined) ?? '');
     if (expectedEvents.includes(event)) return false;
     return event === 'http.request.unhandled_error' || line.severityText === 'ERROR' || line.severityText === 'FATAL';
   });

@@ -128,7 +128,7 @@ describe('the sequence journal', () => {
     expect(Object.fromEntries(journalIn(dir).restored)).toEqual({ A: 4, B: 7, D: 2 });
   });
 
-  it('refuses a directory another running process holds, naming that process', async () => {
+  it('refuses a directory another running process holds, naming that process', () => {
     const dir = freshDir();
     const holder = spawn('sleep', ['30'], { stdio: 'ignore' });
     try {

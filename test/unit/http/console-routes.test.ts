@@ -29,7 +29,7 @@ function capturingLogger(): { logger: Logger; lines: Record<string, unknown>[] }
       done();
     },
   });
-  return { logger: pino({ level: 'info' }, sink) as Logger, lines };
+  return { logger: pino({ level: 'info' }, sink), lines };
 }
 
 describe('the console routes', () => {

@@ -129,7 +129,7 @@ describe('a malformed batch is refused whole and stores nothing', () => {
     ['a body over max_batch_bytes', `[${Array<string>(40).fill(valid).join(',')}]`, {}, 413, 'PAYLOAD_TOO_LARGE'],
   ])('%s', async (_what, payload, headers, status, code) => {
     const app = await testApp({ notificationEndpoint: { max_batch_items: 3, max_batch_bytes: 4096 } });
-    const response = await postBatch(app, payload, headers as Record<string, string>);
+    const response = await postBatch(app, payload, headers);
     expect(response.statusCode, response.body).toBe(status);
     const body = response.json<Record<string, unknown>>();
     expect(body).toMatchObject({ code, request_id: response.headers['x-request-id'] });

@@ -34,7 +34,7 @@ function untouchableBackend(): { backend: NotificationBackend; calls: string[] }
 
 async function post(endpoint: 'watch' | 'replay', body: unknown) {
   const response = await (testApp as TestApp).app.inject({ method: 'POST', url: `/api/v1/${endpoint}`, payload: JSON.stringify(body) });
-  return { status: response.statusCode, json: response.json() as Record<string, unknown> };
+  return { status: response.statusCode, json: response.json<Record<string, unknown>>() };
 }
 
 // `diss.<destination>.od`: 8 bytes besides the destination.

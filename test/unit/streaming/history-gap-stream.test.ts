@@ -167,11 +167,11 @@ describe('a start beyond the stream\'s numbering (D41)', () => {
     const url = await start(new MemoryBackend({ maxHistoryPerTopic: 10, maxTopics: 100, clock: new ManualClock() }));
     await notify(url, 1);
     const query = new URLSearchParams({ event_type: 'mars', identifier: JSON.stringify({ class: 'od' }), from_id: '1' });
-    const resumed = await SseClient.openGet(`${url}/api/v1/replay?${query}`, { 'Last-Event-ID': 'mars@9' });
+    const resumed = await SseClient.openGet(`${url}/api/v1/replay?${query.toString()}`, { 'Last-Event-ID': 'mars@9' });
     clients.push(resumed);
     expect(resumed.status).toBe(200);
     expect((await frames(resumed)).map(label)).toEqual(['replay_started', 'sequence_reset', 'replay mars@1', 'replay_completed', 'close end_of_stream']);
-    const atEnd = await fetch(`${url}/api/v1/replay?${query}`, { headers: { 'Last-Event-ID': 'mars@1' } });
+    const atEnd = await fetch(`${url}/api/v1/replay?${query.toString()}`, { headers: { 'Last-Event-ID': 'mars@1' } });
     expect(atEnd.status).toBe(204);
   });
 });

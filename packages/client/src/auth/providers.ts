@@ -185,6 +185,7 @@ export class ChainAuth implements AuthProvider {
       }
     }
     this.winner = undefined;
+    // eslint-disable-next-line @typescript-eslint/only-throw-error -- the last member's failure, rethrown as that member threw it
     if (lastError !== undefined) throw lastError;
     return undefined;
   }

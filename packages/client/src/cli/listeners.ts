@@ -125,6 +125,7 @@ function parseTrigger(raw: unknown, where: string): TriggerSpec {
   if (kind === 'log') return { type: kind, ...common, path: str(raw.path, where, 'path') };
   const timed = (defaultTimeout: number | undefined): TimedCommon => ({
     ...common,
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- a YAML number or string; parseDuration refuses any other text and quotes it
     timeoutMs: raw.timeout === undefined ? defaultTimeout : parseDuration(String(raw.timeout), `${where}: "timeout"`),
     failFast: bool(raw.fail_fast, true, where, 'fail_fast'),
   });

@@ -62,6 +62,7 @@ export function createOutput(options: OutputOptions, stdout: NodeJS.WriteStream 
       } catch (error) {
         throw describe(error as NodeJS.ErrnoException);
       }
+      // eslint-disable-next-line @typescript-eslint/only-throw-error -- an Error: the 'error' listener may set it during the await, which TypeScript's narrowing to undefined above does not see
       if (broken) throw broken;
     },
     async result(data, humanText) {

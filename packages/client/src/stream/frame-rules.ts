@@ -50,6 +50,7 @@ export function openingAction(frame: SseFrame, expectReplay: boolean): FrameActi
   const expectedEvent = expectReplay ? 'replay-control' : 'live-notification';
   if (frame.event !== expectedEvent || data.type !== expected) {
     throw new StreamProtocolError(
+      // eslint-disable-next-line @typescript-eslint/no-base-to-string -- only quoted in the error about a frame that is not the expected one
       `expected ${expected} as the opening control, got ${frame.event} ${String(data.type ?? '')}`.trimEnd() + '; check that the base URL points to an aviso server',
     );
   }

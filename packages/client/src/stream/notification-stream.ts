@@ -105,6 +105,7 @@ export class NotificationStream implements AsyncIterableIterator<Notification> {
       }
       if (this.failure !== undefined && !this.failureReported) {
         this.failureReported = true;
+        // eslint-disable-next-line @typescript-eslint/only-throw-error -- the failure that ended the stream, thrown to the caller as it was
         throw this.failure;
       }
       if (this.finished) return { value: undefined, done: true };

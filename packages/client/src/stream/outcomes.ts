@@ -46,6 +46,7 @@ export function closeOutcome(data: Record<string, unknown>, context: { readonly 
   if (reason === 'server_shutdown') return { kind: 'reconnect', wait: SERVER_SHUTDOWN_WAIT_MS, reason };
   // A replay's own end_of_stream is its completion; a slow-consumer close (D32) still resumes.
   if (context.replay && reason === 'end_of_stream' && data.cause === undefined) return { kind: 'finished' };
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- the server's close cause is a string, shown here as it came
   const label = data.cause === undefined ? reason : `${reason} (${String(data.cause)})`;
   return { kind: 'reconnect', wait: context.sessionMs < SHORT_SESSION_MS ? 'backoff' : 'now', reason: label };
 }

@@ -38,7 +38,7 @@ export function defaultFetch(options: TlsTrust = {}): DefaultFetch {
   let loaded: Promise<{ fetch: (input: URL | string, init: object) => Promise<unknown>; dispatcher: SharedConnections }> | undefined;
   const load = (): NonNullable<typeof loaded> =>
     (loaded ??= Promise.all([import('undici'), import('./shared-connections.js'), connectOptions(options)]).then(([undici, shared, tls]) => ({
-      fetch: undici.fetch as (input: URL | string, init: object) => Promise<unknown>,
+      fetch: undici.fetch,
       dispatcher: new shared.SharedConnections(tls),
     })));
   return {

@@ -84,7 +84,7 @@ export class SharedConnections extends Dispatcher {
   }
 
   private open(origin: string, list: Connection[]): Connection {
-    const base = buildConnector({ ...this.tls, allowH2: true } as buildConnector.BuildOptions);
+    const base = buildConnector({ ...this.tls, allowH2: true });
     const connection: Connection = {
       client: new Client(origin, {
         allowH2: true,
@@ -95,6 +95,7 @@ export class SharedConnections extends Dispatcher {
           base(opts, (error, socket) => {
             if (error === null) this.learn(origin, connection, (socket as TLSSocket).alpnProtocol === 'h2' ? 'h2' : 'h1');
             else this.forget(origin, connection);
+            // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- undici's callback takes (null, socket) or (error, null); the pair passed on is one of them
             callback(error, socket as never);
           }),
       }),

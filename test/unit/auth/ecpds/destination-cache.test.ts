@@ -52,7 +52,7 @@ describe('DestinationCache', () => {
 
     await Promise.resolve();
     finish(success('CIP'));
-    const results = await Promise.all(lookups.map((lookup) => (lookup.cacheOutcome === 'hit' ? undefined : lookup.fetch)));
+    const results = await Promise.all(lookups.map((lookup) => (lookup.cacheOutcome === 'hit' ? Promise.resolve(undefined) : lookup.fetch)));
     expect(results).toEqual([success('CIP'), success('CIP'), success('CIP')]);
     expect(calls).toBe(1);
   });

@@ -87,8 +87,8 @@ describe('driftedFields', () => {
       max_msgs_per_subject: 1,
       num_replicas: 0,
       duplicate_window: 120e9,
-      discard: 'old' as StreamConfig['discard'],
-      retention: 'limits' as StreamConfig['retention'],
+      discard: 'old',
+      retention: 'limits',
     };
     expect(driftedFields(current, desired, true)).toEqual([]);
   });
@@ -102,8 +102,8 @@ describe('driftedFields', () => {
       max_msgs_per_subject: -1,
       num_replicas: 1,
       duplicate_window: 60e9,
-      discard: 'new' as StreamConfig['discard'],
-      retention: 'limits' as StreamConfig['retention'],
+      discard: 'new',
+      retention: 'limits',
     };
     expect(driftedFields(current, desired, true)).toEqual(['subjects', 'max_msgs', 'max_msgs_per_subject', 'duplicate_window', 'discard']);
   });

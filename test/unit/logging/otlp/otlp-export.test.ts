@@ -111,7 +111,7 @@ describe('OTLP records mirror the stdout records', () => {
     logger.info({ event_name: 'x', jwt_secret: 'hunter2' }, 'see https://user:pw@host/path');
     await vi.waitFor(() => expect(exporter.records()).toHaveLength(1));
     expect(JSON.stringify(exporter.records()[0]?.attributes)).not.toContain('hunter2');
-    expect(String(exporter.records()[0]?.body)).not.toContain('pw@');
+    expect(String(exporter.records()[0]?.body as string | undefined)).not.toContain('pw@');
   });
 
   it('leaves stdout unchanged: the same lines with or without the tee', async () => {
@@ -197,7 +197,7 @@ describe('export health accounting', () => {
     await vi.waitFor(() => expect(exporter.batches.length).toBeGreaterThanOrEqual(2));
     exporter.mode = 'succeed';
     for (const answer of exporter.pending.splice(0)) answer({ code: ExportResultCode.SUCCESS });
-    await vi.waitFor(() => expect(exporter.records().filter((r) => String(r.body).startsWith('long'))).toHaveLength(3));
+    await vi.waitFor(() => expect(exporter.records().filter((r) => String(r.body as string).startsWith('long'))).toHaveLength(3));
     logger.info('short');
     await vi.waitFor(() => expect(exporter.records().map((r) => r.body)).toContain('short'));
     expect(sink.stats().suppressedRecords).toBe(7);
