@@ -63,7 +63,13 @@ interface Side {
 }
 
 async function openSide(label: string, entry: string): Promise<Side> {
-  const target = await startAvisoTarget({ name: `aviso_${label}`, backend, application: {}, entry: resolve(entry), metrics: values.metrics === true });
+  const target = await startAvisoTarget({
+    name: `aviso_${label}`,
+    backend,
+    application: {},
+    entry: resolve(entry),
+    metrics: values.metrics === true,
+  });
   try {
     const session = await openFanoutSession(target, plan);
     return { label, target, session, steps: [] };
@@ -80,7 +86,9 @@ function line(side: Side, round_: number, step: Step): string {
   );
 }
 
-process.stdout.write(`fanout A/B: ${plan.watchers} watchers, ${rate}/s, ${seconds} s steps, ${backend}, load average ${loadavg()[0]?.toFixed(2)}\n`);
+process.stdout.write(
+  `fanout A/B: ${plan.watchers} watchers, ${rate}/s, ${seconds} s steps, ${backend}, load average ${loadavg()[0]?.toFixed(2)}\n`,
+);
 const sides: Side[] = [];
 try {
   sides.push(await openSide('A', values.a));

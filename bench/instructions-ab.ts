@@ -82,7 +82,11 @@ async function measure(side: Side): Promise<number> {
   const child = spawn(
     'valgrind',
     ['--tool=callgrind', '--instr-atstart=no', `--callgrind-out-file=${join(dir, 'callgrind.out')}`, process.execPath, resolve(side.entry)],
-    { cwd: dir, env: { PATH: process.env.PATH ?? '', HOME: dir, AVISOSERVER_CONFIG_FILE: configFile }, stdio: ['ignore', 'ignore', 'ignore'] },
+    {
+      cwd: dir,
+      env: { PATH: process.env.PATH ?? '', HOME: dir, AVISOSERVER_CONFIG_FILE: configFile },
+      stdio: ['ignore', 'ignore', 'ignore'],
+    },
   );
   trackChild(child);
   try {

@@ -59,11 +59,12 @@ async function main(): Promise<number> {
     profileChildrenInto(args.profileDir);
   }
 
-  const meta = machineMeta(args.quick, selected.map((scenario) => scenario.name));
-  const started = performance.now();
-  process.stdout.write(
-    `aviso-ts benchmarks (${meta.mode}) on ${meta.cpu_model}, ${meta.cores} cores, Node ${meta.node}\n`,
+  const meta = machineMeta(
+    args.quick,
+    selected.map((scenario) => scenario.name),
   );
+  const started = performance.now();
+  process.stdout.write(`aviso-ts benchmarks (${meta.mode}) on ${meta.cpu_model}, ${meta.cores} cores, Node ${meta.node}\n`);
 
   const outcomes: Outcome[] = [];
   for (const scenario of selected) {

@@ -82,7 +82,8 @@ function parseOptions(argv: readonly string[]): Options {
   if (!(minutes > 0)) throw new Error(`--minutes must be a positive number, not ${values.minutes}`);
   if (!(rate > 0)) throw new Error(`--rate must be a positive number, not ${values.rate}`);
   if (!Number.isInteger(watchers) || watchers < 0) throw new Error(`--watchers must be a whole number, not ${values.watchers}`);
-  if (values.backend !== 'in_memory' && values.backend !== 'jetstream') throw new Error(`--backend must be in_memory or jetstream, not ${values.backend}`);
+  if (values.backend !== 'in_memory' && values.backend !== 'jetstream')
+    throw new Error(`--backend must be in_memory or jetstream, not ${values.backend}`);
   return { minutes, backend: values.backend, rate, watchers };
 }
 
@@ -229,7 +230,8 @@ async function replays(origin: URL, tally: Tally, signal: AbortSignal, highest: 
     tally.replays++;
     tally.replayEvents += stream.notifications;
     if (stream.status !== 200) tally.problem(`replay from ${fromId}: status ${stream.status}`);
-    else if (stream.closeReason !== 'end_of_stream') tally.problem(`replay from ${fromId} ended with ${stream.closeReason ?? stream.transportError ?? 'no close frame'}`);
+    else if (stream.closeReason !== 'end_of_stream')
+      tally.problem(`replay from ${fromId} ended with ${stream.closeReason ?? stream.transportError ?? 'no close frame'}`);
     if (stream.outOfOrder > 0) tally.problem(`replay from ${fromId}: ${stream.outOfOrder} out of order`);
   }
 }
@@ -363,9 +365,9 @@ async function main(): Promise<number> {
   const sortedOf = (values: number[]): number[] => [...values].sort((a, b) => a - b);
   const summary = {
     rss_mib: {
-      start: round(rss[0] as number / 1024 / 1024),
+      start: round((rss[0] as number) / 1024 / 1024),
       max: round(Math.max(...rss) / 1024 / 1024),
-      end: round(rss.at(-1) as number / 1024 / 1024),
+      end: round((rss.at(-1) as number) / 1024 / 1024),
     },
     // Per 10 s window (prom-client resets its event-loop histogram at every scrape): the median of
     // the windows' p50, the highest window p99 and the highest single delay.
@@ -390,7 +392,10 @@ async function main(): Promise<number> {
 
   const rows: [string, string][] = [
     ['RSS start / max / end', `${summary.rss_mib.start} / ${summary.rss_mib.max} / ${summary.rss_mib.end} MiB`],
-    ['event-loop lag p50 / p99 / max', `${summary.event_loop_lag_ms.p50} / ${summary.event_loop_lag_ms.p99} / ${summary.event_loop_lag_ms.max} ms`],
+    [
+      'event-loop lag p50 / p99 / max',
+      `${summary.event_loop_lag_ms.p50} / ${summary.event_loop_lag_ms.p99} / ${summary.event_loop_lag_ms.max} ms`,
+    ],
     ['notifies sent / acked / failed', `${tally.notifiesSent} / ${tally.notifiesAcked} / ${tally.notifiesFailed}`],
     ['watches opened / events received', `${tally.watchesOpened} / ${tally.watchEvents}`],
     ['replays / events replayed', `${tally.replays} / ${tally.replayEvents}`],

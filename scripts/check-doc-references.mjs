@@ -8,7 +8,20 @@ import process from 'node:process';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const SCANNED = ['src', 'packages/client/src', 'packages/client/test', 'packages/client/bin', 'packages/client/README.md', 'console', 'static', 'test', 'bench', 'scripts', 'docs', 'README.md'];
+const SCANNED = [
+  'src',
+  'packages/client/src',
+  'packages/client/test',
+  'packages/client/bin',
+  'packages/client/README.md',
+  'console',
+  'static',
+  'test',
+  'bench',
+  'scripts',
+  'docs',
+  'README.md',
+];
 const SKIPPED_DIRS = new Set(['node_modules', 'dist', 'fixtures', 'images', 'profiles']);
 const EXTENSIONS = /\.(ts|mts|mjs|js|md|html|css|sh|yaml|yml)$/;
 /** The check's own test cites dangling references on purpose. */
@@ -82,7 +95,9 @@ export function danglingReferences(citingFile, text, readDoc) {
     if (line.includes(SPEC_FOLDER)) report(SPEC_FOLDER);
     if (EXTERNAL.test(line)) return;
     const cited = [];
-    for (const match of line.matchAll(/((?:\.{1,2}\/)*[A-Za-z0-9_][A-Za-z0-9_./-]*\.md)(#[A-Za-z0-9_-]+)?(\s*(?:["“][^"”]+["”]))?(\s*§\s*[0-9][0-9.]*[0-9]?)?/g)) {
+    for (const match of line.matchAll(
+      /((?:\.{1,2}\/)*[A-Za-z0-9_][A-Za-z0-9_./-]*\.md)(#[A-Za-z0-9_-]+)?(\s*(?:["“][^"”]+["”]))?(\s*§\s*[0-9][0-9.]*[0-9]?)?/g,
+    )) {
       const [, path, anchor, quotedHeading, section] = match;
       cited.push(match.index);
       const target = targetOf(path, citingFile, exists);
@@ -132,7 +147,8 @@ function main() {
   const problems = [];
   for (const file of SCANNED.flatMap(filesUnder)) {
     if (SKIPPED_FILES.has(file)) continue;
-    for (const problem of danglingReferences(file, readDoc(file) ?? '', readDoc)) problems.push(`${file}:${problem.line}: ${problem.reference}`);
+    for (const problem of danglingReferences(file, readDoc(file) ?? '', readDoc))
+      problems.push(`${file}:${problem.line}: ${problem.reference}`);
   }
   for (const line of problems) process.stderr.write(`${line}: no such document, heading or decision in this repository\n`);
   if (problems.length > 0) process.exit(1);

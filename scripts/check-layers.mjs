@@ -77,11 +77,18 @@ export function importsOf(text) {
   for (const match of text.matchAll(statements)) {
     // `import { type A, type B }` is as type-only as `import type { A, B }`.
     const names = /^\{([^}]*)\}$/.exec(match[3].trim());
-    const allTyped = names !== null && names[1].split(',').filter((name) => name.trim() !== '').every((name) => /^\s*type\s/.test(name));
+    const allTyped =
+      names !== null &&
+      names[1]
+        .split(',')
+        .filter((name) => name.trim() !== '')
+        .every((name) => /^\s*type\s/.test(name));
     found.push({ specifier: match.groups.path, typeOnly: match[2] !== undefined || allTyped });
   }
-  for (const match of text.matchAll(new RegExp(`(?:^|\\n)\\s*import\\s+${path}`, 'g'))) found.push({ specifier: match.groups.path, typeOnly: false });
-  for (const match of text.matchAll(new RegExp(`import\\(\\s*${path}\\s*\\)`, 'g'))) found.push({ specifier: match.groups.path, typeOnly: false });
+  for (const match of text.matchAll(new RegExp(`(?:^|\\n)\\s*import\\s+${path}`, 'g')))
+    found.push({ specifier: match.groups.path, typeOnly: false });
+  for (const match of text.matchAll(new RegExp(`import\\(\\s*${path}\\s*\\)`, 'g')))
+    found.push({ specifier: match.groups.path, typeOnly: false });
   return found;
 }
 
@@ -177,16 +184,23 @@ function main() {
         if (!from || !to || to.rank <= from.rank) continue;
         const key = `${file} -> ${target}`;
         if (typeOnly && allowed.has(key)) usedAllowances.add(key);
-        else problems.push(`${key}: ${from.name} (layer ${from.rank}) imports ${to.name} (layer ${to.rank})${typeOnly ? '; a type-only import, not listed in "Allowed upward imports"' : ''}`);
+        else
+          problems.push(
+            `${key}: ${from.name} (layer ${from.rank}) imports ${to.name} (layer ${to.rank})${typeOnly ? '; a type-only import, not listed in "Allowed upward imports"' : ''}`,
+          );
       }
       graph.set(file, targets);
     }
   }
-  for (const key of allowed) if (!usedAllowances.has(key)) problems.push(`${key}: listed in "Allowed upward imports" but no such type-only upward import exists; remove the row`);
+  for (const key of allowed)
+    if (!usedAllowances.has(key))
+      problems.push(`${key}: listed in "Allowed upward imports" but no such type-only upward import exists; remove the row`);
   for (const circle of circlesOf(graph)) problems.push(`import circle: ${circle.join(' -> ')}`);
   for (const problem of problems) process.stderr.write(`${problem}\n`);
   if (problems.length > 0) process.exit(1);
-  process.stdout.write(`layers: ok (${layers.length} layers, ${allowed.size} allowed type-only upward imports, no import circle, the aviso command through the client's public entry)\n`);
+  process.stdout.write(
+    `layers: ok (${layers.length} layers, ${allowed.size} allowed type-only upward imports, no import circle, the aviso command through the client's public entry)\n`,
+  );
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main();

@@ -1,10 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import {
-  CONFIG_JSON_SCHEMA_PATH,
-  CONFIG_REFERENCE_MARKDOWN_PATH,
-  renderConfigReference,
-} from './config-reference/reference.js';
+import { CONFIG_JSON_SCHEMA_PATH, CONFIG_REFERENCE_MARKDOWN_PATH, renderConfigReference } from './config-reference/reference.js';
 
 /**
  * Writes docs/configuration.md and schemas/config.schema.json from the configuration model.

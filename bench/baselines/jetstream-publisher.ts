@@ -33,7 +33,11 @@ export interface JetStreamPublisherResult {
   readonly durationSeconds: number;
 }
 
-async function publishFor(js: JetStreamClient, options: JetStreamPublisherOptions, seconds: number): Promise<{ acknowledged: number; failed: number; elapsedMs: number }> {
+async function publishFor(
+  js: JetStreamClient,
+  options: JetStreamPublisherOptions,
+  seconds: number,
+): Promise<{ acknowledged: number; failed: number; elapsedMs: number }> {
   const { subject, payload, headers } = options.message;
   const started = epochMs();
   const end = started + seconds * 1000;

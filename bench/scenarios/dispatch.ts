@@ -71,7 +71,9 @@ class LinearScan implements Dispatcher {
 }
 
 function buildWatches(schemas: SchemaRegistry, identities: StoredIdentityReader, count: number): CompiledWatch[] {
-  return Array.from({ length: count }, (_, k) => compiledWatch(schemas, identities, JSON.stringify({ event_type: 'mars', identifier: marsIdentifier(k) })));
+  return Array.from({ length: count }, (_, k) =>
+    compiledWatch(schemas, identities, JSON.stringify({ event_type: 'mars', identifier: marsIdentifier(k) })),
+  );
 }
 
 /** What notify stores for M notifications to random watched topics; sequences from 1. */
@@ -79,7 +81,12 @@ function marsTemplates(schemas: SchemaRegistry, watches: number, count: number):
   const random = seededRandom(watches);
   return storedTemplates(
     schemas,
-    (index) => JSON.stringify({ event_type: 'mars', identifier: marsIdentifier(Math.floor(random() * watches)), payload: { location: `/data/${index}.grib` } }),
+    (index) =>
+      JSON.stringify({
+        event_type: 'mars',
+        identifier: marsIdentifier(Math.floor(random() * watches)),
+        payload: { location: `/data/${index}.grib` },
+      }),
     count,
   );
 }
@@ -115,7 +122,12 @@ function register(dispatcher: Dispatcher, watches: readonly CompiledWatch[], pre
 }
 
 /** ns per notification of one round over fresh notifications; problems when a count is off. */
-function timeRound(registered: Registered, templates: readonly Omit<StoredNotification, 'sequence'>[], label: string, problems: string[]): number {
+function timeRound(
+  registered: Registered,
+  templates: readonly Omit<StoredNotification, 'sequence'>[],
+  label: string,
+  problems: string[],
+): number {
   const notifications = templates.map((template, index) => ({ sequence: index + 1, ...template }));
   registered.counts.delivered = 0;
   registered.counts.accepted = 0;
@@ -208,10 +220,16 @@ export const dispatch: Scenario = {
     const value = median(last.rounds.indexed);
     const baseline = median(first.rounds.indexed);
     const ratioOf = (rounds: (s: Setup) => number[]) => median(rounds(last)) / median(rounds(first));
-    extra.index_only_ratio = round(ratioOf((s) => s.rounds.bare), 3);
+    extra.index_only_ratio = round(
+      ratioOf((s) => s.rounds.bare),
+      3,
+    );
     // The fastest rounds are the least disturbed by other processes: a second view of the ratio.
     extra.ratio_of_fastest_rounds = round(Math.min(...last.rounds.indexed) / Math.min(...first.rounds.indexed), 3);
-    extra.linear_ratio = round(ratioOf((s) => s.rounds.linear), 3);
+    extra.linear_ratio = round(
+      ratioOf((s) => s.rounds.linear),
+      3,
+    );
     const show = (ns: number) => (ns >= 10_000 ? `${round(ns / 1000, 3)} µs` : `${Math.round(ns)} ns`);
     const series = (rounds: (s: Setup) => number[]) => setups.map((s) => show(median(rounds(s)))).join('/');
     return {
@@ -223,7 +241,10 @@ export const dispatch: Scenario = {
       problems: [...new Set(problems)],
       summary:
         `watches ${size.watches.map((w) => w.toLocaleString('en-US')).join('/')}: ${series((s) => s.rounds.indexed)}; ` +
-        `index alone ${series((s) => s.rounds.bare)}; linear scan (before) ${series((s) => s.rounds.linear)} (ratio ${round(ratioOf((s) => s.rounds.linear), 3)})`,
+        `index alone ${series((s) => s.rounds.bare)}; linear scan (before) ${series((s) => s.rounds.linear)} (ratio ${round(
+          ratioOf((s) => s.rounds.linear),
+          3,
+        )})`,
       extra,
     };
   },

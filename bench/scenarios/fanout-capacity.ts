@@ -11,7 +11,14 @@ import {
   sameRunRatio,
   type PointFigures,
 } from '../support/fanout-capacity-targets.js';
-import { startAvisoTarget, startBareTarget, startCFloorTarget, startNchanTarget, type AvisoSide, type FanoutTarget } from '../support/fanout-targets.js';
+import {
+  startAvisoTarget,
+  startBareTarget,
+  startCFloorTarget,
+  startNchanTarget,
+  type AvisoSide,
+  type FanoutTarget,
+} from '../support/fanout-targets.js';
 import { findNchan } from '../support/nchan.js';
 import type { Scenario, ScenarioContext } from '../support/scenario.js';
 import { round } from '../support/stats.js';
@@ -31,7 +38,16 @@ import { round } from '../support/stats.js';
  * it; every side's CPU per delivery also against Nchan's and the floor's (`support/fanout-capacity-targets.ts`).
  */
 const SIZES = {
-  full: { points: [{ watchers: 1_000, startRate: 10 }, { watchers: 10_000, startRate: 1 }], stepSeconds: 3, warmupSeconds: 2, bisections: 2, retries: 1 },
+  full: {
+    points: [
+      { watchers: 1_000, startRate: 10 },
+      { watchers: 10_000, startRate: 1 },
+    ],
+    stepSeconds: 3,
+    warmupSeconds: 2,
+    bisections: 2,
+    retries: 1,
+  },
   // One point: opening thousands of streams for each of the servers would be most of a quick run.
   quick: { points: [{ watchers: 200, startRate: 25 }], stepSeconds: 1, warmupSeconds: 1, bisections: 1, retries: 0 },
 };
@@ -113,7 +129,9 @@ function cpuRatio(side: SideResult | undefined, baseline: SideResult | undefined
 function pointFigures(point: PointResult): PointFigures {
   return {
     watchers: point.watchers,
-    sides: Object.fromEntries(point.sides.map((side) => [side.name, { deliveriesPerSecond: capacityOf(side), cpuMicrosPerDelivery: cpuAtStartRate(side) }])),
+    sides: Object.fromEntries(
+      point.sides.map((side) => [side.name, { deliveriesPerSecond: capacityOf(side), cpuMicrosPerDelivery: cpuAtStartRate(side) }]),
+    ),
   };
 }
 
@@ -217,7 +235,12 @@ export const fanoutCapacity: Scenario = {
     const targets = checkTargets(PRIMARY, points.map(pointFigures), FANOUT_CAPACITY_TARGETS);
     const missed = targets.filter((target) => !target.met).length;
     const summary =
-      points.map((point) => `${point.watchers} watchers: ${point.sides.map((side) => `${side.name} ${describe(side)}`).join(', ')}; ${describeCpu(point)}`).join('; ') +
+      points
+        .map(
+          (point) =>
+            `${point.watchers} watchers: ${point.sides.map((side) => `${side.name} ${describe(side)}`).join(', ')}; ${describeCpu(point)}`,
+        )
+        .join('; ') +
       `; ${PRIMARY} CPU/delivery ${round(cpuVsBare, 3)}× bare at ${main.sides[0]?.steps[0]?.rate ?? '?'}/s; ${missed} of ${targets.length} targets missed`;
     return {
       value: round(value),
@@ -226,7 +249,9 @@ export const fanoutCapacity: Scenario = {
       ratio: round(ratio, 3),
       // A ratio against a side that measured nothing is NaN and never meets its target.
       pass: missed === 0,
-      problems: points.flatMap((point) => point.sides.flatMap((side) => side.problems.map((problem) => `${point.watchers} watchers, ${problem}`))),
+      problems: points.flatMap((point) =>
+        point.sides.flatMap((side) => side.problems.map((problem) => `${point.watchers} watchers, ${problem}`)),
+      ),
       summary,
       extra: {
         watchers: size.points.map((point) => point.watchers),

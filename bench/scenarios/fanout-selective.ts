@@ -79,7 +79,16 @@ async function openFleets(aviso: AvisoProcess, watchers: number, targets: readon
       const count = Math.min(perFleet, watchers - first);
       const groups = Array.from({ length: count }, (_, i) => ({ body: selectiveWatchBody(first + i), count: 1 }));
       const opened = await (fleets[f] as Fleet).open(
-        { origin: aviso.url, path: '/api/v1/watch', groups, concurrency: OPEN_CONCURRENCY, expectedNotifications: targets.length, targets, streamOffset: first, keepSamples: true },
+        {
+          origin: aviso.url,
+          path: '/api/v1/watch',
+          groups,
+          concurrency: OPEN_CONCURRENCY,
+          expectedNotifications: targets.length,
+          targets,
+          streamOffset: first,
+          keepSamples: true,
+        },
         300_000,
       );
       if (opened.opened !== count) throw new Error(`only ${opened.opened} of ${count} watch streams opened: ${opened.failures.join('; ')}`);
@@ -129,7 +138,8 @@ async function measure(watchers: number, size: (typeof SIZES)['full']): Promise<
       });
       client.close();
       const refused = answers.filter((answer) => answer.status !== 200);
-      if (refused.length > 0) problems.push(`${refused.length} notify requests answered non-200, e.g. ${refused[0]?.status} ${refused[0]?.body}`);
+      if (refused.length > 0)
+        problems.push(`${refused.length} notify requests answered non-200, e.g. ${refused[0]?.status} ${refused[0]?.body}`);
       await drainAll(fleets);
       const cpu = (meter as ReturnType<typeof cpuMeter>).stop();
       const reports = await Promise.all(fleets.map((fleet) => fleet.report()));

@@ -85,7 +85,8 @@ async function measureAviso(size: (typeof SIZES)['full'], problems: string[]): P
       });
       client.close();
       const refused = answers.filter((answer) => answer.status !== 200);
-      if (refused.length > 0) problems.push(`${refused.length} notify requests answered non-200, e.g. ${refused[0]?.status} ${refused[0]?.body}`);
+      if (refused.length > 0)
+        problems.push(`${refused.length} notify requests answered non-200, e.g. ${refused[0]?.status} ${refused[0]?.body}`);
       await fleet.drain(DRAIN_STALL_MS);
       const cpu = meter.stop();
       const report = await fleet.report();

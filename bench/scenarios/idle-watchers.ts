@@ -84,7 +84,10 @@ export const idleWatchers: Scenario = {
     });
     let measured: Growth;
     try {
-      measured = await measureGrowth({ origin: aviso.url, path: '/api/v1/watch', method: 'POST', opening: 'frame', pids: [aviso.pid] }, streams);
+      measured = await measureGrowth(
+        { origin: aviso.url, path: '/api/v1/watch', method: 'POST', opening: 'frame', pids: [aviso.pid] },
+        streams,
+      );
     } finally {
       await aviso.stop();
     }
@@ -93,7 +96,10 @@ export const idleWatchers: Scenario = {
     let baseline: Growth;
     try {
       const { port } = await server.next<ReadyMessage>('ready', 15_000);
-      baseline = await measureGrowth({ origin: `http://127.0.0.1:${port}`, path: '/api/v1/watch', method: 'POST', opening: 'frame', pids: [server.pid] }, streams);
+      baseline = await measureGrowth(
+        { origin: `http://127.0.0.1:${port}`, path: '/api/v1/watch', method: 'POST', opening: 'frame', pids: [server.pid] },
+        streams,
+      );
     } finally {
       await server.stop();
     }
@@ -122,7 +128,9 @@ export const idleWatchers: Scenario = {
       problems: [],
       summary:
         `${streams} streams: +${mib(measured.after - measured.before)} MiB (baseline +${mib(baseline.after - baseline.before)} MiB)` +
-        (nchan === undefined ? '; Nchan not installed' : `; Nchan ${round(nchan.bytesPerStream)} bytes/stream (ratio ${round(measured.bytesPerStream / nchan.bytesPerStream, 3)})`),
+        (nchan === undefined
+          ? '; Nchan not installed'
+          : `; Nchan ${round(nchan.bytesPerStream)} bytes/stream (ratio ${round(measured.bytesPerStream / nchan.bytesPerStream, 3)})`),
       extra: {
         streams,
         rss_before_bytes: measured.before,

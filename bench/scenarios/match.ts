@@ -45,29 +45,51 @@ function ringText(lat: number, lon: number, radius: number, vertices: number): s
 const CASES: readonly FilterCase[] = [
   {
     name: 'constraints',
-    watch: (k) => JSON.stringify({ event_type: 'mars', identifier: { class: 'od', step: { between: [0, 1000 + k] }, domain: { in: ['g', 'h'] } } }),
+    watch: (k) =>
+      JSON.stringify({ event_type: 'mars', identifier: { class: 'od', step: { between: [0, 1000 + k] }, domain: { in: ['g', 'h'] } } }),
     notify: (i) =>
       JSON.stringify({
         event_type: 'mars',
-        identifier: { class: 'od', expver: '1', domain: i % 2 === 0 ? 'g' : 'h', date: `2025-07-${String(1 + (i % 28)).padStart(2, '0')}`, time: '12:00', stream: 'enfo', step: String(i % 1000) },
+        identifier: {
+          class: 'od',
+          expver: '1',
+          domain: i % 2 === 0 ? 'g' : 'h',
+          date: `2025-07-${String(1 + (i % 28)).padStart(2, '0')}`,
+          time: '12:00',
+          stream: 'enfo',
+          step: String(i % 1000),
+        },
         payload: { location: `/data/${i}.grib` },
       }),
   },
   {
     name: 'polygon',
     watch: (k) =>
-      JSON.stringify({ event_type: 'extreme_event', identifier: { region: 'north', run_time: '1200', severity: '*', polygon: ringText(51, 11, 1.5 + k / 1000, 6) } }),
+      JSON.stringify({
+        event_type: 'extreme_event',
+        identifier: { region: 'north', run_time: '1200', severity: '*', polygon: ringText(51, 11, 1.5 + k / 1000, 6) },
+      }),
     // An 8-vertex area around (51 ± 0.5, 11 ± 0.5), different for every notification.
     notify: (i) =>
       JSON.stringify({
         event_type: 'extreme_event',
-        identifier: { region: 'north', run_time: '1200', severity: String(1 + (i % 7)), anomaly: '12.5', polygon: ringText(50.5 + (i % 100) / 100, 10.5 + (i % 97) / 97, 1, 8) },
+        identifier: {
+          region: 'north',
+          run_time: '1200',
+          severity: String(1 + (i % 7)),
+          anomaly: '12.5',
+          polygon: ringText(50.5 + (i % 100) / 100, 10.5 + (i % 97) / 97, 1, 8),
+        },
         payload: null,
       }),
   },
   {
     name: 'point_cloud',
-    watch: (k) => JSON.stringify({ event_type: 'sensor_cloud', identifier: { date: '20250706', time: '*', polygon: ringText(51, 11, 1 + k / 1000, 6) } }),
+    watch: (k) =>
+      JSON.stringify({
+        event_type: 'sensor_cloud',
+        identifier: { date: '20250706', time: '*', polygon: ringText(51, 11, 1 + k / 1000, 6) },
+      }),
     // 20 points; the first 10 lie outside the watch polygon, so `some` tests 11 of them.
     notify: (i) =>
       JSON.stringify({
@@ -75,7 +97,9 @@ const CASES: readonly FilterCase[] = [
         identifier: {
           date: '20250706',
           time: '12:00',
-          point_cloud: Array.from({ length: 20 }, (_, k) => (k < 10 ? [40 + k + (i % 50) / 100, 0 + k] : [50.5 + k / 100, 10.5 + (i % 50) / 100])),
+          point_cloud: Array.from({ length: 20 }, (_, k) =>
+            k < 10 ? [40 + k + (i % 50) / 100, 0 + k] : [50.5 + k / 100, 10.5 + (i % 50) / 100],
+          ),
         },
         payload: null,
       }),
@@ -87,7 +111,10 @@ function timeRound(predicate: NotificationPredicate, notifications: readonly Sto
 }
 
 /** Each notification through every predicate in turn; ns per (notification, predicate) pair. */
-function timeFanOut(predicates: readonly NotificationPredicate[], notifications: readonly StoredNotification[]): { ns: number; matched: number } {
+function timeFanOut(
+  predicates: readonly NotificationPredicate[],
+  notifications: readonly StoredNotification[],
+): { ns: number; matched: number } {
   let matched = 0;
   const started = process.hrtime.bigint();
   for (const notification of notifications) {

@@ -45,7 +45,13 @@ async function alternate(
   const size = context.quick ? SIZES.quick : SIZES.full;
   const load = async (url: string, body: string, r: number): Promise<AutocannonResult> => {
     await beforeRun();
-    return runAutocannon({ url, body, connections: CONNECTIONS, warmupSeconds: r === 0 ? size.warmupSeconds : 0, durationSeconds: size.durationSeconds });
+    return runAutocannon({
+      url,
+      body,
+      connections: CONNECTIONS,
+      warmupSeconds: r === 0 ? size.warmupSeconds : 0,
+      durationSeconds: size.durationSeconds,
+    });
   };
   const sides: Sides = { batch: [], single: [], nchan: [] };
   for (let r = 0; r < size.rounds; r++) {
@@ -59,7 +65,11 @@ async function alternate(
 /** Notifications per second of each side, their ratios and the target's verdict. */
 function measurement(sides: Sides, nchanUnavailable: string | undefined, target: { vsSingle: number; vsNchan?: number }): Measurement {
   const problems: string[] = [];
-  for (const [label, runs] of [['aviso batch', sides.batch], ['aviso single', sides.single], ['Nchan', sides.nchan]] as const) {
+  for (const [label, runs] of [
+    ['aviso batch', sides.batch],
+    ['aviso single', sides.single],
+    ['Nchan', sides.nchan],
+  ] as const) {
     for (const run of runs) {
       try {
         assertAllOk(label, run);
@@ -84,14 +94,22 @@ function measurement(sides: Sides, nchanUnavailable: string | undefined, target:
     summary:
       `batches of ${BATCH_ITEMS} at ${CONNECTIONS} connections: p50/p99 ${median(sides.batch.map((run) => run.latencyP50Ms))}/` +
       `${median(sides.batch.map((run) => run.latencyP99Ms))} ms per batch; single endpoint ${round(single)}/s` +
-      (sides.nchan.length === 0 ? (nchanUnavailable === undefined ? '' : '; Nchan not installed') : `; Nchan ${round(nchan)} publishes/s (ratio ${round(vsNchan, 3)})`),
+      (sides.nchan.length === 0
+        ? nchanUnavailable === undefined
+          ? ''
+          : '; Nchan not installed'
+        : `; Nchan ${round(nchan)} publishes/s (ratio ${round(vsNchan, 3)})`),
     extra: {
       connections: CONNECTIONS,
       batch_items: BATCH_ITEMS,
       batch_runs_notifications_s: sides.batch.map((run) => round(run.requestsPerSecond * BATCH_ITEMS)),
       single_runs_req_s: sides.single.map((run) => round(run.requestsPerSecond)),
       ...(sides.nchan.length > 0
-        ? { nchan_publishes_s: round(nchan), ratio_vs_nchan: round(vsNchan, 3), nchan_runs_req_s: sides.nchan.map((run) => round(run.requestsPerSecond)) }
+        ? {
+            nchan_publishes_s: round(nchan),
+            ratio_vs_nchan: round(vsNchan, 3),
+            nchan_runs_req_s: sides.nchan.map((run) => round(run.requestsPerSecond)),
+          }
         : nchanUnavailable === undefined
           ? {}
           : { nchan_unavailable: nchanUnavailable }),

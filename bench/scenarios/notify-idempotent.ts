@@ -46,7 +46,10 @@ async function compare(context: ScenarioContext, url: string, beforeRun: () => P
     }
   }
   const problems: string[] = [];
-  for (const [label, list] of [['notify with Idempotency-Key', runs.keyed], ['notify without it', runs.plain]] as const) {
+  for (const [label, list] of [
+    ['notify with Idempotency-Key', runs.keyed],
+    ['notify without it', runs.plain],
+  ] as const) {
     for (const run of list) {
       try {
         assertAllOk(label, run);
@@ -71,7 +74,8 @@ async function compare(context: ScenarioContext, url: string, beforeRun: () => P
       connections: CONNECTIONS,
       rounds: size.rounds,
       duration_s: size.durationSeconds,
-      baseline_kind: 'the same aviso server and load without the Idempotency-Key header (a fresh ignored x-bench-nonce header instead), runs alternating',
+      baseline_kind:
+        'the same aviso server and load without the Idempotency-Key header (a fresh ignored x-bench-nonce header instead), runs alternating',
       runs_req_s: runs.keyed.map((run) => round(run.requestsPerSecond)),
       baseline_runs_req_s: runs.plain.map((run) => round(run.requestsPerSecond)),
       p50_ms: p(runs.keyed, 'latencyP50Ms'),

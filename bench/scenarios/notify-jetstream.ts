@@ -78,7 +78,13 @@ export const notifyJetStream: Scenario = {
           } catch (error) {
             problem = (error as Error).message;
           }
-          return { perSecond: result.requestsPerSecond, p50Ms: result.latencyP50Ms, p99Ms: result.latencyP99Ms, non2xx: result.non2xx, problem };
+          return {
+            perSecond: result.requestsPerSecond,
+            p50Ms: result.latencyP50Ms,
+            p99Ms: result.latencyP99Ms,
+            non2xx: result.non2xx,
+            problem,
+          };
         };
         for (let r = 0; r < size.rounds; r++) {
           runs.measured.push(await overHttp('aviso notify', `${aviso.url}/api/v1/notification`, r));

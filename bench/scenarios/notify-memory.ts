@@ -74,7 +74,10 @@ export const notifyMemory: Scenario = {
     const baselineP50 = median(runs.baseline.map((run) => run.latencyP50Ms));
     const baselineP99 = median(runs.baseline.map((run) => run.latencyP99Ms));
     const non2xx = runs.measured.reduce((sum, run) => sum + run.non2xx, 0);
-    const nchanSummary = nchanUnavailable === undefined ? `; Nchan ${round(nchanValue)} req/s (ratio ${round(value / nchanValue, 3)})` : '; Nchan not installed';
+    const nchanSummary =
+      nchanUnavailable === undefined
+        ? `; Nchan ${round(nchanValue)} req/s (ratio ${round(value / nchanValue, 3)})`
+        : '; Nchan not installed';
     return {
       value: round(value),
       unit: 'req/s',

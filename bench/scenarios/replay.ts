@@ -105,8 +105,10 @@ export const replay: Scenario = {
       const problems: string[] = [];
       if (measured.status !== 200) problems.push(`replay answered ${measured.status}`);
       if (measured.events !== notifications) problems.push(`replay delivered ${measured.events} of ${notifications} notifications`);
-      if (!measured.controls.includes('replay_completed')) problems.push(`replay did not complete: controls ${measured.controls.join(', ')}`);
-      if (measured.closeReason !== 'end_of_stream') problems.push(`replay closed with ${measured.closeReason ?? 'no connection-closing frame'}`);
+      if (!measured.controls.includes('replay_completed'))
+        problems.push(`replay did not complete: controls ${measured.controls.join(', ')}`);
+      if (measured.closeReason !== 'end_of_stream')
+        problems.push(`replay closed with ${measured.closeReason ?? 'no connection-closing frame'}`);
       if (measured.errorFrames > 0) problems.push(`${measured.errorFrames} error frames`);
       if (measured.outOfOrder > 0) problems.push(`${measured.outOfOrder} events out of sequence order`);
       if (baseline.events !== notifications) throw new Error(`the ordered consumer read ${baseline.events} of ${notifications}`);

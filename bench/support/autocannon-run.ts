@@ -46,8 +46,6 @@ export async function runAutocannon(options: AutocannonOptions): Promise<Autocan
 /** A load run with errors or non-2xx answers is not a measurement. */
 export function assertAllOk(label: string, result: AutocannonResult): void {
   if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0 || result.ok === 0) {
-    throw new Error(
-      `${label}: ${result.non2xx} non-2xx responses, ${result.errors} errors, ${result.timeouts} timeouts, ${result.ok} 2xx`,
-    );
+    throw new Error(`${label}: ${result.non2xx} non-2xx responses, ${result.errors} errors, ${result.timeouts} timeouts, ${result.ok} 2xx`);
   }
 }

@@ -51,7 +51,14 @@ export function benchConfig(options: BenchConfigOptions): Mapping {
       ? { kind: 'in_memory', in_memory: {} }
       : { kind: 'jetstream', jetstream: { nats_url: options.backend.natsUrl, storage_type: 'file' } };
   return {
-    application: { host: '127.0.0.1', port: 0, base_url: 'http://localhost:8000', max_connections: BENCH_MAX_CONNECTIONS, max_streams: BENCH_MAX_STREAMS, ...options.application },
+    application: {
+      host: '127.0.0.1',
+      port: 0,
+      base_url: 'http://localhost:8000',
+      max_connections: BENCH_MAX_CONNECTIONS,
+      max_streams: BENCH_MAX_STREAMS,
+      ...options.application,
+    },
     logging: { level: 'info' },
     notification_backend: backend,
     notification_schema: options.schemas,

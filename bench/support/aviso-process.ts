@@ -61,8 +61,19 @@ export async function startAviso(options: AvisoOptions): Promise<AvisoProcess> {
   };
 
   try {
-    const port = options.port ?? (await startupPort(logFile, () => exitCode, () => stderr.text()));
-    if (options.port !== undefined) await untilHealthy(options.port, () => exitCode, () => stderr.text());
+    const port =
+      options.port ??
+      (await startupPort(
+        logFile,
+        () => exitCode,
+        () => stderr.text(),
+      ));
+    if (options.port !== undefined)
+      await untilHealthy(
+        options.port,
+        () => exitCode,
+        () => stderr.text(),
+      );
     return { url: `http://127.0.0.1:${port}`, pid: child.pid as number, child, stop };
   } catch (error) {
     await stop();
@@ -103,7 +114,8 @@ async function startupPort(logFile: string, exitCode: () => string | undefined, 
     }
     const code = exitCode();
     if (code !== undefined) throw new Error(`aviso exited (${code}) before listening; stderr: ${stderr()}`);
-    if (Date.now() > deadline) throw new Error(`aviso did not log startup.server.started within ${STARTUP_TIMEOUT_MS} ms; stderr: ${stderr()}`);
+    if (Date.now() > deadline)
+      throw new Error(`aviso did not log startup.server.started within ${STARTUP_TIMEOUT_MS} ms; stderr: ${stderr()}`);
     // Poll period of the log; the server offers nothing else to wait on before it listens.
     await sleep(LOG_POLL_MS);
   }

@@ -32,7 +32,9 @@ export function compileCFloor(source: string, outputDir: string): string {
     execFileSync(compiler, ['-O2', '-Wall', '-Wextra', '-o', program, source], { stdio: ['ignore', 'pipe', 'pipe'] });
   } catch (error) {
     const stderr = (error as { stderr?: Buffer }).stderr?.toString().trim() ?? '';
-    throw new Error(`cc could not build ${source} (${stderr.slice(-1_000) || (error as Error).message}); ${C_COMPILER_HINT}`, { cause: error });
+    throw new Error(`cc could not build ${source} (${stderr.slice(-1_000) || (error as Error).message}); ${C_COMPILER_HINT}`, {
+      cause: error,
+    });
   }
   return program;
 }
@@ -99,7 +101,10 @@ export async function startCFloor(program: string, track: (child: ChildProcess) 
         reject(failure);
         return;
       }
-      const timer = setTimeout(() => fail(new Error(`the C floor gave no ${what} within ${timeoutMs} ms; stderr: ${stderr.text()}`)), timeoutMs);
+      const timer = setTimeout(
+        () => fail(new Error(`the C floor gave no ${what} within ${timeoutMs} ms; stderr: ${stderr.text()}`)),
+        timeoutMs,
+      );
       waiters.push({
         resolve: (value) => {
           clearTimeout(timer);

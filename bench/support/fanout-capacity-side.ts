@@ -69,7 +69,11 @@ const OPEN_TIMEOUT_MS = 300_000;
 const MIN_STEP_NOTIFICATIONS = 3;
 
 async function openFleet(target: FanoutTarget, plan: CapacityPlan): Promise<FleetSet> {
-  const fleets = await FleetSet.open(target.subscription, plan.watchers, { processes: plan.fleetProcesses, reader: plan.reader, timeoutMs: OPEN_TIMEOUT_MS });
+  const fleets = await FleetSet.open(target.subscription, plan.watchers, {
+    processes: plan.fleetProcesses,
+    reader: plan.reader,
+    timeoutMs: OPEN_TIMEOUT_MS,
+  });
   try {
     await target.checkSubscribers(plan.watchers);
     return fleets;
@@ -87,7 +91,8 @@ function stepProblems(name: string, rate: number, report: WindowReport, refused:
   if (report.errorFrames > 0) problems.push(`${lead}${report.errorFrames} error frames`);
   if (refused > 0) problems.push(`${lead}${refused} publishes refused, e.g. ${refusal}`);
   // A slow-consumer close may lose what the stream had not taken; with every stream open nothing may be lost.
-  if (report.lost > 0 && Object.keys(report.closeReasons).length === 0) problems.push(`${lead}${report.lost} deliveries lost while every stream stayed open`);
+  if (report.lost > 0 && Object.keys(report.closeReasons).length === 0)
+    problems.push(`${lead}${report.lost} deliveries lost while every stream stayed open`);
   return problems;
 }
 
@@ -169,7 +174,12 @@ export async function measureCapacity(target: FanoutTarget, plan: CapacityPlan):
   try {
     const warmup = await session.step(plan.startRate, plan.warmupSeconds);
     const search = await searchCapacity(
-      { startRate: plan.startRate, maxRate: plan.maxDeliveriesPerSecond / plan.watchers, bisections: plan.bisections, retries: plan.retries },
+      {
+        startRate: plan.startRate,
+        maxRate: plan.maxDeliveriesPerSecond / plan.watchers,
+        bisections: plan.bisections,
+        retries: plan.retries,
+      },
       (rate) => session.step(rate, plan.stepSeconds),
     );
     return { name: target.name, watchers: plan.watchers, openMs: session.openMs, warmup, ...search, problems: session.problems };

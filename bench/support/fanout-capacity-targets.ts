@@ -77,7 +77,8 @@ export function sameRunRatio(value: number, baseline: number): number {
 
 /** Every target checked for `side`, in order; CPU targets once per point. */
 export function checkTargets(side: string, points: readonly PointFigures[], targets: readonly TargetRule[]): TargetCheck[] {
-  const figures = (point: PointFigures | undefined, name: string): SideFigures => point?.sides[name] ?? { deliveriesPerSecond: 0, cpuMicrosPerDelivery: Number.NaN };
+  const figures = (point: PointFigures | undefined, name: string): SideFigures =>
+    point?.sides[name] ?? { deliveriesPerSecond: 0, cpuMicrosPerDelivery: Number.NaN };
   const checks: TargetCheck[] = [];
   for (const target of targets) {
     if (target.kind === 'capacity') {

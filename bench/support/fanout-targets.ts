@@ -74,7 +74,12 @@ async function publishAtRate(
   });
   const refused = answers.filter((answer) => !accepted(answer.status));
   const first = refused[0];
-  return { firstSendMs, lastSendMs, refused: refused.length, refusal: first === undefined ? undefined : `${first.status} ${first.body.slice(0, 200)}` };
+  return {
+    firstSendMs,
+    lastSendMs,
+    refused: refused.length,
+    refusal: first === undefined ? undefined : `${first.status} ${first.body.slice(0, 200)}`,
+  };
 }
 
 /**
@@ -107,7 +112,12 @@ export async function startAvisoTarget(side: AvisoSide): Promise<FanoutTarget> {
       brokerPid: nats?.pid,
       publishesFromBench: true,
       publish: (first, count, rate) =>
-        publishAtRate(count, rate, (slot, sentMs) => client.post('/api/v1/notification', fanoutNotificationBody(first + slot, sentMs)), (status) => status === 200),
+        publishAtRate(
+          count,
+          rate,
+          (slot, sentMs) => client.post('/api/v1/notification', fanoutNotificationBody(first + slot, sentMs)),
+          (status) => status === 200,
+        ),
       // aviso writes a stream's opening frame after registering its watch (the history bound is
       // taken then), so every stream the fleet counts as open is on the server.
       checkSubscribers: async () => {},
@@ -167,7 +177,12 @@ export async function startNchanTarget(watchers: number): Promise<FanoutTarget> 
     publishesFromBench: true,
     publish: (first, count, rate) =>
       // 201: delivered to the channel's subscribers (202 would mean there were none).
-      publishAtRate(count, rate, (slot, sentMs) => client.post(NCHAN_PUBLISH_PATH, fanoutCloudEvent(first + slot, sentMs)), (status) => status === 201),
+      publishAtRate(
+        count,
+        rate,
+        (slot, sentMs) => client.post(NCHAN_PUBLISH_PATH, fanoutCloudEvent(first + slot, sentMs)),
+        (status) => status === 201,
+      ),
     async checkSubscribers(expected) {
       const subscribers = await nchan.subscribers();
       if (subscribers !== expected) throw new Error(`nchan counts ${subscribers} of ${expected} subscribers on its channel`);
@@ -188,7 +203,13 @@ export async function startCFloorTarget(program: string): Promise<FanoutTarget> 
   const floor = await startCFloor(program);
   return {
     name: 'c_floor',
-    subscription: { origin: `http://127.0.0.1:${floor.port}`, path: '/api/v1/watch', method: 'POST', opening: 'frame', body: fanoutWatchBody },
+    subscription: {
+      origin: `http://127.0.0.1:${floor.port}`,
+      path: '/api/v1/watch',
+      method: 'POST',
+      opening: 'frame',
+      body: fanoutWatchBody,
+    },
     serverPid: floor.pid,
     brokerPid: undefined,
     publishesFromBench: true,

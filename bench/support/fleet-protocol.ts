@@ -55,11 +55,7 @@ export interface FleetWindowSet {
 }
 
 export type FleetCommand =
-  | FleetOpenCommand
-  | FleetWindowCommand
-  | { readonly type: 'progress' }
-  | { readonly type: 'report' }
-  | { readonly type: 'close' };
+  FleetOpenCommand | FleetWindowCommand | { readonly type: 'progress' } | { readonly type: 'report' } | { readonly type: 'close' };
 
 export interface FleetProgress {
   readonly type: 'progress';

@@ -80,13 +80,17 @@ export class Fleet {
 }
 
 /** The counts of a fleet report that tell whether delivery was correct. */
-export type FleetCounts = Pick<FleetReport, 'streams' | 'lost' | 'streamsWithLoss' | 'duplicates' | 'unexpected' | 'errorFrames' | 'misdelivered' | 'closeReasons'>;
+export type FleetCounts = Pick<
+  FleetReport,
+  'streams' | 'lost' | 'streamsWithLoss' | 'duplicates' | 'unexpected' | 'errorFrames' | 'misdelivered' | 'closeReasons'
+>;
 
 /** The reports of several fleets holding parts of one set of watchers, as one: counts summed, close reasons merged. */
 export function fleetCounts(reports: readonly FleetReport[]): FleetCounts {
   const sum = (pick: (report: FleetReport) => number): number => reports.reduce((total, report) => total + pick(report), 0);
   const closeReasons: Record<string, number> = {};
-  for (const report of reports) for (const [reason, n] of Object.entries(report.closeReasons)) closeReasons[reason] = (closeReasons[reason] ?? 0) + n;
+  for (const report of reports)
+    for (const [reason, n] of Object.entries(report.closeReasons)) closeReasons[reason] = (closeReasons[reason] ?? 0) + n;
   return {
     streams: sum((r) => r.streams),
     lost: sum((r) => r.lost),
@@ -106,7 +110,8 @@ export function fleetCounts(reports: readonly FleetReport[]): FleetCounts {
  */
 export function fleetProblems(report: FleetCounts, label: string | undefined, problems: string[]): void {
   const lead = label === undefined ? '' : `${label}: `;
-  if (report.lost > 0) problems.push(`${lead}${report.lost} notifications lost over ${report.streamsWithLoss} of ${report.streams} watchers`);
+  if (report.lost > 0)
+    problems.push(`${lead}${report.lost} notifications lost over ${report.streamsWithLoss} of ${report.streams} watchers`);
   if (report.duplicates > 0) problems.push(`${lead}${report.duplicates} duplicate deliveries`);
   if (report.unexpected > 0) problems.push(`${lead}${report.unexpected} unreadable or unexpected notification frames`);
   if (report.errorFrames > 0) problems.push(`${lead}${report.errorFrames} error frames`);

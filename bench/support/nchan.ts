@@ -15,7 +15,7 @@ import { makeTempDir, removeTempDir, stopChild, tailCollector, trackChild, track
  * and an EventSource subscriber location; stopped (and its directory removed) with the scenario.
  */
 
-const INSTALL_HINT = 'install Debian\'s nginx-light and libnginx-mod-nchan (`bash scripts/test-prerequisites.sh --bench` does it as root)';
+const INSTALL_HINT = "install Debian's nginx-light and libnginx-mod-nchan (`bash scripts/test-prerequisites.sh --bench` does it as root)";
 export const NCHAN_PUBLISH_PATH = '/pub';
 export const NCHAN_SUBSCRIBE_PATH = '/sub';
 const READY_PATH = '/ready';
@@ -159,7 +159,9 @@ export async function startNchan(options: { readonly connections: number }): Pro
   const installation = findNchan();
   const maxOpenFiles = hardOpenFilesLimit();
   if (maxOpenFiles < options.connections + 2 * FD_HEADROOM) {
-    throw new Error(`nginx may open ${maxOpenFiles} files but needs ${options.connections + 2 * FD_HEADROOM}: raise \`ulimit -n\` for the bench`);
+    throw new Error(
+      `nginx may open ${maxOpenFiles} files but needs ${options.connections + 2 * FD_HEADROOM}: raise \`ulimit -n\` for the bench`,
+    );
   }
   const prefix = makeTempDir('nchan');
   const port = await findFreePort();
@@ -167,10 +169,20 @@ export async function startNchan(options: { readonly connections: number }): Pro
   const errorLog = join(prefix, 'error.log');
   writeFileSync(
     configFile,
-    nchanConfig({ prefix, port, module: installation.module, connections: options.connections, asRoot: process.getuid?.() === 0, maxOpenFiles }),
+    nchanConfig({
+      prefix,
+      port,
+      module: installation.module,
+      connections: options.connections,
+      asRoot: process.getuid?.() === 0,
+      maxOpenFiles,
+    }),
   );
   // `-e`: the error log before the configuration is read, so nothing goes to the system's log.
-  const child = spawn(installation.nginx, ['-p', prefix, '-c', configFile, '-e', errorLog], { cwd: prefix, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(installation.nginx, ['-p', prefix, '-c', configFile, '-e', errorLog], {
+    cwd: prefix,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   trackChild(child);
   const stderr = tailCollector();
   child.stderr?.on('data', (chunk: Buffer) => stderr.append(chunk));

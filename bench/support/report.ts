@@ -23,9 +23,19 @@ function formatNumber(value: number): string {
 export function renderTable(outcomes: readonly Outcome[]): string {
   const header = ['scenario', 'value', 'unit', 'baseline', 'ratio', 'target', 'result', 'details'];
   const rows = outcomes.map((outcome) => {
-    if ('error' in outcome) return [outcome.name, '-', '-', '-', '-', outcome.target, 'ERROR', outcome.error.split('\n')[0]?.slice(0, 100) ?? ''];
+    if ('error' in outcome)
+      return [outcome.name, '-', '-', '-', '-', outcome.target, 'ERROR', outcome.error.split('\n')[0]?.slice(0, 100) ?? ''];
     const m = outcome.measurement;
-    return [outcome.name, formatNumber(m.value), m.unit, formatNumber(m.baseline), Number.isFinite(m.ratio) ? m.ratio.toFixed(3) : '–', outcome.target, verdict(outcome), m.summary];
+    return [
+      outcome.name,
+      formatNumber(m.value),
+      m.unit,
+      formatNumber(m.baseline),
+      Number.isFinite(m.ratio) ? m.ratio.toFixed(3) : '–',
+      outcome.target,
+      verdict(outcome),
+      m.summary,
+    ];
   });
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] as string).length)));
   const line = (cells: readonly string[]): string =>
@@ -48,7 +58,15 @@ export function writeResults(file: string, outcomes: readonly Outcome[], meta: R
   const results: Record<string, unknown> = {};
   for (const outcome of outcomes) {
     if ('error' in outcome) {
-      results[outcome.name] = { value: null, unit: null, baseline: null, ratio: null, target: outcome.target, result: 'ERROR', error: outcome.error };
+      results[outcome.name] = {
+        value: null,
+        unit: null,
+        baseline: null,
+        ratio: null,
+        target: outcome.target,
+        result: 'ERROR',
+        error: outcome.error,
+      };
       continue;
     }
     const { value, unit, baseline, ratio, problems, summary, extra } = outcome.measurement;

@@ -1,6 +1,14 @@
 import { Agent, request } from 'node:http';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import type { FleetCommand, FleetOpenCommand, FleetOpened, FleetProgress, FleetReport, FleetWindowCommand, FleetWindowSet } from './fleet-protocol.js';
+import type {
+  FleetCommand,
+  FleetOpenCommand,
+  FleetOpened,
+  FleetProgress,
+  FleetReport,
+  FleetWindowCommand,
+  FleetWindowSet,
+} from './fleet-protocol.js';
 import { openRawSse } from './raw-sse-stream.js';
 import { percentileOfSorted, epochMs } from './stats.js';
 import { onCommand, reply, runWorker } from './worker-side.js';
@@ -133,7 +141,14 @@ function requestHeaders(method: 'GET' | 'POST', body: string): Record<string, st
 }
 
 /** node:http with the keep-alive agent, frames parsed by eventsource-parser. */
-function openWithNodeHttp(stream: Stream, origin: URL, path: string, method: 'GET' | 'POST', body: string, settle: (outcome: OpenOutcome) => void): void {
+function openWithNodeHttp(
+  stream: Stream,
+  origin: URL,
+  path: string,
+  method: 'GET' | 'POST',
+  body: string,
+  settle: (outcome: OpenOutcome) => void,
+): void {
   const req = request({ agent, host: origin.hostname, port: origin.port, path, method, headers: requestHeaders(method, body) }, (res) => {
     if (res.statusCode !== 200) {
       let text = '';
@@ -164,7 +179,14 @@ function openWithNodeHttp(stream: Stream, origin: URL, path: string, method: 'GE
 }
 
 /** Its own TCP socket, the request written and the response read by `raw-sse-stream.ts`. */
-function openWithRawSocket(stream: Stream, origin: URL, path: string, method: 'GET' | 'POST', body: string, settle: (outcome: OpenOutcome) => void): void {
+function openWithRawSocket(
+  stream: Stream,
+  origin: URL,
+  path: string,
+  method: 'GET' | 'POST',
+  body: string,
+  settle: (outcome: OpenOutcome) => void,
+): void {
   const headers = requestHeaders(method, body);
   delete headers['content-length'];
   const handle = openRawSse(

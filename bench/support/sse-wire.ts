@@ -89,7 +89,7 @@ export class SseScanner {
     let event: string | undefined;
     let data: string | undefined;
     let comment = false;
-    for (let lineStart = start; lineStart < end; ) {
+    for (let lineStart = start; lineStart < end;) {
       let lineEnd = buffer.indexOf(LF, lineStart);
       if (lineEnd < 0 || lineEnd > end) lineEnd = end;
       const last = lineEnd;

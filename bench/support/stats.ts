@@ -6,7 +6,10 @@ export function percentileOfSorted(sorted: ArrayLike<number>, p: number): number
 }
 
 export function median(values: readonly number[]): number {
-  return percentileOfSorted([...values].sort((a, b) => a - b), 50);
+  return percentileOfSorted(
+    [...values].sort((a, b) => a - b),
+    50,
+  );
 }
 
 /** Rounds to a number of significant digits, for readable results. */

@@ -44,7 +44,11 @@ export function configSchemaRegistry(): SchemaRegistry {
 }
 
 /** What notify stores for `count` request bodies (topic, payload text, headers); fresh StoredNotifications are made from them per round. */
-export function storedTemplates(registry: SchemaRegistry, notifyBody: (index: number) => string, count: number): Omit<StoredNotification, 'sequence'>[] {
+export function storedTemplates(
+  registry: SchemaRegistry,
+  notifyBody: (index: number) => string,
+  count: number,
+): Omit<StoredNotification, 'sequence'>[] {
   const now = BigInt(Date.now()) * 1_000_000n;
   return Array.from({ length: count }, (_, index) => {
     const { topic, payload, metadata } = prepared(registry, notifyBody(index));

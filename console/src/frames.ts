@@ -29,7 +29,13 @@ export function classifyFrame(event: string, text: string): ClassifiedFrame {
     case 'live-notification':
     case 'replay':
       if (fields.type === 'connection_established') {
-        return { kind: 'lifecycle', label: 'opening', summary: `topic ${str('topic')}, closes in ${str('connection_will_close_in_seconds')} s`, data, ...requestId };
+        return {
+          kind: 'lifecycle',
+          label: 'opening',
+          summary: `topic ${str('topic')}, closes in ${str('connection_will_close_in_seconds')} s`,
+          data,
+          ...requestId,
+        };
       }
       return {
         kind: 'notification',

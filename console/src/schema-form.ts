@@ -52,16 +52,32 @@ export class SchemaForm {
     const id = `field-${field.name}`;
     const input = isGeometry(field.input)
       ? el('textarea', { id, name: field.name, rows: '2', placeholder: PLACEHOLDERS[field.input] ?? '', spellcheck: 'false' })
-      : el('input', { id, name: field.name, type: 'text', autocomplete: 'off', spellcheck: 'false', ...(field.values ? { list: `${id}-values` } : {}) });
+      : el('input', {
+          id,
+          name: field.name,
+          type: 'text',
+          autocomplete: 'off',
+          spellcheck: 'false',
+          ...(field.values ? { list: `${id}-values` } : {}),
+        });
     const operator =
       field.operators.length > 1
-        ? el('select', { class: 'operator', name: `${field.name}-operator`, 'aria-label': `${field.name} operator` }, ...field.operators.map((op) => el('option', { value: op }, OPERATOR_LABELS[op])))
+        ? el(
+            'select',
+            { class: 'operator', name: `${field.name}-operator`, 'aria-label': `${field.name} operator` },
+            ...field.operators.map((op) => el('option', { value: op }, OPERATOR_LABELS[op])),
+          )
         : null;
     this.rows.push({ field, operator, input });
     return el(
       'div',
       { class: 'field', 'data-field': field.name },
-      el('label', { for: id }, field.name, field.required ? el('span', { class: 'required', title: 'required on watch and replay' }, '*') : null),
+      el(
+        'label',
+        { for: id },
+        field.name,
+        field.required ? el('span', { class: 'required', title: 'required on watch and replay' }, '*') : null,
+      ),
       el('span', { class: 'operator-cell' }, operator ?? el('span', { class: 'operator-fixed' }, '=')),
       input,
       field.values ? el('datalist', { id: `${id}-values` }, ...field.values.map((value) => el('option', { value }))) : null,

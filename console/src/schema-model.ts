@@ -73,11 +73,23 @@ export function formFields(schema: SchemaView): FormField[] {
       ...(view.description ? { description: view.description } : {}),
     });
     if (view.type === 'PolygonHandler') {
-      fields.push({ name: 'point', input: 'point', required: false, operators: ['value'], hint: '[lat, lon] · watch/replay only, instead of polygon' });
+      fields.push({
+        name: 'point',
+        input: 'point',
+        required: false,
+        operators: ['value'],
+        hint: '[lat, lon] · watch/replay only, instead of polygon',
+      });
     }
     if (view.type === 'PointCloudHandler') {
       // Point clouds are selected with a polygon; `point_cloud` itself is notify only.
-      fields.push({ name: 'polygon', input: 'polygon', required: false, operators: ['value'], hint: '[[lat,lon],…] · watch/replay only: clouds with a point inside' });
+      fields.push({
+        name: 'polygon',
+        input: 'polygon',
+        required: false,
+        operators: ['value'],
+        hint: '[[lat,lon],…] · watch/replay only: clouds with a point inside',
+      });
     }
   }
   return fields;
@@ -114,6 +126,7 @@ function hintOf(view: FieldView): string {
   if (view.default != null) parts.push(`default ${JSON.stringify(view.default)}`);
   if (view.values) parts.push(`one of ${view.values.join(', ')}`);
   if (view.type === 'PolygonHandler') parts.push('[[lat,lon],…], closed, ≥ 4 pairs');
-  if (view.type === 'PointCloudHandler') parts.push(`[[lat,lon],…]${view.max_points != null ? `, ≤ ${view.max_points} points` : ''}; notify only`);
+  if (view.type === 'PointCloudHandler')
+    parts.push(`[[lat,lon],…]${view.max_points != null ? `, ≤ ${view.max_points} points` : ''}; notify only`);
   return parts.join(' · ');
 }

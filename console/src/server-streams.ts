@@ -28,7 +28,11 @@ export interface StreamListing {
   readonly total: number;
   readonly truncated: boolean;
   readonly counts: Readonly<Record<string, number>>;
-  readonly processes: { readonly answered: readonly string[]; readonly not_answering: readonly string[]; readonly cluster_unreachable?: boolean };
+  readonly processes: {
+    readonly answered: readonly string[];
+    readonly not_answering: readonly string[];
+    readonly cluster_unreachable?: boolean;
+  };
   readonly request_id?: string;
 }
 
@@ -55,7 +59,9 @@ export function missingText(listing: StreamListing): string {
   const silent = listing.processes.not_answering;
   if (silent.length > 0) parts.push(`Not answering, so their streams are missing: ${silent.join(', ')}.`);
   if (listing.processes.cluster_unreachable === true) {
-    parts.push(`The server could not ask the other processes of its deployment: only the streams of ${listing.processes.answered.join(', ')} are listed.`);
+    parts.push(
+      `The server could not ask the other processes of its deployment: only the streams of ${listing.processes.answered.join(', ')} are listed.`,
+    );
   }
   return parts.join(' ');
 }

@@ -48,7 +48,12 @@ export function requestHeaders(token: string): Record<string, string> {
 async function read(request: StreamRequest, callbacks: StreamCallbacks, signal: AbortSignal, isCancelled: () => boolean): Promise<void> {
   let response: Response;
   try {
-    response = await fetch(request.url, { method: 'POST', headers: requestHeaders(request.token), body: JSON.stringify(request.body), signal });
+    response = await fetch(request.url, {
+      method: 'POST',
+      headers: requestHeaders(request.token),
+      body: JSON.stringify(request.body),
+      signal,
+    });
   } catch (error) {
     if (isCancelled()) callbacks.onEnd('cancelled');
     else callbacks.onRefused(describeNetworkError(error));

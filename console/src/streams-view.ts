@@ -145,7 +145,10 @@ export class StreamsView {
     const listing = this.listing;
     this.table.dataset.sort = this.sortKey;
     for (const header of this.table.querySelectorAll<HTMLElement>('th[data-sort-key]')) {
-      header.setAttribute('aria-sort', header.dataset.sortKey === this.sortKey ? (this.sortKey === 'opened' ? 'ascending' : 'descending') : 'none');
+      header.setAttribute(
+        'aria-sort',
+        header.dataset.sortKey === this.sortKey ? (this.sortKey === 'opened' ? 'ascending' : 'descending') : 'none',
+      );
     }
     if (!listing) return;
     this.summary.textContent = summaryText(listing);
@@ -154,7 +157,13 @@ export class StreamsView {
     this.silent.textContent = missing;
     this.counts.replaceChildren(
       ...countEntries(listing.counts).map(([type, n]) => {
-        const chip = el('button', { type: 'button', title: `only ${type}` }, el('span', { class: 'type' }, type), ' ', el('span', { class: 'n' }, String(n)));
+        const chip = el(
+          'button',
+          { type: 'button', title: `only ${type}` },
+          el('span', { class: 'type' }, type),
+          ' ',
+          el('span', { class: 'n' }, String(n)),
+        );
         chip.addEventListener('click', () => {
           this.eventType.value = type;
           void this.load();
@@ -165,7 +174,8 @@ export class StreamsView {
     const processes = byId('server-streams-processes');
     processes.textContent = `answered: ${listing.processes.answered.join(', ') || 'none'}`;
     this.rows.replaceChildren(...sortStreams(listing.streams, this.sortKey).map((stream) => this.row(stream)));
-    if (listing.streams.length === 0) this.rows.append(el('tr', { class: 'empty' }, el('td', { colspan: '14' }, 'No open stream matches.')));
+    if (listing.streams.length === 0)
+      this.rows.append(el('tr', { class: 'empty' }, el('td', { colspan: '14' }, 'No open stream matches.')));
   }
 
   private clear(): void {

@@ -15,7 +15,6 @@ export function renderConfigReference(): { markdown: string; jsonSchema: string 
   return { markdown: renderMarkdown(), jsonSchema: `${JSON.stringify(renderJsonSchema(), null, 2)}\n` };
 }
 
-
 const ROOT = AppConfigSchema as unknown as SchemaNode;
 
 // ---------------------------------------------------------------------------------------------

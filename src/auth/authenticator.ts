@@ -54,8 +54,7 @@ export class Authenticator {
    * on every path; a malformed header is ignored except on admin paths, which need an admin user.
    */
   async authenticate(isAdminPath: boolean, header: string | undefined): Promise<AuthUser | undefined> {
-    let credentials: PresentedCredentials =
-      this.mode === 'direct' ? parseDirectHeader(header) : parseTrustedProxyHeader(header);
+    let credentials: PresentedCredentials = this.mode === 'direct' ? parseDirectHeader(header) : parseTrustedProxyHeader(header);
     if (credentials.kind === 'malformed') {
       if (isAdminPath) throw new AuthError(401, credentials.message, this.challenges);
       credentials = { kind: 'none' };

@@ -39,8 +39,7 @@ export interface PublishResult {
  * false: the batch stopped at an earlier failure before this one was sent (docs/api.md#batch-notify-decision-d48).
  */
 export type BatchPublishOutcome =
-  | ({ readonly stored: true } & PublishResult)
-  | { readonly stored: false; readonly error: unknown; readonly sent: boolean };
+  ({ readonly stored: true } & PublishResult) | { readonly stored: false; readonly error: unknown; readonly sent: boolean };
 
 export interface BatchPublishOptions {
   /** Each notification's `PublishOptions.deduplicationId`, by position; absent ones get a fresh id. */

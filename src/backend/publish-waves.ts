@@ -42,7 +42,11 @@ export async function publishInWaves(
 }
 
 /** The index after the wave that starts at `start`: where a chained topic repeats, or the end. */
-function endOfWave(notifications: readonly NotificationToStore[], start: number, chainedByTopic: (notification: NotificationToStore) => boolean): number {
+function endOfWave(
+  notifications: readonly NotificationToStore[],
+  start: number,
+  chainedByTopic: (notification: NotificationToStore) => boolean,
+): number {
   const topics = new Set<string>();
   let end = start;
   for (; end < notifications.length; end++) {

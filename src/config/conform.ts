@@ -90,7 +90,10 @@ function fromEnvJson(value: EnvValue, expected: 'a mapping' | 'a list', where: s
     try {
       return JSON.parse(text) as unknown;
     } catch (error) {
-      fail(where, `must be ${expected}, got ${show(value)} which is not valid JSON (${error instanceof Error ? error.message : 'parse error'})`);
+      fail(
+        where,
+        `must be ${expected}, got ${show(value)} which is not valid JSON (${error instanceof Error ? error.message : 'parse error'})`,
+      );
     }
   }
   fail(where, `must be ${expected} (from the environment, a JSON literal), got ${show(value)}`);
@@ -208,7 +211,13 @@ function countOrKeywords(members: readonly SchemaNode[]): { integer: SchemaNode;
   return { integer, keywords };
 }
 
-function conformCountOrKeyword(integer: SchemaNode, keywords: readonly string[], value: unknown, where: string, mode: Mode): number | string {
+function conformCountOrKeyword(
+  integer: SchemaNode,
+  keywords: readonly string[],
+  value: unknown,
+  where: string,
+  mode: Mode,
+): number | string {
   const { raw } = scalar(value, mode);
   if (typeof raw === 'string' && keywords.includes(raw)) return raw;
   try {

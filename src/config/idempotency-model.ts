@@ -16,7 +16,7 @@ export const IdempotencySchema = Type.Object(
     window: Type.String({
       default: '2m',
       description:
-        'How long the first success of an `Idempotency-Key` is remembered, counted from that success: a retry inside it is answered from the first and stores nothing, a retry after it stores again. A duration literal (`30s`, `2m`, `1h`), 1s to 24h. On JetStream it is also the TTL of the key-value bucket and every stream\'s `duplicate_window` (a stream whose own `max_age` is shorter logs a startup warning naming the event type).',
+        "How long the first success of an `Idempotency-Key` is remembered, counted from that success: a retry inside it is answered from the first and stores nothing, a retry after it stores again. A duration literal (`30s`, `2m`, `1h`), 1s to 24h. On JetStream it is also the TTL of the key-value bucket and every stream's `duplicate_window` (a stream whose own `max_age` is shorter logs a startup warning naming the event type).",
     }),
     in_memory_max_keys: Type.Integer({
       minimum: 0,
@@ -25,7 +25,11 @@ export const IdempotencySchema = Type.Object(
         'Keys the in-memory backend remembers at once; when full, the oldest goes first (counted by `aviso_idempotency_evictions_total`). > 0. Not used with JetStream, whose key-value bucket holds every key for the window.',
     }),
   },
-  { default: {}, description: 'The `Idempotency-Key` of `POST /api/v1/notification` and of batch notify (`POST /api/v1/notification/batch`). Optional; each field has its own default.' },
+  {
+    default: {},
+    description:
+      'The `Idempotency-Key` of `POST /api/v1/notification` and of batch notify (`POST /api/v1/notification/batch`). Optional; each field has its own default.',
+  },
 );
 
 export type IdempotencyConfig = Static<typeof IdempotencySchema>;
@@ -56,5 +60,7 @@ export function idempotencyProblem(config: IdempotencyConfig): string | undefine
 const BUCKET_NAME = /^[-\w]+$/u;
 
 export function idempotencyBucketProblem(name: string, field = 'idempotency_bucket'): string | undefined {
-  return BUCKET_NAME.test(name) ? undefined : `notification_backend.jetstream.${field}: must consist of letters, digits, '_' and '-', got '${name}'`;
+  return BUCKET_NAME.test(name)
+    ? undefined
+    : `notification_backend.jetstream.${field}: must consist of letters, digits, '_' and '-', got '${name}'`;
 }

@@ -76,9 +76,7 @@ function configFiles(env: Record<string, string | undefined>, cwd: string, home:
     }
     return [file];
   }
-  return [path.resolve(cwd, 'config', 'config.yaml'), systemFile, path.join(home, '.aviso_server', 'config.yaml')].filter(
-    isRegularFile,
-  );
+  return [path.resolve(cwd, 'config', 'config.yaml'), systemFile, path.join(home, '.aviso_server', 'config.yaml')].filter(isRegularFile);
 }
 
 function readConfigFile(file: string): Mapping {

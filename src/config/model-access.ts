@@ -8,8 +8,7 @@ import { port, unsigned } from './model-fields.js';
 
 const AuthModeSchema = Type.Union([Type.Literal('direct'), Type.Literal('trusted_proxy')], {
   default: 'direct',
-  description:
-    '`direct`: credentials are verified by auth-o-tron, which returns a JWT. `trusted_proxy`: a fronting proxy forwards a JWT.',
+  description: '`direct`: credentials are verified by auth-o-tron, which returns a JWT. `trusted_proxy`: a fronting proxy forwards a JWT.',
 });
 
 export const AuthSchema = Type.Object(
@@ -65,10 +64,7 @@ export const EcpdsSchema = Type.Object(
     }),
     cache_ttl_seconds: unsigned('Lifetime of a cached per-user destination list. > 0.', 300),
     max_entries: unsigned('Maximum number of cached usernames. > 0.', 10000),
-    request_timeout_seconds: unsigned(
-      'Total budget of one ECPDS HTTP exchange (DNS, connect, TLS, send, full body read). > 0.',
-      30,
-    ),
+    request_timeout_seconds: unsigned('Total budget of one ECPDS HTTP exchange (DNS, connect, TLS, send, full body read). > 0.', 30),
     connect_timeout_seconds: unsigned('Budget for DNS + TCP + TLS only, within the total. > 0.', 5),
     partial_outage_policy: Type.Union([Type.Literal('strict'), Type.Literal('any_success')], {
       default: 'strict',
@@ -95,9 +91,7 @@ export const MetricsSchema = Type.Object(
       default: '127.0.0.1',
       description: 'Bind address of the separate metrics server (loopback by default so it is not public).',
     }),
-    port: Type.Optional(
-      port('Port of the metrics server. Required when `enabled`; must be non-zero and differ from `application.port`.'),
-    ),
+    port: Type.Optional(port('Port of the metrics server. Required when `enabled`; must be non-zero and differ from `application.port`.')),
   },
   { default: {}, description: 'Prometheus metrics on a separate listener.' },
 );

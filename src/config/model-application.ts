@@ -52,21 +52,21 @@ export const TlsSchema = Type.Object(
     cert_file: Type.String({ description: 'PEM file with the server certificate (and its chain). Read at startup.' }),
     key_file: Type.String({ description: 'PEM file with the private key of `cert_file`. Read at startup.' }),
     ca_file: Type.Optional(
-      Type.String({ description: 'PEM file with the CA certificates that complete the chain of `cert_file` (intermediates it does not hold itself). Optional; client certificates are not requested.' }),
+      Type.String({
+        description:
+          'PEM file with the CA certificates that complete the chain of `cert_file` (intermediates it does not hold itself). Optional; client certificates are not requested.',
+      }),
     ),
   },
   {
-    description:
-      'Serve HTTPS with HTTP/2 (ALPN `h2`) and HTTP/1.1 fallback on `port`. Unset: plain HTTP/1.1.',
+    description: 'Serve HTTPS with HTTP/2 (ALPN `h2`) and HTTP/1.1 fallback on `port`. Unset: plain HTTP/1.1.',
   },
 );
 
 export const ApplicationSchema = Type.Object(
   {
     host: Type.String({ description: 'Bind address of the public HTTP server.' }),
-    port: port(
-      'Bind port of the public HTTP server. `0` picks an ephemeral port (the actual port is logged in `startup.server.started`).',
-    ),
+    port: port('Bind port of the public HTTP server. `0` picks an ephemeral port (the actual port is logged in `startup.server.started`).'),
     base_url: Type.String({
       default: 'http://localhost',
       description:
@@ -75,12 +75,12 @@ export const ApplicationSchema = Type.Object(
     additional_origins: Type.Array(Type.String(), {
       default: [],
       description:
-        'Further origins (`scheme://host[:port]`, e.g. `https://aviso.example.org`) at which browsers reach this server itself, besides `base_url`\'s: its pages there (the console) may change state. Written as browsers send them (checked at startup). When `base_url` names `localhost`, `127.0.0.1` or `[::1]`, the other two at `base_url`\'s port, and all three at the listening port, count as its own without being listed. Requests without `Origin` (curl, the aviso client) are not affected.',
+        "Further origins (`scheme://host[:port]`, e.g. `https://aviso.example.org`) at which browsers reach this server itself, besides `base_url`'s: its pages there (the console) may change state. Written as browsers send them (checked at startup). When `base_url` names `localhost`, `127.0.0.1` or `[::1]`, the other two at `base_url`'s port, and all three at the listening port, count as its own without being listed. Requests without `Origin` (curl, the aviso client) are not affected.",
     }),
     trusted_proxies: Type.Array(Type.String(), {
       default: [],
       description:
-        'Addresses (`10.0.0.7`, `::1`) and networks (`10.0.0.0/8`, `fd00::/8`) of the reverse proxies in front of this server. A connection from one of them is taken to come from the address its `X-Forwarded-For` names (the last one not itself a listed proxy), which the admin streams list shows as a stream\'s `client_address` (D49). Empty: every connection\'s own peer address, `X-Forwarded-For` ignored. Only the client address changes: the origin checks never read forwarded headers. Applied at the next restart.',
+        "Addresses (`10.0.0.7`, `::1`) and networks (`10.0.0.0/8`, `fd00::/8`) of the reverse proxies in front of this server. A connection from one of them is taken to come from the address its `X-Forwarded-For` names (the last one not itself a listed proxy), which the admin streams list shows as a stream's `client_address` (D49). Empty: every connection's own peer address, `X-Forwarded-For` ignored. Only the client address changes: the origin checks never read forwarded headers. Applied at the next restart.",
     }),
     static_files_path: Type.String({
       default: '/app/static',
@@ -170,9 +170,7 @@ export const LoggingSchema = Type.Object(
       description:
         '`trace`, `debug`, `info`, `warn` or `error`, case-insensitive. Any other value means `info` (never a startup error). Overridden by `RUST_LOG` (see the logging docs).',
     }),
-    format: Type.Optional(
-      Type.String({ description: 'Accepted for compatibility and ignored: logs are always pino JSON lines.' }),
-    ),
+    format: Type.Optional(Type.String({ description: 'Accepted for compatibility and ignored: logs are always pino JSON lines.' })),
     access_log: Type.Union([Type.Literal('debug'), Type.Literal('info')], {
       default: 'debug',
       description:

@@ -19,7 +19,7 @@ const InMemorySchema = Type.Object(
     persist_sequences: Type.Boolean({
       default: true,
       description:
-        'Write each stream base\'s last issued sequence through to `state_directory`, so that the next process continues the numbering after a restart, a SIGKILL or a crash (D40). `false` starts every base at 1 again after a restart, with a startup warning: clients resuming from an earlier position are then told that the numbering was reset (D41).',
+        "Write each stream base's last issued sequence through to `state_directory`, so that the next process continues the numbering after a restart, a SIGKILL or a crash (D40). `false` starts every base at 1 again after a restart, with a startup warning: clients resuming from an earlier position are then told that the numbering was reset (D41).",
     }),
     state_directory: Type.String({
       default: './state',
@@ -32,7 +32,10 @@ const InMemorySchema = Type.Object(
 
 export const JetStreamSchema = Type.Object(
   {
-    nats_url: Type.String({ default: 'nats://localhost:4222', description: 'NATS server URL, or several separated by commas (the servers of a cluster). Must not be blank.' }),
+    nats_url: Type.String({
+      default: 'nats://localhost:4222',
+      description: 'NATS server URL, or several separated by commas (the servers of a cluster). Must not be blank.',
+    }),
     token: Type.Optional(
       Type.String({
         description:

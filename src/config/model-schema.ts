@@ -10,8 +10,7 @@ import { RoleMap } from './model-fields.js';
 const TopicSchema = Type.Object(
   {
     base: Type.String({
-      description:
-        'Stream / subject root: must match `[A-Za-z0-9][A-Za-z0-9_-]*` and be unique across schemas ignoring ASCII case.',
+      description: 'Stream / subject root: must match `[A-Za-z0-9][A-Za-z0-9_-]*` and be unique across schemas ignoring ASCII case.',
     }),
     key_order: Type.Array(Type.String(), {
       description: 'Identifier fields that form the topic, in order. Each must be declared in `identifier`. May be empty.',
@@ -52,13 +51,9 @@ const StreamAuthSchema = Type.Object(
 
 export const StoragePolicySchema = Type.Object(
   {
-    retention_time: Type.Optional(
-      Type.String({ description: 'Stream maximum age, a duration literal (`30m`, `1h`, `7d`, `1w`). > 0.' }),
-    ),
+    retention_time: Type.Optional(Type.String({ description: 'Stream maximum age, a duration literal (`30m`, `1h`, `7d`, `1w`). > 0.' })),
     max_messages: Type.Optional(Type.Integer({ description: 'Stream message cap. > 0.' })),
-    max_size: Type.Optional(
-      Type.String({ description: 'Stream byte cap, a size literal (`100K`, `2M`, `64Mi`, `1G`, …).' }),
-    ),
+    max_size: Type.Optional(Type.String({ description: 'Stream byte cap, a size literal (`100K`, `2M`, `64Mi`, `1G`, …).' })),
     allow_duplicates: Type.Optional(
       Type.Boolean({ description: 'Keep every notification of an exact topic (`true`) or only the latest (`false`).' }),
     ),

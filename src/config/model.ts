@@ -3,13 +3,7 @@ import { Value } from 'typebox/value';
 import { IdempotencySchema } from './idempotency-model.js';
 import { NotificationEndpointSchema } from './notification-endpoint-model.js';
 import { AuthSchema, EcpdsSchema, MetricsSchema } from './model-access.js';
-import {
-  ApplicationSchema,
-  LoggingSchema,
-  type CorsSchema,
-  type HomepageSchema,
-  type TlsSchema,
-} from './model-application.js';
+import { ApplicationSchema, LoggingSchema, type CorsSchema, type HomepageSchema, type TlsSchema } from './model-application.js';
 import { BackendSchema, type JetStreamSchema } from './model-backend.js';
 import { unsigned } from './model-fields.js';
 import { NotificationSchemaSchema, type EventSchemaSchema, type StoragePolicySchema } from './model-schema.js';
@@ -99,8 +93,7 @@ export const AppConfigSchema = Type.Object(
     notification_schema: Type.Optional(NotificationSchemaSchema),
     notification_schema_strict: Type.Optional(
       Type.Boolean({
-        description:
-          'Reject event types that have no schema. Unset: `true` when `notification_schema` has an entry, else `false`.',
+        description: 'Reject event types that have no schema. Unset: `true` when `notification_schema` has an entry, else `false`.',
       }),
     ),
     watch_endpoint: WatchEndpointSchema,

@@ -113,7 +113,15 @@ export function sameSetting(a: unknown, b: unknown): boolean {
 
 /** JSON text with object keys sorted, so that two equal configurations compare equal. */
 function stableText(value: unknown): string {
-  return JSON.stringify(value, (_key, inner: unknown) =>
-    isPlainObject(inner) ? Object.fromEntries(Object.keys(inner).sort().map((key) => [key, inner[key]])) : inner,
-  ) ?? 'undefined';
+  return (
+    JSON.stringify(value, (_key, inner: unknown) =>
+      isPlainObject(inner)
+        ? Object.fromEntries(
+            Object.keys(inner)
+              .sort()
+              .map((key) => [key, inner[key]]),
+          )
+        : inner,
+    ) ?? 'undefined'
+  );
 }

@@ -83,7 +83,8 @@ function checkMaxTotalSize(text: string, maxBodyBytes: number): void {
 function checkWorkersShareHistory(setting: AppConfig['application']['workers']): void {
   const count = resolveWorkerCount(setting);
   if (count > 1) {
-    const asked = setting === 'auto' ? `auto means ${count} server processes here (one per usable CPU), which` : `${count} server processes`;
+    const asked =
+      setting === 'auto' ? `auto means ${count} server processes here (one per usable CPU), which` : `${count} server processes`;
     configError(
       `application.workers: ${asked} need notification_backend.kind jetstream: the in_memory backend keeps its notifications inside one process (set application.workers to 1)`,
     );

@@ -35,9 +35,7 @@ export function checkSchemas(config: AppConfig, warnings: ConfigWarning[]): void
   for (const [eventType, schema] of schemas) {
     schema.topic?.key_order.forEach((name, index) => {
       if (!Object.hasOwn(schema.identifier, name)) {
-        configError(
-          `${at(eventType, `topic.key_order[${index}]`)}: '${name}' is not declared in ${at(eventType, 'identifier')}`,
-        );
+        configError(`${at(eventType, `topic.key_order[${index}]`)}: '${name}' is not declared in ${at(eventType, 'identifier')}`);
       }
     });
   }
@@ -97,7 +95,9 @@ function checkSchemaStructure(eventType: string, schema: EventSchemaConfig, warn
   const fields = Object.entries(schema.identifier);
   for (const [name, rule] of fields) {
     if (rule.type === 'PolygonHandler' && name !== 'polygon') {
-      configError(`${at(eventType, `identifier.${name}`)}: a PolygonHandler field must be named 'polygon' (spatial filters look it up by that name)`);
+      configError(
+        `${at(eventType, `identifier.${name}`)}: a PolygonHandler field must be named 'polygon' (spatial filters look it up by that name)`,
+      );
     }
     if (rule.type === 'PointCloudHandler' && name !== 'point_cloud') {
       configError(`${at(eventType, `identifier.${name}`)}: a PointCloudHandler field must be named 'point_cloud'`);
@@ -105,16 +105,22 @@ function checkSchemaStructure(eventType: string, schema: EventSchemaConfig, warn
   }
   const spatial = fields.filter(([, rule]) => isSpatial(rule)).map(([name]) => name);
   if (spatial.length > 1) {
-    configError(`${at(eventType, 'identifier')}: at most one spatial field (PolygonHandler or PointCloudHandler) per schema, got ${spatial.join(', ')}`);
+    configError(
+      `${at(eventType, 'identifier')}: at most one spatial field (PolygonHandler or PointCloudHandler) per schema, got ${spatial.join(', ')}`,
+    );
   }
   const pointCloud = schema.identifier.point_cloud;
   if (pointCloud?.type === 'PointCloudHandler') {
     if (Object.hasOwn(schema.identifier, 'polygon')) {
-      configError(`${at(eventType, 'identifier.polygon')}: a point-cloud schema must not declare a 'polygon' identifier (the name is reserved for the watch/replay filter)`);
+      configError(
+        `${at(eventType, 'identifier.polygon')}: a point-cloud schema must not declare a 'polygon' identifier (the name is reserved for the watch/replay filter)`,
+      );
     }
     const max = pointCloud.max_points ?? MAX_POINT_CLOUD_POINTS;
     if (max < 1 || max > MAX_POINT_CLOUD_POINTS) {
-      configError(`${at(eventType, 'identifier.point_cloud.max_points')}: field 'point_cloud' max_points must be between 1 and ${MAX_POINT_CLOUD_POINTS}, got ${max}`);
+      configError(
+        `${at(eventType, 'identifier.point_cloud.max_points')}: field 'point_cloud' max_points must be between 1 and ${MAX_POINT_CLOUD_POINTS}, got ${max}`,
+      );
     }
   }
 

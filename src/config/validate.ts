@@ -110,7 +110,12 @@ function checkLogging(config: AppConfig): void {
  * timeout, so say which field is wrong before anything is built.
  */
 function checkApplicationLimits(config: AppConfig): void {
-  const { headers_timeout_ms: headers, request_timeout_ms: request, max_streams: streams, max_connections: connections } = config.application;
+  const {
+    headers_timeout_ms: headers,
+    request_timeout_ms: request,
+    max_streams: streams,
+    max_connections: connections,
+  } = config.application;
   if (headers > request) {
     failWith(VALIDATION_EVENTS.configuration)(
       `application.headers_timeout_ms: must not exceed application.request_timeout_ms (${headers} > ${request})`,

@@ -72,8 +72,7 @@ class LazyCandidateGeometry implements CandidateGeometry {
   get polygon(): PlanarPolygon | undefined {
     if (this.#polygon === UNREAD) {
       // A garbled header falls back to the payload too, as in the reference.
-      this.#polygon =
-        readPolygonText(this.header(METADATA_KEYS.spatialGeometry)) ?? readLegacyPayloadPolygon(this.notification.payload);
+      this.#polygon = readPolygonText(this.header(METADATA_KEYS.spatialGeometry)) ?? readLegacyPayloadPolygon(this.notification.payload);
     }
     return this.#polygon;
   }

@@ -8,12 +8,11 @@ import { canonicalJson } from '../json/canonical-json.js';
  * whitespace) have one fingerprint. The identifier header and the payload are already canonical
  * JSON (src/schema/notify-identifier.ts); one JSON array keeps the three parts apart.
  */
-export function notificationFingerprint(
-  eventType: string,
-  stored: { readonly payload: string; readonly metadata?: Metadata },
-): string {
+export function notificationFingerprint(eventType: string, stored: { readonly payload: string; readonly metadata?: Metadata }): string {
   const identifier = stored.metadata?.[METADATA_KEYS.identifier] ?? '{}';
-  return createHash('sha256').update(canonicalJson([eventType, identifier, stored.payload])).digest('hex');
+  return createHash('sha256')
+    .update(canonicalJson([eventType, identifier, stored.payload]))
+    .digest('hex');
 }
 
 /**

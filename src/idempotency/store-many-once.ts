@@ -71,7 +71,10 @@ export async function storeManyOnce(
         return;
       }
       try {
-        outcomes[position] = { kind: 'stored', ...(await recordStored(backend, clock, { eventType: item.eventType, fingerprint, claim, recordHash }, outcome)) };
+        outcomes[position] = {
+          kind: 'stored',
+          ...(await recordStored(backend, clock, { eventType: item.eventType, fingerprint, claim, recordHash }, outcome)),
+        };
       } catch (error) {
         if (!(error instanceof IdempotencyConflictError)) throw error;
         outcomes[position] = { kind: 'conflict', reason: error.reason };

@@ -30,11 +30,17 @@ export function effectiveLevel(loggingLevel: string | undefined, rustLog: string
   const fallback = configuredLevel(loggingLevel);
   if (rustLog === undefined || rustLog.trim() === '') return { level: fallback };
   let global: LevelWithSilent | undefined;
-  for (const directive of rustLog.split(',').map((part) => part.trim()).filter(Boolean)) {
+  for (const directive of rustLog
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean)) {
     const equals = directive.indexOf('=');
     if (equals >= 0) {
       const target = directive.slice(0, equals).trim();
-      const level = directive.slice(equals + 1).trim().toLowerCase();
+      const level = directive
+        .slice(equals + 1)
+        .trim()
+        .toLowerCase();
       if (target === '' || !LEVELS[level]) return invalid(rustLog, fallback);
       continue;
     }

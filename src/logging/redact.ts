@@ -14,10 +14,7 @@ const MAYBE_SECRET = /:\/\/[^/@\s]+@|password|token|bearer/i;
 
 export function redactText(text: string): string {
   if (!MAYBE_SECRET.test(text)) return text;
-  return text
-    .replace(URL_USER_INFO, `$1${REDACTED}@`)
-    .replace(FREE_TEXT_SECRETS, `$1$2${REDACTED}`)
-    .replace(BEARER, `$1 ${REDACTED}`);
+  return text.replace(URL_USER_INFO, `$1${REDACTED}@`).replace(FREE_TEXT_SECRETS, `$1$2${REDACTED}`).replace(BEARER, `$1 ${REDACTED}`);
 }
 
 /** A copy with every secret key's value and every string redacted, however deeply nested. */

@@ -31,13 +31,27 @@ export interface CapacityMetrics {
 
 export function registerCapacityMetrics(register: Registry, backend: string, limits: CapacityLimits | undefined): CapacityMetrics {
   const registers = [register];
-  const tokenExpiry = counter(register, 'aviso_sse_token_expiry_closes_total', 'Streams closed because the credentials they were opened with expired (end_of_stream, cause token_expired).', ['route']);
-  const streamsRefused = counter(register, 'aviso_sse_streams_refused_total', 'Stream requests (watch and replay, POST and GET) answered 503 TOO_MANY_STREAMS because the process held application.max_streams streams.', ['route']);
+  const tokenExpiry = counter(
+    register,
+    'aviso_sse_token_expiry_closes_total',
+    'Streams closed because the credentials they were opened with expired (end_of_stream, cause token_expired).',
+    ['route'],
+  );
+  const streamsRefused = counter(
+    register,
+    'aviso_sse_streams_refused_total',
+    'Stream requests (watch and replay, POST and GET) answered 503 TOO_MANY_STREAMS because the process held application.max_streams streams.',
+    ['route'],
+  );
   for (const route of SSE_ROUTES) {
     tokenExpiry.inc({ route }, 0);
     streamsRefused.inc({ route }, 0);
   }
-  const connectionsRefused = counter(register, 'aviso_http_connections_refused_total', 'Connections to the public port closed unanswered because the process held application.max_connections connections.');
+  const connectionsRefused = counter(
+    register,
+    'aviso_http_connections_refused_total',
+    'Connections to the public port closed unanswered because the process held application.max_connections connections.',
+  );
   connectionsRefused.inc(0);
 
   let connected: () => boolean = () => false;

@@ -13,9 +13,7 @@ import { PendingIncrements } from './pending-counts.js';
 const DURATION_BUCKETS: readonly number[] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 /** `aviso_sse_connection_duration_seconds`: streams live from seconds to a day. */
-const SSE_DURATION_BUCKETS: readonly number[] = [
-  1, 5, 15, 30, 60, 300, 900, 1800, 3600, 7200, 14400, 28800, 43200, 86400,
-];
+const SSE_DURATION_BUCKETS: readonly number[] = [1, 5, 15, 30, 60, 300, 900, 1800, 3600, 7200, 14400, 28800, 43200, 86400];
 
 const AUTH_MODES: readonly AuthModeLabel[] = ['direct', 'trusted_proxy'];
 export const AUTH_OUTCOMES: readonly AuthOutcome[] = ['success', 'unauthorized', 'forbidden', 'service_unavailable'];
@@ -67,23 +65,77 @@ export function defineCoreMetrics(register: Registry): CoreMetrics {
   return {
     sseEventsPending,
     buildInfo: gauge(register, 'aviso_build_info', 'Constant 1, labelled with the server version.', ['version']),
-    httpRequests: counter(register, 'aviso_http_requests_total', 'Completed requests on the public server, counted when the response head is produced.', ['route', 'method', 'status_code']),
-    httpDuration: histogram(register, 'aviso_http_request_duration_seconds', 'Time from request arrival until the response head is ready (stream set-up time for watch and replay).', ['route', 'method'], DURATION_BUCKETS),
-    httpInFlight: gauge(register, 'aviso_http_requests_in_flight', 'Requests that arrived and have not yet produced a response head or been aborted.', ['method']),
-    backendOperations: counter(register, 'aviso_backend_operations_total', 'Backend calls made by the server.', ['backend', 'operation', 'outcome']),
-    backendDuration: histogram(register, 'aviso_backend_operation_duration_seconds', 'Caller-observed latency of backend calls.', ['backend', 'operation', 'outcome'], DURATION_BUCKETS),
+    httpRequests: counter(
+      register,
+      'aviso_http_requests_total',
+      'Completed requests on the public server, counted when the response head is produced.',
+      ['route', 'method', 'status_code'],
+    ),
+    httpDuration: histogram(
+      register,
+      'aviso_http_request_duration_seconds',
+      'Time from request arrival until the response head is ready (stream set-up time for watch and replay).',
+      ['route', 'method'],
+      DURATION_BUCKETS,
+    ),
+    httpInFlight: gauge(
+      register,
+      'aviso_http_requests_in_flight',
+      'Requests that arrived and have not yet produced a response head or been aborted.',
+      ['method'],
+    ),
+    backendOperations: counter(register, 'aviso_backend_operations_total', 'Backend calls made by the server.', [
+      'backend',
+      'operation',
+      'outcome',
+    ]),
+    backendDuration: histogram(
+      register,
+      'aviso_backend_operation_duration_seconds',
+      'Caller-observed latency of backend calls.',
+      ['backend', 'operation', 'outcome'],
+      DURATION_BUCKETS,
+    ),
     notifications: counter(register, 'aviso_notifications_total', 'Notify requests by result.', ['event_type', 'status']),
-    notificationBatches: counter(register, 'aviso_notification_batches_total', 'Batch notify requests by result; their notifications are counted one by one in aviso_notifications_total.', ['status']),
+    notificationBatches: counter(
+      register,
+      'aviso_notification_batches_total',
+      'Batch notify requests by result; their notifications are counted one by one in aviso_notifications_total.',
+      ['status'],
+    ),
     sseActive: gauge(register, 'aviso_sse_connections_active', 'Open SSE streams.', ['route', 'event_type']),
     sseTotal: counter(register, 'aviso_sse_connections_total', 'SSE streams opened.', ['route', 'event_type']),
-    sseUniqueUsers: gauge(register, 'aviso_sse_unique_users_active', 'Distinct authenticated usernames with at least one open stream on the route.', ['route']),
-    sseEventsSent: counter(register, 'aviso_sse_events_sent_total', 'Notification frames delivered on SSE streams, live and replayed.', ['route', 'event_type'], (sent) =>
-      sseEventsPending.drainInto(sent),
+    sseUniqueUsers: gauge(
+      register,
+      'aviso_sse_unique_users_active',
+      'Distinct authenticated usernames with at least one open stream on the route.',
+      ['route'],
     ),
-    sseStreamErrors: counter(register, 'aviso_sse_stream_errors_total', 'Error events sent on SSE streams after the 200.', ['route', 'event_type']),
-    sseDuration: histogram(register, 'aviso_sse_connection_duration_seconds', 'SSE stream lifetime, observed when the stream closes.', ['route'], SSE_DURATION_BUCKETS),
+    sseEventsSent: counter(
+      register,
+      'aviso_sse_events_sent_total',
+      'Notification frames delivered on SSE streams, live and replayed.',
+      ['route', 'event_type'],
+      (sent) => sseEventsPending.drainInto(sent),
+    ),
+    sseStreamErrors: counter(register, 'aviso_sse_stream_errors_total', 'Error events sent on SSE streams after the 200.', [
+      'route',
+      'event_type',
+    ]),
+    sseDuration: histogram(
+      register,
+      'aviso_sse_connection_duration_seconds',
+      'SSE stream lifetime, observed when the stream closes.',
+      ['route'],
+      SSE_DURATION_BUCKETS,
+    ),
     authRequests: counter(register, 'aviso_auth_requests_total', 'Authentication middleware results.', ['mode', 'outcome']),
-    configReloads: counter(register, 'aviso_config_reloads_total', 'Configuration reloads (SIGHUP or POST /api/v1/admin/reload) by result.', ['result']),
+    configReloads: counter(
+      register,
+      'aviso_config_reloads_total',
+      'Configuration reloads (SIGHUP or POST /api/v1/admin/reload) by result.',
+      ['result'],
+    ),
   };
 }
 
@@ -91,7 +143,11 @@ export function defineCoreMetrics(register: Registry): CoreMetrics {
 export function defineEcpdsMetrics(register: Registry): EcpdsMetrics {
   return {
     cacheHits: counter(register, 'aviso_ecpds_cache_hits_total', 'ECPDS checks served from the destination cache.'),
-    cacheMisses: counter(register, 'aviso_ecpds_cache_misses_total', 'ECPDS checks not served from the destination cache (fetched or coalesced).'),
+    cacheMisses: counter(
+      register,
+      'aviso_ecpds_cache_misses_total',
+      'ECPDS checks not served from the destination cache (fetched or coalesced).',
+    ),
     cacheSize: gauge(register, 'aviso_ecpds_cache_size', 'Usernames currently in the ECPDS destination cache.'),
     decisions: counter(register, 'aviso_ecpds_access_decisions_total', 'ECPDS access decisions by outcome.', ['outcome']),
     fetches: counter(register, 'aviso_ecpds_fetch_total', 'Real upstream ECPDS fetches by merged outcome.', ['outcome']),

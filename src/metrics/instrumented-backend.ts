@@ -1,8 +1,22 @@
 import { performance } from 'node:perf_hooks';
 import type {
-  BatchPublishOptions, BatchPublishOutcome, Batch, BackendKind, BackendStats, DeleteOutcome, WipeOutcome, FetchRequest, LiveSink,
-  LiveSubscription, NotificationBackend, NotificationToStore, PublishOptions, PublishResult,
-  ReplayCursor, ReplayRequest, SchemaStorage,
+  BatchPublishOptions,
+  BatchPublishOutcome,
+  Batch,
+  BackendKind,
+  BackendStats,
+  DeleteOutcome,
+  WipeOutcome,
+  FetchRequest,
+  LiveSink,
+  LiveSubscription,
+  NotificationBackend,
+  NotificationToStore,
+  PublishOptions,
+  PublishResult,
+  ReplayCursor,
+  ReplayRequest,
+  SchemaStorage,
 } from '../backend/backend.js';
 import type { IdempotencyRecords } from '../backend/idempotency-records.js';
 import type { TopicPattern } from '../topic/topic-pattern.js';

@@ -87,11 +87,7 @@ export function methodLabel(method: string | undefined): HttpMethodLabel {
  * parsed) or strict mode rejected it. The caller's text only passes through when it names a
  * configured schema, so the label set is bounded by the configuration.
  */
-export function eventTypeLabel(
-  configured: ReadonlySet<string>,
-  eventType: string | undefined,
-  strictRejected = false,
-): string {
+export function eventTypeLabel(configured: ReadonlySet<string>, eventType: string | undefined, strictRejected = false): string {
   if (strictRejected || eventType === undefined) return UNKNOWN_EVENT_TYPE;
   return configured.has(eventType) ? eventType : GENERIC_EVENT_TYPE;
 }

@@ -18,7 +18,13 @@ export function counter<T extends string = string>(
     help,
     labelNames,
     registers: [registry],
-    ...(collect ? { collect(this: Counter<T>) { collect(this); } } : {}),
+    ...(collect
+      ? {
+          collect(this: Counter<T>) {
+            collect(this);
+          },
+        }
+      : {}),
   });
 }
 
@@ -40,6 +46,12 @@ export function histogram<T extends string = string>(
     labelNames,
     buckets: [...buckets],
     registers: [registry],
-    ...(collect ? { collect(this: Histogram<T>) { collect(this); } } : {}),
+    ...(collect
+      ? {
+          collect(this: Histogram<T>) {
+            collect(this);
+          },
+        }
+      : {}),
   });
 }

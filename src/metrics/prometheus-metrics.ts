@@ -2,7 +2,15 @@ import { Registry, collectDefaultMetrics, prometheusContentType } from 'prom-cli
 import { noopEcpdsTelemetry, type EcpdsTelemetry } from '../auth/ecpds/ecpds-telemetry.js';
 import type { BackendKind, NotificationBackend } from '../backend/backend.js';
 import { noopMemoryHistoryTelemetry, type MemoryHistoryTelemetry } from '../backend/memory/history-telemetry.js';
-import type { AuthModeLabel, AuthOutcome, AvisoMetrics, BatchStatus, ConfigReloadResult, NotificationStatus, SseRoute } from './aviso-metrics.js';
+import type {
+  AuthModeLabel,
+  AuthOutcome,
+  AvisoMetrics,
+  BatchStatus,
+  ConfigReloadResult,
+  NotificationStatus,
+  SseRoute,
+} from './aviso-metrics.js';
 import { registerCapacityMetrics, type CapacityLimits, type CapacityMetrics } from './capacity-metrics.js';
 import { createEcpdsTelemetry, defineCoreMetrics, defineEcpdsMetrics, precreateSeries, type CoreMetrics } from './core-metrics.js';
 import { InstrumentedBackend } from './instrumented-backend.js';
@@ -62,8 +70,7 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions): Prom
   const streamBuffers = defineStreamBufferMetrics(register, options.backendKind);
   const liveGaps = registerLiveGapMetrics(register);
   const capacity = registerCapacityMetrics(register, options.backendKind, options.limits);
-  const memoryHistory =
-    options.backendKind === 'in_memory' ? registerMemoryHistoryMetrics(register) : noopMemoryHistoryTelemetry;
+  const memoryHistory = options.backendKind === 'in_memory' ? registerMemoryHistoryMetrics(register) : noopMemoryHistoryTelemetry;
   return new PrometheusMetrics(register, core, createEcpdsTelemetry(ecpds), memoryHistory, options.backendKind, {
     streamBuffers,
     liveGaps,
@@ -318,4 +325,3 @@ class PrometheusMetrics implements PrometheusAvisoMetrics {
 function isAuthenticated(username: string | undefined): username is string {
   return username !== undefined && username !== '';
 }
-

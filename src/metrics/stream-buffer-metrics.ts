@@ -7,12 +7,7 @@ import type { GapScope } from '../streaming/frames.js';
 
 const GAP_SCOPES: readonly GapScope[] = ['request', 'stream'];
 
-const SLOW_CONSUMER_TRIGGERS: readonly SlowConsumerTrigger[] = [
-  'buffered_events',
-  'buffered_bytes',
-  'process_buffered_bytes',
-  'stalled',
-];
+const SLOW_CONSUMER_TRIGGERS: readonly SlowConsumerTrigger[] = ['buffered_events', 'buffered_bytes', 'process_buffered_bytes', 'stalled'];
 const SSE_ROUTES: readonly SseRoute[] = ['/api/v1/watch', '/api/v1/replay'];
 
 /** Live delivery lag buckets: from a millisecond (an idle server) to half a minute (a saturated one). */
@@ -46,10 +41,30 @@ export function defineStreamBufferMetrics(register: Registry, backend: string): 
     (read) => pendingLag.drainInto(read),
   );
   lag.zero({ backend });
-  const slowConsumers = counter(register, 'aviso_sse_slow_consumer_closes_total', 'Streams closed as slow consumers (end_of_stream, cause slow_consumer), by the bound passed or stalled.', ['route', 'trigger']);
-  const resets = counter(register, 'aviso_sse_stream_resets_total', 'Closed streams reset because their client did not read the end of the stream within watch_endpoint.stall_timeout_sec.', ['route']);
-  const gaps = counter(register, 'aviso_sse_history_gaps_total', 'History gaps said to streams (replay-control history_gap): request, notifications of the request were lost; stream, sequences were lost whose topics the store no longer knows.', ['route', 'scope']);
-  const sequenceResets = counter(register, 'aviso_sse_sequence_resets_total', 'Streams whose start was beyond the last sequence of their stream (its numbering reset under the client): replayed from the first sequence.', ['route']);
+  const slowConsumers = counter(
+    register,
+    'aviso_sse_slow_consumer_closes_total',
+    'Streams closed as slow consumers (end_of_stream, cause slow_consumer), by the bound passed or stalled.',
+    ['route', 'trigger'],
+  );
+  const resets = counter(
+    register,
+    'aviso_sse_stream_resets_total',
+    'Closed streams reset because their client did not read the end of the stream within watch_endpoint.stall_timeout_sec.',
+    ['route'],
+  );
+  const gaps = counter(
+    register,
+    'aviso_sse_history_gaps_total',
+    'History gaps said to streams (replay-control history_gap): request, notifications of the request were lost; stream, sequences were lost whose topics the store no longer knows.',
+    ['route', 'scope'],
+  );
+  const sequenceResets = counter(
+    register,
+    'aviso_sse_sequence_resets_total',
+    'Streams whose start was beyond the last sequence of their stream (its numbering reset under the client): replayed from the first sequence.',
+    ['route'],
+  );
   let readBuffered: () => number = () => 0;
   new Gauge({
     name: 'aviso_sse_buffered_bytes',

@@ -139,10 +139,7 @@ export class ClusterReloads {
   private refused(source: ReloadSource, message: string, refusedBy: readonly number[], appliedBy: readonly number[]): ReloadOutcome {
     this.options.counted?.('failure');
     if (refusedBy.length === 0) this.options.logger.error({ event_name: 'configuration.reload.failed', source }, message);
-    this.options.logger.error(
-      { event_name: 'cluster.reload.refused', source, refused_by: refusedBy, applied_by: appliedBy },
-      message,
-    );
+    this.options.logger.error({ event_name: 'cluster.reload.refused', source, refused_by: refusedBy, applied_by: appliedBy }, message);
     return { ok: false, message };
   }
 }

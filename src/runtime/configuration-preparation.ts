@@ -3,7 +3,13 @@ import type { EcpdsTelemetry } from '../auth/ecpds/ecpds-telemetry.js';
 import { systemClock } from '../time/clock.js';
 import { ConfigLoadError, loadConfig } from '../config/load.js';
 import type { AppConfig } from '../config/model.js';
-import { ConfigValidationError, schemasListingEcpds, validateConfig, validateJetStreamSettings, type ValidatedConfig } from '../config/validate.js';
+import {
+  ConfigValidationError,
+  schemasListingEcpds,
+  validateConfig,
+  validateJetStreamSettings,
+  type ValidatedConfig,
+} from '../config/validate.js';
 import { loadTlsMaterial, TlsFileError, type TlsMaterial } from '../http/transport/tls-options.js';
 import { SchemaRegistry } from '../schema/schema-registry.js';
 import { reasonOf } from './fatal.js';

@@ -84,7 +84,10 @@ export async function runPrimary({ config, workers: size, logging, tls }: Primar
     const codes = await Promise.race([stopped, delay(WORKERS_SHUTDOWN_GRACE_MS)]);
     const clean = codes !== undefined && codes.every((code) => code === 0);
     if (codes === undefined) {
-      logger.error({ event_name: 'cluster.shutdown.timeout' }, `Workers still running after ${WORKERS_SHUTDOWN_GRACE_MS / 1000} s; killing them`);
+      logger.error(
+        { event_name: 'cluster.shutdown.timeout' },
+        `Workers still running after ${WORKERS_SHUTDOWN_GRACE_MS / 1000} s; killing them`,
+      );
       await pool.kill();
     }
     logger.info({ event_name: 'startup.server.stopped', clean }, 'Every worker has stopped');
@@ -96,9 +99,14 @@ export async function runPrimary({ config, workers: size, logging, tls }: Primar
   process.on('SIGINT', (signal) => void stop(signal));
   process.on('SIGHUP', () => {
     if (stopping) return;
-    reloads.reload('signal').catch((error: unknown) =>
-      logger.error({ event_name: 'configuration.reload.failed', source: 'signal', error: reasonOf(error) }, 'Configuration reload failed unexpectedly'),
-    );
+    reloads
+      .reload('signal')
+      .catch((error: unknown) =>
+        logger.error(
+          { event_name: 'configuration.reload.failed', source: 'signal', error: reasonOf(error) },
+          'Configuration reload failed unexpectedly',
+        ),
+      );
   });
 }
 

@@ -64,12 +64,13 @@ function createOtlpExport(config: AppConfig): { sink: OtlpLogExport; target: Otl
 
 /** Export trouble shows on stdout (which always has every record), once per change rather than per batch. */
 function reportOtlp(logger: Logger, { sink, target }: { sink: OtlpLogExport; target: OtlpTarget }): void {
-  logger.info(
-    { event_name: 'logging.otlp.export.enabled', protocol: target.protocol, endpoint: target.url },
-    'OTLP log export enabled',
-  );
+  logger.info({ event_name: 'logging.otlp.export.enabled', protocol: target.protocol, endpoint: target.url }, 'OTLP log export enabled');
   sink.onHealthChange(({ healthy, reason }) => {
     if (healthy) logger.info({ event_name: 'logging.otlp.export.recovered' }, 'OTLP log export recovered');
-    else logger.warn({ event_name: 'logging.otlp.export.failed', error: reason }, 'OTLP log export failing; records are dropped from the export until it recovers');
+    else
+      logger.warn(
+        { event_name: 'logging.otlp.export.failed', error: reason },
+        'OTLP log export failing; records are dropped from the export until it recovers',
+      );
   });
 }

@@ -135,8 +135,13 @@ export function installReloadSignal(reloader: ConfigurationReload, logger: Logge
   process.on('SIGHUP', () => {
     // Once shutdown has begun the backend is closing: a reload then would only log its failures.
     if (shuttingDown()) return;
-    reloader.reload('signal').catch((error: unknown) =>
-      logger.error({ event_name: 'configuration.reload.failed', source: 'signal', error: reasonOf(error) }, 'Configuration reload failed unexpectedly'),
-    );
+    reloader
+      .reload('signal')
+      .catch((error: unknown) =>
+        logger.error(
+          { event_name: 'configuration.reload.failed', source: 'signal', error: reasonOf(error) },
+          'Configuration reload failed unexpectedly',
+        ),
+      );
   });
 }

@@ -42,7 +42,13 @@ export type WorkerMessage =
   | { readonly type: 'aviso:metrics-snapshot'; readonly id: number; readonly snapshot: MetricsSnapshot }
   | { readonly type: 'aviso:metrics-failed'; readonly id: number; readonly error: string };
 
-const PRIMARY_TYPES: ReadonlySet<string> = new Set(['aviso:start', 'aviso:reload', 'aviso:reload-answer', 'aviso:metrics', 'aviso:shutdown']);
+const PRIMARY_TYPES: ReadonlySet<string> = new Set([
+  'aviso:start',
+  'aviso:reload',
+  'aviso:reload-answer',
+  'aviso:metrics',
+  'aviso:shutdown',
+]);
 const WORKER_TYPES: ReadonlySet<string> = new Set([
   'aviso:awaiting-start',
   'aviso:listening',

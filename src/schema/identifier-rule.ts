@@ -62,9 +62,7 @@ export const IntRule = Type.Object(
   {
     type: Type.Literal('IntHandler'),
     ...common,
-    range: Type.Optional(
-      Type.Array(Type.Integer(), { minItems: 2, maxItems: 2, description: 'Inclusive [min, max].' }),
-    ),
+    range: Type.Optional(Type.Array(Type.Integer(), { minItems: 2, maxItems: 2, description: 'Inclusive [min, max].' })),
   },
   { additionalProperties: false },
 );

@@ -26,9 +26,7 @@ const polygonFilter = createPolygonHandler(POLYGON);
 export function checkSpatialShape(identifier: JsonObject): LatLon | undefined {
   const point = identifier[POINT];
   if (point !== undefined && identifier[POLYGON] !== undefined) {
-    throw new IdentifierError(
-      'Cannot specify both identifier.polygon and identifier.point. Provide only one spatial filter.',
-    );
+    throw new IdentifierError('Cannot specify both identifier.polygon and identifier.point. Provide only one spatial filter.');
   }
   return point === undefined ? undefined : parsePointFilter(point);
 }
@@ -59,8 +57,7 @@ function prepareSchemaBacked(
   const spatialKind = schema.spatialField?.handler.kind;
   for (const key of Object.keys(identifier).sort(compareCodePoints)) {
     if (schema.fields.has(key)) continue;
-    const isSpatialFilterName =
-      (key === POINT && spatialKind === 'polygon') || (key === POLYGON && spatialKind === 'point_cloud');
+    const isSpatialFilterName = (key === POINT && spatialKind === 'polygon') || (key === POLYGON && spatialKind === 'point_cloud');
     if (!isSpatialFilterName) throw new IdentifierError(`Unknown field '${echo(key)}' provided for ${endpoint} operation`);
   }
 
@@ -74,9 +71,7 @@ function prepareSchemaBacked(
     const handler = field.handler;
     if (handler.kind === 'point_cloud') {
       if (value !== undefined) {
-        throw new IdentifierError(
-          `Field '${name}' cannot be used as a ${endpoint} filter; select point clouds with identifier.polygon`,
-        );
+        throw new IdentifierError(`Field '${name}' cannot be used as a ${endpoint} filter; select point clouds with identifier.polygon`);
       }
       if (field.rule.required && identifier[POLYGON] === undefined) throw missing(name, endpoint);
       continue;
@@ -129,12 +124,7 @@ function missing(field: string, endpoint: StreamEndpoint): IdentifierError {
  * Schema-less event types (accepted when strict mode is off): values are topic tokens in the order of their sorted keys, `*`
  * is a wildcard, and `point`/`polygon` still filter geometrically as in the reference.
  */
-function prepareGeneric(
-  registry: SchemaRegistry,
-  eventType: string,
-  identifier: JsonObject,
-  point: LatLon | undefined,
-): WatchSelection {
+function prepareGeneric(registry: SchemaRegistry, eventType: string, identifier: JsonObject, point: LatLon | undefined): WatchSelection {
   assertUsableGenericEventType(registry, eventType);
   const tokens: string[] = [];
   let spatial: SpatialFilter | undefined = point ? { kind: 'point_in_polygon', point } : undefined;

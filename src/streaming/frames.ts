@@ -22,8 +22,7 @@ export type CloseCause = 'slow_consumer' | 'token_expired' | 'operator_closed';
 
 /** How a stream ends: a reason, and a cause only with `end_of_stream`. */
 export type StreamEnding =
-  | { readonly reason: CloseReason; readonly cause?: undefined }
-  | { readonly reason: 'end_of_stream'; readonly cause: CloseCause };
+  { readonly reason: CloseReason; readonly cause?: undefined } | { readonly reason: 'end_of_stream'; readonly cause: CloseCause };
 
 const CLOSE_MESSAGES: Readonly<Record<CloseReason, string>> = {
   end_of_stream: 'Stream completed',
@@ -213,7 +212,11 @@ function gapMessage({ first, last, count, scope }: GapFrameRange): string {
  * under the client (an in-memory restart without its sequence journal, a JetStream stream created
  * anew), so the stream starts again from its first sequence (D41).
  */
-export function sequenceReset(stream: StreamIdentity, nowMs: number, reset: { readonly requested: bigint; readonly lastSequence: number }): Frame {
+export function sequenceReset(
+  stream: StreamIdentity,
+  nowMs: number,
+  reset: { readonly requested: bigint; readonly lastSequence: number },
+): Frame {
   return {
     kind: 'control',
     event: 'replay-control',

@@ -67,7 +67,8 @@ export const PROCESS_ID = `${hostname()}:${process.pid}`;
 /** The memory backend's deployment: this process alone, which always answers. */
 export function thisProcessOnly(directory: OpenStreamDirectory, processId: string): StreamsOfDeployment {
   return {
-    list: () => Promise.resolve({ answered: [{ process: processId, streams: directory.list() }], notAnswering: [], clusterUnreachable: false }),
+    list: () =>
+      Promise.resolve({ answered: [{ process: processId, streams: directory.list() }], notAnswering: [], clusterUnreachable: false }),
     close: (id, closedBy) =>
       Promise.resolve(directory.close(id, closedBy) ? { closedOn: processId } : { closedOn: undefined, notAnswering: [] }),
   };

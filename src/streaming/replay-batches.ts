@@ -64,9 +64,7 @@ export async function deliverHistory(history: ReplayCursor, options: ReplayBatch
   const select = (notification: StoredNotification): Buffer | CloudEventRenderError | undefined => {
     if (!predicate(notification)) return undefined;
     try {
-      return unshared
-        ? renderer.unsharedFrameBytes(notification, 'replay', style)
-        : renderer.frameBytes(notification, 'replay', style);
+      return unshared ? renderer.unsharedFrameBytes(notification, 'replay', style) : renderer.frameBytes(notification, 'replay', style);
     } catch (error) {
       if (!(error instanceof CloudEventRenderError)) throw error;
       return error;

@@ -118,7 +118,14 @@ function sendGap(context: ReplayPhaseContext, loss: HistoryLoss): boolean {
     'History gap in the replayed range',
   );
   request.telemetry.historyGap(scope);
-  return output.send(historyGap(identity, clock.now(), { first: loss.first, last: loss.last, scope, ...(loss.count === undefined ? {} : { count: loss.count }) }));
+  return output.send(
+    historyGap(identity, clock.now(), {
+      first: loss.first,
+      last: loss.last,
+      scope,
+      ...(loss.count === undefined ? {} : { count: loss.count }),
+    }),
+  );
 }
 
 /** A backend failure during replay: the `error` frame, then `end_of_stream` (D23). */

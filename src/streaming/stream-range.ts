@@ -9,9 +9,7 @@ import type { TopicPattern } from '../topic/topic-pattern.js';
  * anyway. `atNs` is the `from_date` instant in nanoseconds since the Unix epoch (UTC).
  */
 export type StartCursorRequest =
-  | { kind: 'live' }
-  | { kind: 'sequence'; sequence: number; requested: bigint }
-  | { kind: 'date'; atNs: bigint };
+  { kind: 'live' } | { kind: 'sequence'; sequence: number; requested: bigint } | { kind: 'date'; atNs: bigint };
 
 /**
  * Where a replay ends (docs/streaming.md "Where a replay ends (decision D25)"): `to_id` is an

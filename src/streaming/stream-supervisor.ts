@@ -92,9 +92,7 @@ export class StreamSupervisor implements OpenStreamDirectory {
     this.slots = new StreamSlots(deps.maxStreams);
     this.schedule = {
       heartbeats: new DueQueue(clock, settings.heartbeatIntervalSec * 1000, true, (session) => session.heartbeatDue()),
-      lifetimes: new DueQueue(clock, settings.connectionMaxDurationSec * 1000, false, (session) =>
-        session.close('max_duration_reached'),
-      ),
+      lifetimes: new DueQueue(clock, settings.connectionMaxDurationSec * 1000, false, (session) => session.close('max_duration_reached')),
     };
   }
 
@@ -201,10 +199,7 @@ export class StreamSupervisor implements OpenStreamDirectory {
   close(id: string, closedBy: string | null): boolean {
     const listed = this.sessions.get(id);
     if (!listed) return false;
-    listed.logger.info(
-      { event_name: 'admin.stream.close.performed', stream_id: id, closed_by: closedBy },
-      'Stream closed by an operator',
-    );
+    listed.logger.info({ event_name: 'admin.stream.close.performed', stream_id: id, closed_by: closedBy }, 'Stream closed by an operator');
     listed.session.closeByOperator();
     return true;
   }

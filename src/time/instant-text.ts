@@ -11,8 +11,7 @@ import { echo } from '../text/echo.js';
 /** An instant read, or why the text is none. */
 export type InstantReading = { readonly atNs: bigint } | { readonly reason: string };
 
-const UNRECOGNISED_DATE =
-  'expected ISO-8601 datetime (RFC3339/space-separated with optional timezone) or unix epoch seconds/milliseconds';
+const UNRECOGNISED_DATE = 'expected ISO-8601 datetime (RFC3339/space-separated with optional timezone) or unix epoch seconds/milliseconds';
 
 const I64_MAX = 0x7fff_ffff_ffff_ffffn;
 const ASCII_DIGITS = /^[0-9]+$/;
@@ -56,16 +55,14 @@ function readUnixTimestamp(digits: string): InstantReading {
  * fraction of at least one digit (digits after the ninth ignored), offset `Z`, `z` or `±hh:mm`
  * with U+2212 MINUS SIGN accepted as `-`, and at most 23:59 either way.
  */
-const RFC3339 =
-  /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:[Zz]|([+\u2212-])(\d{2}):([0-5]\d))$/;
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:[Zz]|([+\u2212-])(\d{2}):([0-5]\d))$/;
 
 /** An RFC 3339 timestamp as nanoseconds since the Unix epoch; undefined when it is none. */
 export function readRfc3339(text: string): bigint | undefined {
   const match = RFC3339.exec(text);
   if (match === null) return undefined;
   const [, year, month, day, hour, minute, second, fraction, sign, offsetHours, offsetMinutes] = match;
-  const offsetSeconds =
-    sign === undefined ? 0 : (sign === '+' ? 1 : -1) * (Number(offsetHours) * 3600 + Number(offsetMinutes) * 60);
+  const offsetSeconds = sign === undefined ? 0 : (sign === '+' ? 1 : -1) * (Number(offsetHours) * 3600 + Number(offsetMinutes) * 60);
   if (Math.abs(offsetSeconds) > MAX_RFC3339_OFFSET_SECONDS) return undefined;
   return toEpochNs(
     {
@@ -151,8 +148,7 @@ function toEpochNs(civil: CivilDateTime, offsetSeconds: number): bigint | undefi
   if (day < 1 || day > daysInMonth(year, month)) return undefined;
   if (hour > 23 || minute > 59 || second > 59) return undefined;
   const secondOfDay = hour * 3600 + minute * 60 + second;
-  const localNs =
-    BigInt(daysFromCivil(year, month, day)) * NS_PER_DAY + BigInt(secondOfDay) * NS_PER_SECOND + BigInt(nanosecond);
+  const localNs = BigInt(daysFromCivil(year, month, day)) * NS_PER_DAY + BigInt(secondOfDay) * NS_PER_SECOND + BigInt(nanosecond);
   const atNs = localNs - BigInt(offsetSeconds) * NS_PER_SECOND;
   return isWithinChronoRange(atNs) ? atNs : undefined;
 }

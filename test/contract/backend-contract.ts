@@ -80,8 +80,7 @@ export function collectingSink(): CollectingSink {
   const notify = () => {
     for (const listener of [...listeners]) listener();
   };
-  const describeReceived = () =>
-    received.length === 0 ? 'nothing' : received.map((m) => `${m.sequence}:${m.topic}`).join(', ');
+  const describeReceived = () => (received.length === 0 ? 'nothing' : received.map((m) => `${m.sequence}:${m.topic}`).join(', '));
 
   const awaitCondition = <T>(done: () => T | undefined, what: string, timeoutMs: number): Promise<T> =>
     new Promise<T>((resolve, reject) => {
@@ -303,7 +302,15 @@ export function describeBackendContract(label: string, factory: BackendFactory):
         await publish(backend, [base, 'a']);
         const sink = collectingSink();
         await backend.subscribe(new TopicPattern([base, '*']), sink.sink);
-        const plan = [[base, 'a'], [base, 'b'], [other, 'a'], [base, 'a'], [base, 'c'], [other, 'a'], [base, 'a']];
+        const plan = [
+          [base, 'a'],
+          [base, 'b'],
+          [other, 'a'],
+          [base, 'a'],
+          [base, 'c'],
+          [other, 'a'],
+          [base, 'a'],
+        ];
         const notifications = plan.map((tokens, index) => ({ topic: encodeTopic(tokens), payload: String(index) }));
         const outcomes = await backend.publishMany(notifications);
         expect(outcomes.map((outcome) => (outcome.stored ? outcome.sequence : 'failed'))).toEqual([2, 3, 1, 4, 5, 2, 6]);
@@ -809,8 +816,14 @@ export function describeBackendContract(label: string, factory: BackendFactory):
         const published = (await producing).flat().sort(ascending);
         const sentinel = (await publish(backend, [base, 'sentinel', 'end'])).sequence;
         const H = subscription.historyBound;
-        expect(published.some((s) => s <= H), 'some publishes were stored before the subscription').toBe(true);
-        expect(published.some((s) => s > H), 'some publishes were stored after the subscription').toBe(true);
+        expect(
+          published.some((s) => s <= H),
+          'some publishes were stored before the subscription',
+        ).toBe(true);
+        expect(
+          published.some((s) => s > H),
+          'some publishes were stored after the subscription',
+        ).toBe(true);
 
         const liveExpected = published.filter((s) => s > H);
         const live = sequences(await sink.waitFor(liveExpected.length + 1)).slice(0, -1);
@@ -967,7 +980,13 @@ export function describeBackendContract(label: string, factory: BackendFactory):
     });
 
     describe('names no stream could have (D33)', () => {
-      const hostileNames = [['a 300-byte name', 'n'.repeat(300)], ['a 5,000-byte name', 'N'.repeat(5000)], ['a path separator', 'a/b'], ['a backslash', 'a\\b'], ['non-ASCII', 'é'.repeat(200)]];
+      const hostileNames = [
+        ['a 300-byte name', 'n'.repeat(300)],
+        ['a 5,000-byte name', 'N'.repeat(5000)],
+        ['a path separator', 'a/b'],
+        ['a backslash', 'a\\b'],
+        ['non-ASCII', 'é'.repeat(200)],
+      ];
 
       it.each(hostileNames)('wipeStream and deleteMessage with %s are not_found, and the backend keeps working', async (_what, name) => {
         const { backend, bases } = await setup(1);

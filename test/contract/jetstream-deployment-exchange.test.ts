@@ -54,7 +54,15 @@ function openStream(id: string, user: string | null = 'alice'): OpenStream {
     route: 'watch',
     method: 'POST',
     event_type: 'mars',
-    filter: { class: 'od', step: 1, polygon: [[1.5, 2], [3, 4], [1.5, 2]] },
+    filter: {
+      class: 'od',
+      step: 1,
+      polygon: [
+        [1.5, 2],
+        [3, 4],
+        [1.5, 2],
+      ],
+    },
     topic_pattern: 'mars.od.*',
     user,
     client_address: '127.0.0.1',
@@ -263,7 +271,8 @@ describe('an account that may not use %AVISO_ADMIN.>', { timeout: 30_000 }, () =
       { level: 'debug' },
       new Writable({
         write(chunk: Buffer, _encoding, done) {
-          for (const line of chunk.toString('utf8').split('\n')) if (line.trim() !== '') lines.push(JSON.parse(line) as Record<string, unknown>);
+          for (const line of chunk.toString('utf8').split('\n'))
+            if (line.trim() !== '') lines.push(JSON.parse(line) as Record<string, unknown>);
           done();
         },
       }),
@@ -273,7 +282,11 @@ describe('an account that may not use %AVISO_ADMIN.>', { timeout: 30_000 }, () =
     const warnings = () => lines.filter((line) => line.event_name === 'backend.jetstream.admin.denied' && line.level === 40);
     await eventually('the refusal warning', () => warnings().length > 0);
     const { value, ms } = await timed(() => a.deployment.list());
-    expect(value).toEqual({ answered: [{ process: 'denied-a:1', streams: [openStream('a1')] }], notAnswering: [], clusterUnreachable: true });
+    expect(value).toEqual({
+      answered: [{ process: 'denied-a:1', streams: [openStream('a1')] }],
+      notAnswering: [],
+      clusterUnreachable: true,
+    });
     expect(ms).toBeLessThan(BOUND_MS / 2);
     expect(await a.deployment.close('b1', null)).toEqual({ closedOn: undefined, notAnswering: [] });
     expect(await a.deployment.close('a1', null)).toEqual({ closedOn: 'denied-a:1' });

@@ -55,7 +55,7 @@ async function replay(
   const sequences: number[] = [];
   const losses: HistoryLoss[] = [];
   try {
-    for (let batch: Batch | undefined; !batch?.exhausted; ) {
+    for (let batch: Batch | undefined; !batch?.exhausted;) {
       batch = await cursor.next(limit);
       sequences.push(...batch.messages.map((m) => m.sequence));
       losses.push(...(batch.losses ?? []));

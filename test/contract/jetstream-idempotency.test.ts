@@ -32,7 +32,15 @@ function captured(): { logger: Logger; lines: () => Record<string, unknown>[] } 
       done();
     },
   });
-  return { logger: pino({ level: 'info' }, sink), lines: () => chunks.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l)) };
+  return {
+    logger: pino({ level: 'info' }, sink),
+    lines: () =>
+      chunks
+        .join('')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l)),
+  };
 }
 
 async function backendFor(

@@ -27,7 +27,8 @@ import { jetStreamTestSettings } from '../support/jetstream-settings.js';
 const BURST = 100;
 const DELIVERY_TIMEOUT_MS = 15_000;
 
-const settings = (natsUrl: string, liveGapWaitMs = 2000): JetStreamConfig => jetStreamTestSettings(natsUrl, { live_gap_wait_ms: liveGapWaitMs });
+const settings = (natsUrl: string, liveGapWaitMs = 2000): JetStreamConfig =>
+  jetStreamTestSettings(natsUrl, { live_gap_wait_ms: liveGapWaitMs });
 
 const nextBase = uniqueBaseGenerator('lf');
 const usedBases = new Set<string>();
@@ -203,7 +204,8 @@ describe('JetStream live feeds on a NATS account that may not use announcements'
       { level: 'debug' },
       new Writable({
         write(chunk: Buffer, _encoding, done) {
-          for (const line of chunk.toString('utf8').split('\n')) if (line.trim() !== '') lines.push(JSON.parse(line) as Record<string, unknown>);
+          for (const line of chunk.toString('utf8').split('\n'))
+            if (line.trim() !== '') lines.push(JSON.parse(line) as Record<string, unknown>);
           done();
         },
       }),

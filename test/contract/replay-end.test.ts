@@ -103,14 +103,10 @@ function describeReplayEnd(label: string, factory: BackendFactory): void {
       await publish(backend, [base, 'a']);
       const pattern = new TopicPattern([base, 'a']);
       const bound = await backend.captureHistoryBound(pattern);
-      expect(await resolveReplayEnd(backend, pattern, date(parseFromDate('1500-01-01T00:00:00Z')), bound)).toBe(
-        first.sequence - 1,
-      );
+      expect(await resolveReplayEnd(backend, pattern, date(parseFromDate('1500-01-01T00:00:00Z')), bound)).toBe(first.sequence - 1);
       expect(await resolveReplayEnd(backend, pattern, date(parseFromDate('2300-01-01T00:00:00Z')), bound)).toBe(bound);
       expect(await resolveReplayEnd(backend, pattern, date(parseFromDate('+262142-12-31 23:59:59')), bound)).toBe(bound);
-      expect(await resolveReplayEnd(backend, pattern, date(parseFromDate('-262143-01-01 00:00:00')), bound)).toBe(
-        first.sequence - 1,
-      );
+      expect(await resolveReplayEnd(backend, pattern, date(parseFromDate('-262143-01-01 00:00:00')), bound)).toBe(first.sequence - 1);
     });
 
     it('is 0 on a base with nothing stored, whatever the end', async () => {

@@ -64,7 +64,11 @@ async function storedIds(server: RunningServer, eventType: StreamName, extra: Re
 }
 
 /** The history gaps a replay from the start says. */
-async function gapsSaid(server: RunningServer, eventType: StreamName, extra: Record<string, unknown> = {}): Promise<Record<string, unknown>[]> {
+async function gapsSaid(
+  server: RunningServer,
+  eventType: StreamName,
+  extra: Record<string, unknown> = {},
+): Promise<Record<string, unknown>[]> {
   const client = await SseClient.open(`${server.url}/api/v1/replay`, {
     event_type: eventType,
     identifier: { ...STREAMS[eventType].filter, ...extra },
@@ -237,7 +241,7 @@ describe.each(BACKEND_KINDS)('on the %s backend', (kind) => {
       expectAdminBody(response, 404, { success: false, message: 'Notification not found', notification_id: 'mars@999999' });
     });
 
-    it("a sequence stored in another stream is 404 and stays stored", async () => {
+    it('a sequence stored in another stream is 404 and stays stored', async () => {
       const marsLast = (await storeMars()).sequence;
       let diss = await storeDiss();
       // docs/design/rules/backends.md §4, D28: each stream is numbered on its own, so a dissemination sequence may
@@ -465,7 +469,10 @@ describe.each(BACKEND_KINDS)('on the %s backend', (kind) => {
 
   describe('DELETE /api/v1/admin/wipe/stream of schema-less streams (D30)', () => {
     const wipeOn = (server: RunningServer, name: string) =>
-      del(server, '/api/v1/admin/wipe/stream', { body: JSON.stringify({ stream_name: name }), headers: { 'content-type': 'application/json' } });
+      del(server, '/api/v1/admin/wipe/stream', {
+        body: JSON.stringify({ stream_name: name }),
+        headers: { 'content-type': 'application/json' },
+      });
     const notifyGeneric = async (server: RunningServer, eventType: string) => {
       const response = await postJson(`${server.url}/api/v1/notification`, { event_type: eventType, identifier: { k: 'v' }, payload: 1 });
       expect(response.status, response.text).toBe(200);
@@ -474,7 +481,10 @@ describe.each(BACKEND_KINDS)('on the %s backend', (kind) => {
       const client = await SseClient.open(`${server.url}/api/v1/replay`, { event_type: eventType, identifier: { k: 'v' }, from_id: '0' });
       expect(client.status, client.errorBody).toBe(200);
       // The wiped history is said as a gap (D42); the rest is what is stored.
-      return withoutHeartbeats(await client.rest()).map(frameLabel).slice(1, -2).filter((label) => label !== 'history_gap');
+      return withoutHeartbeats(await client.rest())
+        .map(frameLabel)
+        .slice(1, -2)
+        .filter((label) => label !== 'history_gap');
     };
 
     it('with a schema, not strict: a generic stream is wiped in any case; an unknown one is 404 listing the schema', async () => {

@@ -212,8 +212,7 @@ function firstSseFrame(text: string): SseFrame | undefined {
 function call(server: RunningServer, method: string, path: string, options: CallOptions = {}): Promise<Reply> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.authorization !== undefined) headers.authorization = options.authorization;
-  const body =
-    options.body === undefined ? undefined : typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
+  const body = options.body === undefined ? undefined : typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
   if (body !== undefined) {
     headers['content-type'] ??= 'application/json';
     headers['content-length'] = String(Buffer.byteLength(body));
@@ -279,7 +278,13 @@ function bodyFor(operation: Operation, eventType: string, identifier: Record<str
   return { event_type: eventType, identifier };
 }
 
-function perform(server: RunningServer, operation: Operation, eventType: string, authorization?: string, identifier?: Record<string, unknown>) {
+function perform(
+  server: RunningServer,
+  operation: Operation,
+  eventType: string,
+  authorization?: string,
+  identifier?: Record<string, unknown>,
+) {
   return call(server, 'POST', PATH[operation], { authorization, body: bodyFor(operation, eventType, identifier) });
 }
 
@@ -549,13 +554,12 @@ describe.each(MODES)('%s mode', (mode) => {
     });
 
     it.each(
-      ENDPOINTS.flatMap(([method, path, body]) => (['reader', 'producer', 'other'] as const).map((user) => [method, path, user, body] as const)),
-    )(
-      '%s %s by %s → 403 User does not have required administrative role',
-      async (method, path, user, body) => {
-        expectAuthError(await call(server(), method, path, { body, authorization: credential(user) }), 403, MSG.notAdmin, mode);
-      },
-    );
+      ENDPOINTS.flatMap(([method, path, body]) =>
+        (['reader', 'producer', 'other'] as const).map((user) => [method, path, user, body] as const),
+      ),
+    )('%s %s by %s → 403 User does not have required administrative role', async (method, path, user, body) => {
+      expectAuthError(await call(server(), method, path, { body, authorization: credential(user) }), 403, MSG.notAdmin, mode);
+    });
 
     it('admin → 200 on the wipes, and the delete reaches its handler', async () => {
       const authorization = credential('admin');
@@ -632,28 +636,34 @@ describe.each(MODES)('%s mode', (mode) => {
       ['a valid admin credential', FAKE_USERS.admin.authorization],
     ];
 
-    it.each(GARBAGE)('GET /api/v1/schema and /api/v1/schema/{event_type} answer 200 with %s, without any auth-o-tron call', async (_label, authorization) => {
-      for (const path of ['/api/v1/schema', '/api/v1/schema/open_req', '/api/v1/schema/both_roles']) {
-        const reply = await call(server(), 'GET', path, { authorization });
-        expect({ path, status: reply.status }).toEqual({ path, status: 200 });
-        expect(reply.challenges).toEqual([]);
-      }
-      const unknown = await call(server(), 'GET', '/api/v1/schema/no_such_type', { authorization });
-      expect(unknown.status).toBe(404);
-      expect(fake.callCount).toBe(0);
-    });
+    it.each(GARBAGE)(
+      'GET /api/v1/schema and /api/v1/schema/{event_type} answer 200 with %s, without any auth-o-tron call',
+      async (_label, authorization) => {
+        for (const path of ['/api/v1/schema', '/api/v1/schema/open_req', '/api/v1/schema/both_roles']) {
+          const reply = await call(server(), 'GET', path, { authorization });
+          expect({ path, status: reply.status }).toEqual({ path, status: 200 });
+          expect(reply.challenges).toEqual([]);
+        }
+        const unknown = await call(server(), 'GET', '/api/v1/schema/no_such_type', { authorization });
+        expect(unknown.status).toBe(404);
+        expect(fake.callCount).toBe(0);
+      },
+    );
 
-    it.each(GARBAGE)('GET /health and other paths outside /api/v1 ignore %s, without any auth-o-tron call', async (_label, authorization) => {
-      expect((await call(server(), 'GET', '/health', { authorization })).status).toBe(200);
-      // Whatever these answer (the homepage, static files and OpenAPI routes are not part of this
-      // suite), it is never an auth decision.
-      for (const path of ['/', '/static/logo.png', '/api-docs/openapi.json', '/swagger-ui/', '/api/v2/notification']) {
-        const reply = await call(server(), 'GET', path, { authorization });
-        expect({ path, status: reply.status, challenges: reply.challenges }).toMatchObject({ path, challenges: [] });
-        expect([401, 403, 503]).not.toContain(reply.status);
-      }
-      expect(fake.callCount).toBe(0);
-    });
+    it.each(GARBAGE)(
+      'GET /health and other paths outside /api/v1 ignore %s, without any auth-o-tron call',
+      async (_label, authorization) => {
+        expect((await call(server(), 'GET', '/health', { authorization })).status).toBe(200);
+        // Whatever these answer (the homepage, static files and OpenAPI routes are not part of this
+        // suite), it is never an auth decision.
+        for (const path of ['/', '/static/logo.png', '/api-docs/openapi.json', '/swagger-ui/', '/api/v2/notification']) {
+          const reply = await call(server(), 'GET', path, { authorization });
+          expect({ path, status: reply.status, challenges: reply.challenges }).toMatchObject({ path, challenges: [] });
+          expect([401, 403, 503]).not.toContain(reply.status);
+        }
+        expect(fake.callCount).toBe(0);
+      },
+    );
 
     it('a percent-encoded schema path is still a schema route: public, no auth-o-tron call', async () => {
       const authorization = `Basic ${Buffer.from('admin-user:wrong').toString('base64')}`;
@@ -722,7 +732,10 @@ describe.each(MODES)('%s mode', (mode) => {
 
     it.each(['watch', 'replay'] as const)('%s: the read check comes before request validation', async (operation) => {
       const bad = { bogus: 'x' };
-      expect400(await perform(server(), operation, 'pub', undefined, bad), operation === 'watch' ? 'INVALID_WATCH_REQUEST' : 'INVALID_REPLAY_REQUEST');
+      expect400(
+        await perform(server(), operation, 'pub', undefined, bad),
+        operation === 'watch' ? 'INVALID_WATCH_REQUEST' : 'INVALID_REPLAY_REQUEST',
+      );
       expectAuthError(await perform(server(), operation, 'open_req', undefined, bad), 401, MSG.streamAuth, mode);
       expectAuthError(await perform(server(), operation, 'read_roles_only', credential('producer'), bad), 403, MSG.readRole, mode);
       expect400(
@@ -840,7 +853,12 @@ describe('direct mode only (docs/design/rules/operations.md §2.3, §6; D12)', (
     const started = Date.now();
     expectAuthError(await perform(hang, 'notify', 'pub', FAKE_USERS.admin.authorization), 503, MSG.unavailable, 'direct');
     expect(Date.now() - started).toBeLessThan(3000);
-    expectAuthError(await call(hang, 'DELETE', '/api/v1/admin/wipe/all', { authorization: FAKE_USERS.admin.authorization }), 503, MSG.unavailable, 'direct');
+    expectAuthError(
+      await call(hang, 'DELETE', '/api/v1/admin/wipe/all', { authorization: FAKE_USERS.admin.authorization }),
+      503,
+      MSG.unavailable,
+      'direct',
+    );
     expectAllowed(await perform(hang, 'notify', 'pub'), 'notify');
   });
 
@@ -868,7 +886,12 @@ describe('direct mode only (docs/design/rules/operations.md §2.3, §6; D12)', (
   it('trusted proxy: identity headers other than Authorization are not read', async () => {
     const headers = { 'x-forwarded-user': 'admin-user', 'x-auth-request-user': 'admin-user', 'remote-user': 'admin-user' };
     expectAuthError(await call(proxy, 'DELETE', '/api/v1/admin/wipe/all', { headers }), 401, MSG.headerRequired, 'trusted_proxy');
-    expectAuthError(await call(proxy, 'POST', PATH.notify, { headers, body: bodyFor('notify', 'open_req') }), 401, MSG.streamAuth, 'trusted_proxy');
+    expectAuthError(
+      await call(proxy, 'POST', PATH.notify, { headers, body: bodyFor('notify', 'open_req') }),
+      401,
+      MSG.streamAuth,
+      'trusted_proxy',
+    );
   });
 
   it('an echoed bearer token that is expired or wrongly signed → 401 after auth-o-tron accepted it', async () => {
@@ -940,7 +963,10 @@ describe('auth telemetry in logs (docs/design/rules/operations.md §2.9)', () =>
   it('a middleware rejection logs auth.middleware.request.denied at warn with status, reason and path', async () => {
     const path = '/api/v1/admin/wipe/stream';
     await call(direct, 'DELETE', path, { body: { stream_name: 'pub' } });
-    const [event] = await waitForLogs(direct, (line) => eventName(line) === 'auth.middleware.request.denied' && line.attributes?.path === path);
+    const [event] = await waitForLogs(
+      direct,
+      (line) => eventName(line) === 'auth.middleware.request.denied' && line.attributes?.path === path,
+    );
     expect(event?.severityText).toBe('WARN');
     expect(event?.attributes).toMatchObject({ outcome: 'error', status_code: 401, reason: 'unauthorized', username: '-', path });
   });
@@ -948,14 +974,20 @@ describe('auth telemetry in logs (docs/design/rules/operations.md §2.9)', () =>
   it('a 503 is logged with reason service_unavailable', async () => {
     const path = '/api/v1/admin/notification/pub@7';
     await call(down, 'DELETE', path, { authorization: FAKE_USERS.admin.authorization });
-    const [event] = await waitForLogs(down, (line) => eventName(line) === 'auth.middleware.request.denied' && line.attributes?.path === path);
+    const [event] = await waitForLogs(
+      down,
+      (line) => eventName(line) === 'auth.middleware.request.denied' && line.attributes?.path === path,
+    );
     expect(event?.attributes).toMatchObject({ outcome: 'error', status_code: 503, reason: 'service_unavailable', path });
   });
 
   it('the admin-role 403 names the (known) user', async () => {
     const path = '/api/v1/admin/notification/pub@5';
     await call(direct, 'DELETE', path, { authorization: FAKE_USERS.reader.authorization });
-    const [event] = await waitForLogs(direct, (line) => eventName(line) === 'auth.middleware.request.denied' && line.attributes?.path === path);
+    const [event] = await waitForLogs(
+      direct,
+      (line) => eventName(line) === 'auth.middleware.request.denied' && line.attributes?.path === path,
+    );
     expect(event?.attributes).toMatchObject({ outcome: 'error', status_code: 403, reason: 'forbidden', path });
     // "username (`-` when unknown)": here the user was verified.
     expect(event?.attributes?.username).toBe('reader-user');
@@ -964,7 +996,10 @@ describe('auth telemetry in logs (docs/design/rules/operations.md §2.9)', () =>
   it('a resolved user logs auth.middleware.user.resolved at debug', async () => {
     const path = '/api/v1/admin/notification/pub@6';
     await call(proxy, 'DELETE', path, { authorization: credentials.trusted_proxy.admin });
-    const [event] = await waitForLogs(proxy, (line) => eventName(line) === 'auth.middleware.user.resolved' && line.attributes?.path === path);
+    const [event] = await waitForLogs(
+      proxy,
+      (line) => eventName(line) === 'auth.middleware.user.resolved' && line.attributes?.path === path,
+    );
     expect(event?.severityText).toBe('DEBUG');
     expect(event?.attributes).toMatchObject({ username: 'admin-user', path });
   });

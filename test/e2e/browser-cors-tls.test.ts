@@ -130,9 +130,16 @@ describe('a page on another origin (CORS)', () => {
     await page.close();
     expect(sent).toBe('opaque');
     const refusal = await server.waitForLog('http.request.cross_origin.refused', { from: before });
-    expect(refusal.attributes).toMatchObject({ method: 'POST', path: '/api/v1/notification', origin: strangerPage.origin, sec_fetch_site: 'same-site' });
+    expect(refusal.attributes).toMatchObject({
+      method: 'POST',
+      path: '/api/v1/notification',
+      origin: strangerPage.origin,
+      sec_fetch_site: 'same-site',
+    });
     const replay = await SseClient.open(`${server.url}/api/v1/replay`, { ...TRANSCRIPT_REQUEST, from_id: '1' });
-    const notes = (await replay.rest()).filter((event) => event.json.specversion).map((event) => (event.json.data as { payload: { note: string } }).payload.note);
+    const notes = (await replay.rest())
+      .filter((event) => event.json.specversion)
+      .map((event) => (event.json.data as { payload: { note: string } }).payload.note);
     expect(notes).not.toContain('from-a-hostile-page');
   });
 
@@ -166,7 +173,8 @@ describe('with TLS, in Chromium over HTTP/2', () => {
     // The homepage, with its images and styles, over HTTP/2 as well.
     expect((await page.goto(`${origin}/`, { waitUntil: 'load' }))?.status()).toBe(200);
     const result = await page.evaluate<Record<string, unknown>>(
-      callWith(`async ({ watchBody, notifyBody, count }) => {
+      callWith(
+        `async ({ watchBody, notifyBody, count }) => {
         const decoder = new TextDecoder();
         const open = async () => {
           const response = await fetch('/api/v1/watch', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(watchBody) });
@@ -193,7 +201,8 @@ describe('with TLS, in Chromium over HTTP/2', () => {
         await Promise.all(streams.map((stream) => stream.reader.cancel()));
         return { received: streams.length, notifyStatus: notify.status, protocols, page };
       }`,
-      { watchBody: TRANSCRIPT_REQUEST, notifyBody: transcriptNotification('to-twenty'), count: 20 }),
+        { watchBody: TRANSCRIPT_REQUEST, notifyBody: transcriptNotification('to-twenty'), count: 20 },
+      ),
     );
     expect(result).toEqual({ received: 20, notifyStatus: 200, protocols: ['h2'], page: ['h2'] });
     expect({ console: problems.consoleErrors, page: problems.pageErrors, failed: unexpectedFailures(problems.failedRequests) }).toEqual({

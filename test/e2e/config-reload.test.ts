@@ -314,7 +314,11 @@ describe('POST /api/v1/admin/reload with authentication', () => {
     const server = await start(serverConfig({ notification_schema: { flood: secured(['producer']) }, auth: auth(['admin']) }));
     const writer = await bearer(['writer']);
     const publish = () =>
-      postJson(`${server.url}/api/v1/notification`, { event_type: 'flood', identifier: { region: 'north' }, payload: null }, { authorization: writer });
+      postJson(
+        `${server.url}/api/v1/notification`,
+        { event_type: 'flood', identifier: { region: 'north' }, payload: null },
+        { authorization: writer },
+      );
     const refused = await publish();
     expect(refused.status).toBe(403);
     expect(refused.json.message).toBe('User does not have required write role for this stream');

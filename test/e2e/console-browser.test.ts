@@ -49,7 +49,11 @@ afterAll(async () => {
   await Promise.all([open?.stop(), secured?.stop()]);
 });
 
-async function withConsole(server: RunningServer, expectedStatuses: readonly number[], body: (page: Page, problems: PageProblems) => Promise<void>): Promise<void> {
+async function withConsole(
+  server: RunningServer,
+  expectedStatuses: readonly number[],
+  body: (page: Page, problems: PageProblems) => Promise<void>,
+): Promise<void> {
   const page = await browser.newPage();
   try {
     const problems = watchPage(page, server.url, expectedStatuses);
@@ -100,23 +104,17 @@ describe('the console in headless Chromium', () => {
       expect(await field('severity').locator('.hint').innerText()).toBe('Int · range [1, 7]');
       expect(await field('severity').locator('.required').count()).toBe(1);
       expect(await field('anomaly').locator('.required').count()).toBe(0);
-      expect(await field('severity').locator('select.operator option').evaluateAll((options) => options.map((o) => (o as { value: string }).value))).toEqual([
-        'value',
-        'eq',
-        'in',
-        'gt',
-        'gte',
-        'lt',
-        'lte',
-        'between',
-      ]);
+      expect(
+        await field('severity')
+          .locator('select.operator option')
+          .evaluateAll((options) => options.map((o) => (o as { value: string }).value)),
+      ).toEqual(['value', 'eq', 'in', 'gt', 'gte', 'lt', 'lte', 'between']);
       expect(await field('region').locator('select.operator option').count()).toBe(3);
-      expect(await field('region').locator('datalist option').evaluateAll((options) => options.map((o) => (o as { value: string }).value))).toEqual([
-        'north',
-        'south',
-        'east',
-        'west',
-      ]);
+      expect(
+        await field('region')
+          .locator('datalist option')
+          .evaluateAll((options) => options.map((o) => (o as { value: string }).value)),
+      ).toEqual(['north', 'south', 'east', 'west']);
       expect(await field('run_time').locator('select.operator').count()).toBe(0);
       // A polygon schema takes a polygon and, on watch/replay, a point.
       expect(await field('polygon').locator('textarea').count()).toBe(1);
@@ -150,7 +148,10 @@ describe('the console in headless Chromium', () => {
       await frames(panel, 'notification').first().waitFor({ timeout: APPEAR_WITHIN_MS });
       const notification = frames(panel, 'notification').first();
       expect(await notification.locator('.badge').innerText()).toBe('LIVE');
-      const cloudEvent = JSON.parse(await notification.locator('pre').innerText()) as { id: string; data: { identifier: Record<string, string> } };
+      const cloudEvent = JSON.parse(await notification.locator('pre').innerText()) as {
+        id: string;
+        data: { identifier: Record<string, string> };
+      };
       expect(cloudEvent.id).toMatch(/^dissemination@\d+$/);
       expect(await notification.locator('.summary').innerText()).toBe(cloudEvent.id);
       expect(cloudEvent.data.identifier).toEqual({ class: 'od', destination: 'live-1' });
@@ -193,10 +194,14 @@ describe('the console in headless Chromium', () => {
       ]);
       expect(response.status()).toBe(207);
       expect(await page.locator('#batch-result strong').innerText()).toBe('2 stored, 1 not stored');
-      expect(await page.locator('#batch-result li').allInnerTexts()).toEqual(["#1 INVALID_NOTIFICATION_REQUEST: Required field 'class' missing for notify operation"]);
+      expect(await page.locator('#batch-result li').allInnerTexts()).toEqual([
+        "#1 INVALID_NOTIFICATION_REQUEST: Required field 'class' missing for notify operation",
+      ]);
       // Both stored notifications reach the open watch, in the order they were pasted.
       await expect.poll(() => frames(panel, 'notification').count(), { timeout: APPEAR_WITHIN_MS }).toBe(2);
-      const steps = (await frames(panel, 'notification').locator('pre').allInnerTexts()).map((text) => (JSON.parse(text) as { data: { payload: { step: number } } }).data.payload.step);
+      const steps = (await frames(panel, 'notification').locator('pre').allInnerTexts()).map(
+        (text) => (JSON.parse(text) as { data: { payload: { step: number } } }).data.payload.step,
+      );
       expect(steps.sort()).toEqual([1, 2]);
       expectNoProblems(problems);
     });
@@ -220,7 +225,10 @@ describe('the console in headless Chromium', () => {
       await panel.locator('button.pause').click();
 
       const shown = await frames(panel, 'notification').locator('time').innerText();
-      const [arrivalText, resumedText] = await page.evaluate((times) => times.map((time) => new Date(time).toLocaleTimeString()), [arrival, resumed]);
+      const [arrivalText, resumedText] = await page.evaluate(
+        (times) => times.map((time) => new Date(time).toLocaleTimeString()),
+        [arrival, resumed],
+      );
       expect(shown).toBe(arrivalText);
       expect(shown).not.toBe(resumedText);
       expectNoProblems(problems);
@@ -254,11 +262,24 @@ describe('the console in headless Chromium', () => {
       );
       const range = await startStream(page, 'replay');
       await frames(range, 'close').waitFor();
-      const labels = await range.locator('.frame').evaluateAll((items) => items.map((item) => (item as { dataset: { label: string } }).dataset.label));
+      const labels = await range
+        .locator('.frame')
+        .evaluateAll((items) => items.map((item) => (item as { dataset: { label: string } }).dataset.label));
       // Newest first.
-      expect(labels.filter((label) => label !== 'heartbeat')).toEqual(['closing', 'replay completed', 'replay', 'replay', 'replay started']);
-      expect(await range.locator('.frame[data-label="replay started"] .summary').innerText()).toBe(`from #${first} to #${second}, batches of 100`);
-      expect(await frames(range, 'notification').locator('.summary').allInnerTexts()).toEqual([`dissemination@${second}`, `dissemination@${first}`]);
+      expect(labels.filter((label) => label !== 'heartbeat')).toEqual([
+        'closing',
+        'replay completed',
+        'replay',
+        'replay',
+        'replay started',
+      ]);
+      expect(await range.locator('.frame[data-label="replay started"] .summary').innerText()).toBe(
+        `from #${first} to #${second}, batches of 100`,
+      );
+      expect(await frames(range, 'notification').locator('.summary').allInnerTexts()).toEqual([
+        `dissemination@${second}`,
+        `dissemination@${first}`,
+      ]);
       expect(await frames(range, 'close').locator('.summary').innerText()).toBe('end_of_stream: Stream completed');
       expect(await range.locator('.state').innerText()).toBe('closed');
       // The live watch opened before is still open.
@@ -276,10 +297,14 @@ describe('the console in headless Chromium', () => {
       await page.fill('#start-value', '2000-01-01T00:00:00Z');
       const panel = await startStream(page, 'watch');
       await panel.locator('.frame[data-label="replay completed"]').waitFor();
-      expect(await panel.locator('.frame[data-label="replay started"] .summary').innerText()).toBe('from 2000-01-01T00:00:00Z, batches of 100');
+      expect(await panel.locator('.frame[data-label="replay started"] .summary').innerText()).toBe(
+        'from 2000-01-01T00:00:00Z, batches of 100',
+      );
       expect(await frames(panel, 'notification').locator('.badge').allInnerTexts()).toEqual(['REPLAY']);
       expect(await publish(page)).toBe(200);
-      await expect.poll(() => frames(panel, 'notification').locator('.badge').allInnerTexts(), { timeout: APPEAR_WITHIN_MS }).toEqual(['LIVE', 'REPLAY']);
+      await expect
+        .poll(() => frames(panel, 'notification').locator('.badge').allInnerTexts(), { timeout: APPEAR_WITHIN_MS })
+        .toEqual(['LIVE', 'REPLAY']);
       expectNoProblems(problems);
     });
   });
@@ -293,7 +318,9 @@ describe('the console in headless Chromium', () => {
       const error = panel.locator('.error-box');
       await error.waitFor();
       expect(await error.locator('strong').innerText()).toBe('400 INVALID_WATCH_REQUEST');
-      expect(await error.locator('.message').innerText()).toBe("Field 'step' constraint value 5000000 is outside allowed range [0, 100000]");
+      expect(await error.locator('.message').innerText()).toBe(
+        "Field 'step' constraint value 5000000 is outside allowed range [0, 100000]",
+      );
       expect(await panel.locator('.state').innerText()).toBe('refused');
       expect(await panel.locator('.request-id').innerText()).toMatch(/^[0-9a-f-]{36}$/);
 
@@ -338,7 +365,9 @@ describe('the console in headless Chromium', () => {
       await page.fill('#start-value', '0');
       const capped = await startStream(page, 'replay');
       await frames(capped, 'close').waitFor();
-      const labels = await capped.locator('.frame').evaluateAll((items) => items.map((item) => (item as { dataset: { label: string } }).dataset.label));
+      const labels = await capped
+        .locator('.frame')
+        .evaluateAll((items) => items.map((item) => (item as { dataset: { label: string } }).dataset.label));
       expect(labels.filter((label) => label !== 'heartbeat')).toEqual(['closing', 'limit reached', 'replay', 'replay started']);
       expect(await capped.locator('.frame[data-label="limit reached"] .summary').innerText()).toMatch(/\(max 1\)$/);
       expectNoProblems(problems);

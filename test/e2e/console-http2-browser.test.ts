@@ -45,9 +45,7 @@ describe('the console over HTTP/2', () => {
         await page.click('#watch');
         await expect.poll(() => page.locator('#streams .stream').count()).toBe(opened);
       }
-      await expect
-        .poll(() => page.locator('#streams .stream .frame[data-kind="lifecycle"]', { hasText: 'opening' }).count())
-        .toBe(STREAMS);
+      await expect.poll(() => page.locator('#streams .stream .frame[data-kind="lifecycle"]', { hasText: 'opening' }).count()).toBe(STREAMS);
       expect(await page.locator('#stream-count').innerText()).toBe(`${STREAMS} open`);
       // The HTTP/1.1 connection warning stays hidden: the page and its streams speak h2.
       expect(await page.locator('#connection-note').isHidden()).toBe(true);

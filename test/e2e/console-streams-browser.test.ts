@@ -24,7 +24,8 @@ let browser: Browser;
 let admin: string;
 let reader: string;
 
-const token = (username: string, roles: string[]): Promise<string> => signToken({ sub: username, username, realm: LOCAL_REALM, roles, attributes: {} });
+const token = (username: string, roles: string[]): Promise<string> =>
+  signToken({ sub: username, username, realm: LOCAL_REALM, roles, attributes: {} });
 
 beforeAll(async () => {
   [server, browser, admin, reader] = await Promise.all([
@@ -47,7 +48,11 @@ afterAll(async () => {
   await server?.stop();
 });
 
-async function withConsole(expectedStatuses: readonly number[], body: (page: Page, problems: PageProblems) => Promise<void>, hash = ''): Promise<void> {
+async function withConsole(
+  expectedStatuses: readonly number[],
+  body: (page: Page, problems: PageProblems) => Promise<void>,
+  hash = '',
+): Promise<void> {
   const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
   try {
     const problems = watchPage(page, server.url, expectedStatuses);
@@ -61,11 +66,16 @@ async function withConsole(expectedStatuses: readonly number[], body: (page: Pag
 
 /** Opens the view and waits for its first answer. */
 async function openView(page: Page): Promise<void> {
-  await Promise.all([page.waitForResponse((r) => r.url().includes('/api/v1/admin/streams')), page.locator('#server-streams > summary').click()]);
+  await Promise.all([
+    page.waitForResponse((r) => r.url().includes('/api/v1/admin/streams')),
+    page.locator('#server-streams > summary').click(),
+  ]);
 }
 
-const rowIds = (page: Page): Promise<string[]> => page.locator('#server-streams-rows tr[data-id]').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-id') ?? ''));
-const cellOf = (page: Page, id: string, name: string): Promise<string> => page.locator(`#server-streams-rows tr[data-id="${id}"] td.${name}`).innerText();
+const rowIds = (page: Page): Promise<string[]> =>
+  page.locator('#server-streams-rows tr[data-id]').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-id') ?? ''));
+const cellOf = (page: Page, id: string, name: string): Promise<string> =>
+  page.locator(`#server-streams-rows tr[data-id="${id}"] td.${name}`).innerText();
 
 /** A watch opened by another client, outside the page. */
 async function outsideWatch(body: Record<string, unknown>, bearer?: string): Promise<SseClient> {
@@ -93,7 +103,9 @@ async function stalledWatch(): Promise<{ socket: Socket; id: string }> {
   const body = JSON.stringify({ event_type: 'mars', identifier: { class: 'sl' } });
   const socket = connect(server.port, '127.0.0.1');
   await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
-  socket.write(`POST /api/v1/watch HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+  socket.write(
+    `POST /api/v1/watch HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
   const head = await new Promise<string>((resolve) => {
     let text = '';
     const onData = (chunk: Buffer): void => {
@@ -168,7 +180,9 @@ describe("the console's Streams of the server view in headless Chromium", () => 
       // are full and the server holds bytes for it (as the admin list says).
       const payload = 'x'.repeat(200_000);
       const held = async (): Promise<number> => {
-        const response = await fetch(`${server.url}/api/v1/admin/streams?event_type=mars`, { headers: { authorization: `Bearer ${admin}` } });
+        const response = await fetch(`${server.url}/api/v1/admin/streams?event_type=mars`, {
+          headers: { authorization: `Bearer ${admin}` },
+        });
         const listed = (await response.json()) as { streams: { id: string; buffered_bytes: number }[] };
         return listed.streams.find((s) => s.id === stalled.id)?.buffered_bytes ?? 0;
       };
@@ -236,7 +250,9 @@ describe("the console's Streams of the server view in headless Chromium", () => 
         page.waitForResponse((r) => r.request().method() === 'DELETE' && r.url().endsWith(`/api/v1/admin/streams/${closed}`)),
         page.click('#close-stream-confirm'),
       ]);
-      await expect.poll(() => page.locator('#server-streams-result').innerText()).toMatch(new RegExp(`^Stream closed: ${closed} on ${hostname()}:${server.process.pid} · request [0-9a-f-]{36}$`));
+      await expect
+        .poll(() => page.locator('#server-streams-result').innerText())
+        .toMatch(new RegExp(`^Stream closed: ${closed} on ${hostname()}:${server.process.pid} · request [0-9a-f-]{36}$`));
       const panel = page.locator('#streams .stream', { has: page.locator('.request-id', { hasText: closed }) });
       await panel.locator('.frame[data-kind="close"]').waitFor();
       expect(await panel.locator('.frame[data-kind="close"] .summary').innerText()).toMatch(/^end_of_stream \(cause operator_closed\): /);

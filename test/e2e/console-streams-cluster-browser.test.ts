@@ -30,7 +30,10 @@ describe('the Streams of the server view and aviso admin streams across JetStrea
   const clients: SseClient[] = [];
 
   beforeAll(async () => {
-    const config = backend.config({ application: { host: '127.0.0.1', port: 0, base_url: 'http://localhost:8000' }, notification_schema: { mars } });
+    const config = backend.config({
+      application: { host: '127.0.0.1', port: 0, base_url: 'http://localhost:8000' },
+      notification_schema: { mars },
+    });
     [front, other, browser] = await Promise.all([
       startServer({ config, startTimeoutMs: START_TIMEOUT_MS }),
       startServer({ config, startTimeoutMs: START_TIMEOUT_MS }),
@@ -52,9 +55,10 @@ describe('the Streams of the server view and aviso admin streams across JetStrea
     return { client, id: client.headers.get('x-request-id') ?? '' };
   }
 
-  const rowIds = (page: Page): Promise<string[]> => page.locator('#server-streams-rows tr[data-id]').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-id') ?? ''));
+  const rowIds = (page: Page): Promise<string[]> =>
+    page.locator('#server-streams-rows tr[data-id]').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-id') ?? ''));
 
-  it('lists and closes the other process\'s streams, then names it when it is killed', async () => {
+  it("lists and closes the other process's streams, then names it when it is killed", async () => {
     const env = cliEnv(mkdtempSync(join(tmpdir(), 'aviso-cluster-home-')), { AVISO_BASE_URL: front.url });
     const local = await watch(front, 'od');
     const remote = await watch(other, 'rd');
@@ -63,7 +67,10 @@ describe('the Streams of the server view and aviso admin streams across JetStrea
     const listed = await runCli(['admin', 'streams', '--json'], env);
     expect(listed.stderr).toBe('');
     expect(listed.code).toBe(0);
-    const answer = JSON.parse(listed.stdout) as { streams: { id: string; process: string }[]; processes: { answered: string[]; not_answering: string[]; cluster_unreachable: boolean } };
+    const answer = JSON.parse(listed.stdout) as {
+      streams: { id: string; process: string }[];
+      processes: { answered: string[]; not_answering: string[]; cluster_unreachable: boolean };
+    };
     expect(answer.streams.map(({ id, process }) => ({ id, process }))).toEqual([
       { id: local.id, process: processId(front) },
       { id: remote.id, process: processId(other) },
@@ -85,7 +92,9 @@ describe('the Streams of the server view and aviso admin streams across JetStrea
       // Closed from the front process, the stream held by the other gets the operator's close.
       await page.locator(`#server-streams-rows tr[data-id="${remote.id}"] button.close-stream`).click();
       await page.click('#close-stream-confirm');
-      await expect.poll(() => page.locator('#server-streams-result').innerText()).toMatch(new RegExp(`^Stream closed: ${remote.id} on ${processId(other)} · `));
+      await expect
+        .poll(() => page.locator('#server-streams-result').innerText())
+        .toMatch(new RegExp(`^Stream closed: ${remote.id} on ${processId(other)} · `));
       const closing = await remote.client.nextSignificant();
       expect(closing?.event).toBe('connection-closing');
       expect(closing?.json).toMatchObject({ reason: 'end_of_stream', cause: 'operator_closed' });

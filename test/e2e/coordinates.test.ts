@@ -29,11 +29,23 @@ const LABEL: Record<Endpoint, string> = {
 
 const POLYGON_PREFIX = "field 'polygon' must be a valid polygon: ";
 const POINT_ARRAY_PREFIX = 'identifier.point must be a valid [lat,lon] coordinate pair or compatible string: ';
-const SQUARE_ARRAY = [[50, 10], [52, 10], [52, 12], [50, 12], [50, 10]];
+const SQUARE_ARRAY = [
+  [50, 10],
+  [52, 10],
+  [52, 12],
+  [50, 12],
+  [50, 10],
+];
 /** The same square as the producer may write it: legacy text with float literals, and JSON in a string. */
 const SQUARE_TEXT = '(50.0,10.0,52.0,10.0,52.0,12.0,50.0,12.0,50.0,10.0)';
 const SQUARE_JSON_TEXT = '[[50.0,10.0],[52.0,10.0],[52.0,12.0],[50.0,12.0],[50.0,10.0]]';
-const FAR_AWAY = [[10, 10], [10.2, 10], [10.2, 10.2], [10, 10.2], [10, 10]];
+const FAR_AWAY = [
+  [10, 10],
+  [10.2, 10],
+  [10.2, 10.2],
+  [10, 10.2],
+  [10, 10],
+];
 
 const tracked = trackProcesses();
 
@@ -115,7 +127,18 @@ describe.each(BACKEND_KINDS)('on the %s backend', (kind) => {
     it.each([
       ['an array point', { point: [51, 11] }],
       ['a point string holding JSON', { point: '[51, 11]' }],
-      ['an array polygon', { polygon: [[51, 11], [53, 11], [53, 13], [51, 13], [51, 11]] }],
+      [
+        'an array polygon',
+        {
+          polygon: [
+            [51, 11],
+            [53, 11],
+            [53, 13],
+            [51, 13],
+            [51, 11],
+          ],
+        },
+      ],
       ['a polygon string holding JSON', { polygon: '[[51,11],[53,11],[53,13],[51,13],[51,11]]' }],
     ])('replay with %s matches the polygons it should, whatever form they were sent in', async (_name, filter) => {
       const date = uniqueDate();
@@ -127,7 +150,18 @@ describe.each(BACKEND_KINDS)('on the %s backend', (kind) => {
 
     it.each([
       ['an array point', { point: [51, 11] }],
-      ['an array polygon', { polygon: [[51, 11], [53, 11], [53, 13], [51, 13], [51, 11]] }],
+      [
+        'an array polygon',
+        {
+          polygon: [
+            [51, 11],
+            [53, 11],
+            [53, 13],
+            [51, 13],
+            [51, 11],
+          ],
+        },
+      ],
     ])('a live watch with %s matches the polygons it should', async (_name, filter) => {
       const date = uniqueDate();
       const client = await watchLive({ date, ...filter });
@@ -139,13 +173,29 @@ describe.each(BACKEND_KINDS)('on the %s backend', (kind) => {
 
     it('a point-cloud subscriber polygon may be an array', async () => {
       const date = uniqueDate();
-      await notify({ date, point_cloud: [[0, 0], [51, 11]] }, 'inside', 'sensor_cloud');
+      await notify(
+        {
+          date,
+          point_cloud: [
+            [0, 0],
+            [51, 11],
+          ],
+        },
+        'inside',
+        'sensor_cloud',
+      );
       await notify({ date, point_cloud: [[0, 0]] }, 'outside', 'sensor_cloud');
       const client = await open('replay', { event_type: 'sensor_cloud', identifier: { date, polygon: SQUARE_ARRAY }, from_id: '0' });
       const [event, ...others] = withoutHeartbeats(await client.rest()).slice(1, -2);
       expect([noteOf(event), ...others.map(noteOf)]).toEqual(['inside']);
       // The point cloud stays its canonical array.
-      expect(identifierOf(event)).toEqual({ date, point_cloud: [[0, 0], [51, 11]] });
+      expect(identifierOf(event)).toEqual({
+        date,
+        point_cloud: [
+          [0, 0],
+          [51, 11],
+        ],
+      });
     });
   });
 
@@ -228,13 +278,52 @@ describe.each(BACKEND_KINDS)('on the %s backend', (kind) => {
 
     const POLYGON_CASES: readonly (readonly [unknown, string])[] = [
       [[[0, 0], [0, 1], [1, 1], [0]], 'polygon point 3 is invalid: coordinate must be a two-element array [lat,lon]'],
-      [[[0, 0], ['0', 1], [1, 1], [0, 0]], 'polygon point 1 is invalid: latitude must be a number'],
-      [[[0, 0], [0, 1], [91, 1], [0, 0]], 'polygon point 2 is invalid: latitude 91 is outside the valid range [-90, 90]'],
-      [[[0, 0], [0, 181], [1, 1], [0, 0]], 'polygon point 1 is invalid: longitude 181 is outside the valid range [-180, 180]'],
+      [
+        [
+          [0, 0],
+          ['0', 1],
+          [1, 1],
+          [0, 0],
+        ],
+        'polygon point 1 is invalid: latitude must be a number',
+      ],
+      [
+        [
+          [0, 0],
+          [0, 1],
+          [91, 1],
+          [0, 0],
+        ],
+        'polygon point 2 is invalid: latitude 91 is outside the valid range [-90, 90]',
+      ],
+      [
+        [
+          [0, 0],
+          [0, 181],
+          [1, 1],
+          [0, 0],
+        ],
+        'polygon point 1 is invalid: longitude 181 is outside the valid range [-180, 180]',
+      ],
       ['[[0,0],[0,1],[1,true],[0,0]]', 'polygon point 2 is invalid: longitude must be a number'],
       ['[[0,0],[0,1],[1,1],[0,0]', 'polygon must be an array of [lat,lon] points or a compatible string'],
-      [[[0, 0], [0, 1], [0, 0]], 'polygon must have at least 4 coordinate pairs (3 unique vertices plus a closing repeat of the first vertex)'],
-      [[[0, 0], [0, 1], [1, 1], [1, 0]], 'polygon must be closed (first and last coordinates must be identical)'],
+      [
+        [
+          [0, 0],
+          [0, 1],
+          [0, 0],
+        ],
+        'polygon must have at least 4 coordinate pairs (3 unique vertices plus a closing repeat of the first vertex)',
+      ],
+      [
+        [
+          [0, 0],
+          [0, 1],
+          [1, 1],
+          [1, 0],
+        ],
+        'polygon must be closed (first and last coordinates must be identical)',
+      ],
       // The legacy string form keeps its messages.
       ['(0,0,0,1,1,1,1,0)', 'polygon must be closed (first and last coordinates must be identical)'],
     ];

@@ -10,7 +10,6 @@ import { TRANSCRIPT_REQUEST } from '../support/transcript.js';
 const CONSOLE = 'https://console.example.org';
 const STRANGER = 'https://stranger.example';
 
-
 function corsHeaders(headers: Headers): Record<string, string> {
   return Object.fromEntries([...headers].filter(([name]) => name.startsWith('access-control-')));
 }
@@ -67,7 +66,10 @@ describe('with allowed origins listed', () => {
   });
 
   it('lets the listed origin read a notify answer, with credentials and X-Request-ID exposed', async () => {
-    const response = await postJson(`${server.url}/api/v1/notification`, MARS_EXAMPLE, { origin: CONSOLE, 'content-type': 'application/json' });
+    const response = await postJson(`${server.url}/api/v1/notification`, MARS_EXAMPLE, {
+      origin: CONSOLE,
+      'content-type': 'application/json',
+    });
     expect(response.status).toBe(200);
     expect(corsHeaders(response.headers)).toEqual({
       'access-control-allow-origin': CONSOLE,
@@ -135,15 +137,19 @@ describe('with allowed origins listed', () => {
     const before = server.logs.length;
     expect((await preflight(`${server.url}/api/v1/watch`, CONSOLE)).status).toBe(204);
     const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
-    expect(metrics).toMatch(/aviso_http_requests_total\{[^}]*route="\/api\/v1\/watch"[^}]*method="OPTIONS"[^}]*status_code="204"[^}]*\} [1-9]/);
+    expect(metrics).toMatch(
+      /aviso_http_requests_total\{[^}]*route="\/api\/v1\/watch"[^}]*method="OPTIONS"[^}]*status_code="204"[^}]*\} [1-9]/,
+    );
     expect(metrics).not.toMatch(/route="\*"/);
     const isPreflightLine = (entry: (typeof server.logs)[number]) =>
       entry.attributes?.['event.name'] === 'http.request.completed' && entry.attributes.route === '/api/v1/watch';
-    await expect.poll(() => server.logs.slice(before).find(isPreflightLine)?.attributes).toMatchObject({
-      method: 'OPTIONS',
-      route: '/api/v1/watch',
-      status_code: 204,
-    });
+    await expect
+      .poll(() => server.logs.slice(before).find(isPreflightLine)?.attributes)
+      .toMatchObject({
+        method: 'OPTIONS',
+        route: '/api/v1/watch',
+        status_code: 204,
+      });
   });
 });
 
@@ -152,7 +158,9 @@ describe('with "*" in the list', () => {
   let server: RunningServer;
   beforeAll(async () => {
     server = await startServer({
-      config: serverConfig({ application: { host: '127.0.0.1', port: 0, base_url: 'http://localhost:8000', cors: { allowed_origins: ['*', TRUSTED] } } }),
+      config: serverConfig({
+        application: { host: '127.0.0.1', port: 0, base_url: 'http://localhost:8000', cors: { allowed_origins: ['*', TRUSTED] } },
+      }),
     });
   });
   afterAll(async () => {
@@ -165,7 +173,10 @@ describe('with "*" in the list', () => {
     expect(pre.headers.get('access-control-allow-origin')).toBe('*');
     expect(pre.headers.get('access-control-allow-credentials')).toBeNull();
     const stream = await watch(server, { origin: STRANGER });
-    expect(corsHeaders(stream.headers)).toEqual({ 'access-control-allow-origin': '*', 'access-control-expose-headers': 'X-Request-ID, Idempotent-Replayed, Retry-After' });
+    expect(corsHeaders(stream.headers)).toEqual({
+      'access-control-allow-origin': '*',
+      'access-control-expose-headers': 'X-Request-ID, Idempotent-Replayed, Retry-After',
+    });
   });
 
   it('lets any origin write, as its preflight would let it send JSON', async () => {
@@ -209,7 +220,12 @@ describe('with authentication enabled', () => {
     server = await startServer({
       config: serverConfig({
         application: { host: '127.0.0.1', port: 0, base_url: 'http://localhost:8000', cors: { allowed_origins: [CONSOLE] } },
-        auth: { enabled: true, mode: 'trusted_proxy', jwt_secret: 'a-test-secret-of-enough-length-0123456789', admin_roles: { localrealm: ['admin'] } },
+        auth: {
+          enabled: true,
+          mode: 'trusted_proxy',
+          jwt_secret: 'a-test-secret-of-enough-length-0123456789',
+          admin_roles: { localrealm: ['admin'] },
+        },
       }),
     });
   });
@@ -225,7 +241,10 @@ describe('with authentication enabled', () => {
     const refused = await request(path, { method: 'DELETE', headers: { origin: CONSOLE } });
     expect(refused.status).toBe(401);
     expect(refused.json.request_id).toBe(refused.headers.get('x-request-id'));
-    expect(corsHeaders(refused.headers)).toMatchObject({ 'access-control-allow-origin': CONSOLE, 'access-control-expose-headers': 'X-Request-ID, Idempotent-Replayed, Retry-After' });
+    expect(corsHeaders(refused.headers)).toMatchObject({
+      'access-control-allow-origin': CONSOLE,
+      'access-control-expose-headers': 'X-Request-ID, Idempotent-Replayed, Retry-After',
+    });
   });
 
   it('refuses a write from another origin before authentication: 403, no credential check', async () => {

@@ -172,7 +172,11 @@ function describeTransport(transportOf: () => Transport, serverOf: () => Running
 
   it('lets a refused origin open POST and GET streams: reads, which CORS keeps it from reading', async () => {
     const body = { event_type: 'mars', identifier: { class: 'od' } };
-    const contexts: Record<string, string>[] = [{ origin: REFUSED }, { 'sec-fetch-site': 'cross-site' }, { origin: 'null', 'content-type': 'text/plain' }];
+    const contexts: Record<string, string>[] = [
+      { origin: REFUSED },
+      { 'sec-fetch-site': 'cross-site' },
+      { origin: 'null', 'content-type': 'text/plain' },
+    ];
     for (const headers of contexts) {
       for (const path of ['/api/v1/watch', '/api/v1/replay']) {
         const stream = await transport.stream(path, path.endsWith('replay') ? { ...body, from_id: '1' } : body, headers);
@@ -198,7 +202,10 @@ describe('a plain server with allowed origins', () => {
     await server?.stop();
   });
 
-  describeTransport(() => fetchTransport(server), () => server);
+  describeTransport(
+    () => fetchTransport(server),
+    () => server,
+  );
 });
 
 describe('a TLS server with allowed origins', () => {
@@ -217,10 +224,16 @@ describe('a TLS server with allowed origins', () => {
 
   const origin = () => `https://localhost:${server.port}`;
   describe('over HTTP/2', () => {
-    describeTransport(() => tlsTransport('HTTP/2', http2Client(origin(), certificates.ca), origin()), () => server);
+    describeTransport(
+      () => tlsTransport('HTTP/2', http2Client(origin(), certificates.ca), origin()),
+      () => server,
+    );
   });
   describe('over HTTP/1.1', () => {
-    describeTransport(() => tlsTransport('HTTP/1.1', https1Client(origin(), certificates.ca), origin()), () => server);
+    describeTransport(
+      () => tlsTransport('HTTP/1.1', https1Client(origin(), certificates.ca), origin()),
+      () => server,
+    );
   });
 });
 
@@ -237,7 +250,9 @@ describe('a server without allowed origins (the default)', () => {
     const transport = fetchTransport(server);
     for (const [method, path, body] of WRITES) {
       expectRefused(await transport.send(method, path, body, { origin: ALLOWED }), `${method} ${path}`);
-      expect([200, 404]).toContain((await transport.send(method, path, body, { origin: server.url, 'sec-fetch-site': 'same-origin' })).status);
+      expect([200, 404]).toContain(
+        (await transport.send(method, path, body, { origin: server.url, 'sec-fetch-site': 'same-origin' })).status,
+      );
       expect([200, 404]).toContain((await transport.send(method, path, body, {})).status);
     }
   });

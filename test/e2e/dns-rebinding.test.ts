@@ -32,7 +32,11 @@ function wipeAll(server: RunningServer, headers: Record<string, string>): Promis
 
 /** How many notifications a replay finds for `marked(step)`. */
 async function stored(server: RunningServer, step: number): Promise<number> {
-  const replay = await SseClient.open(`${server.url}/api/v1/replay`, { event_type: 'mars', identifier: marked(step).identifier, from_id: '1' });
+  const replay = await SseClient.open(`${server.url}/api/v1/replay`, {
+    event_type: 'mars',
+    identifier: marked(step).identifier,
+    from_id: '1',
+  });
   return (await replay.rest()).filter((event) => event.json.specversion).length;
 }
 
@@ -104,7 +108,12 @@ describe('auth off, base_url the public origin behind a proxy, one further origi
   });
 
   it('refuses what only Host made its own before: the address it listens on, the public name over http, another port', async () => {
-    const origins = [`http://127.0.0.1:${server.port}`, `http://localhost:${server.port}`, 'http://aviso.example.org', 'https://aviso.example.org:8443'];
+    const origins = [
+      `http://127.0.0.1:${server.port}`,
+      `http://localhost:${server.port}`,
+      'http://aviso.example.org',
+      'https://aviso.example.org:8443',
+    ];
     for (const origin of origins) {
       const host = new URL(origin).host;
       expectRefused(await notify(server, 20, { host, origin }), `${origin} via its own Host`);

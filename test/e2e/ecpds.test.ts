@@ -62,7 +62,7 @@ async function watch(username: string, destination: string, roles?: string[]): P
 }
 
 describe('ECPDS destination check on watch/replay', () => {
-  it('allows a destination in the user\'s ECPDS list', async () => {
+  it("allows a destination in the user's ECPDS list", async () => {
     const client = await watch('ecpds-user-allowed', 'CIP');
     expect(client.status).toBe(200);
     expect((await client.next())?.json.type).toBe('connection_established');
@@ -83,9 +83,7 @@ describe('ECPDS destination check on watch/replay', () => {
   it('denies a request that does not name one destination', async () => {
     const client = await watch('ecpds-user-wildcard', '*');
     expect(client.status).toBe(403);
-    expect(JSON.parse(client.errorBody ?? '').message).toBe(
-      "Required field 'destination' not found in request identifiers",
-    );
+    expect(JSON.parse(client.errorBody ?? '').message).toBe("Required field 'destination' not found in request identifiers");
     expect(ecpds.callsFor('ecpds-user-wildcard')).toBe(0);
   });
 
@@ -105,7 +103,7 @@ describe('ECPDS destination check on watch/replay', () => {
     expect(ecpds.callsFor('ecpds-admin')).toBe(0);
   });
 
-  it('caches a user\'s list: a second check makes no upstream call', async () => {
+  it("caches a user's list: a second check makes no upstream call", async () => {
     const first = await watch('ecpds-user-cached', 'FOO');
     const second = await watch('ecpds-user-cached', 'CIP');
     expect([first.status, second.status]).toEqual([200, 200]);

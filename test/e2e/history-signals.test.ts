@@ -14,7 +14,15 @@ import { framesWithoutHeartbeats as frames, historyLabel } from '../support/stre
  * (`history_gap`, D42) to a replay and to a watch's replay phase.
  */
 
-const identifier = (step: number) => ({ class: 'od', expver: '1', domain: 'g', date: '20250706', time: '1200', stream: 'enfo', step: String(step) });
+const identifier = (step: number) => ({
+  class: 'od',
+  expver: '1',
+  domain: 'g',
+  date: '20250706',
+  time: '1200',
+  stream: 'enfo',
+  step: String(step),
+});
 
 async function notify(url: string, step: number): Promise<number> {
   const response = await fetch(`${url}/api/v1/notification`, {
@@ -46,7 +54,13 @@ describe('a JetStream stream created anew under its clients', () => {
         const opening = await frames(watch, 4);
         await notify(server.url, 5);
         const live = await frames(watch, 1);
-        expect([...opening, ...live].map(historyLabel)).toEqual(['replay_started', 'sequence_reset', 'replay mars@1', 'replay_completed', 'live-notification mars@2']);
+        expect([...opening, ...live].map(historyLabel)).toEqual([
+          'replay_started',
+          'sequence_reset',
+          'replay mars@1',
+          'replay_completed',
+          'live-notification mars@2',
+        ]);
         expect(opening[1]?.json).toMatchObject({ requested_sequence: 4, last_sequence: 1 });
         await server.waitForLog('stream.cursor.beyond_end', { from: 0 });
       } finally {
@@ -56,7 +70,6 @@ describe('a JetStream stream created anew under its clients', () => {
       await server.stop();
     }
   });
-
 });
 
 describe('a JetStream stream keeping one notification per topic', () => {
@@ -70,17 +83,33 @@ describe('a JetStream stream keeping one notification per topic', () => {
     const server = await startServer({ config: { ...config, notification_schema: { ...schemas, mars } } });
     try {
       for (const step of [1, 1, 2]) await notify(server.url, step);
-      const replay = await SseClient.open(`${server.url}/api/v1/replay`, { event_type: 'mars', identifier: { class: 'od', step: 1 }, from_id: '1' });
+      const replay = await SseClient.open(`${server.url}/api/v1/replay`, {
+        event_type: 'mars',
+        identifier: { class: 'od', step: 1 },
+        from_id: '1',
+      });
       try {
         const seen = await frames(replay, 5);
-        expect(seen.map(historyLabel)).toEqual(['replay_started', 'gap 1-1 lost=null request', 'replay mars@2', 'replay_completed', 'close end_of_stream']);
+        expect(seen.map(historyLabel)).toEqual([
+          'replay_started',
+          'gap 1-1 lost=null request',
+          'replay mars@2',
+          'replay_completed',
+          'close end_of_stream',
+        ]);
         expect(seen[1]?.json).toMatchObject({ first_sequence: 1, last_sequence: 1, lost: null, scope: 'request' });
       } finally {
         replay.close();
       }
       const watch = await SseClient.open(`${server.url}/api/v1/watch`, { event_type: 'mars', identifier: { class: 'od' }, from_id: '1' });
       try {
-        expect((await frames(watch, 5)).map(historyLabel)).toEqual(['replay_started', 'gap 1-1 lost=null request', 'replay mars@2', 'replay mars@3', 'replay_completed']);
+        expect((await frames(watch, 5)).map(historyLabel)).toEqual([
+          'replay_started',
+          'gap 1-1 lost=null request',
+          'replay mars@2',
+          'replay mars@3',
+          'replay_completed',
+        ]);
       } finally {
         watch.close();
       }

@@ -80,7 +80,10 @@ describe('the homepage in headless Chromium', () => {
     const page = await browser.newPage();
     try {
       await page.goto(`${server.url}/`);
-      const [response] = await Promise.all([page.waitForResponse((r) => r.url().endsWith('/api/v1/schema/mars')), page.click('a[href="api/v1/schema/mars"]')]);
+      const [response] = await Promise.all([
+        page.waitForResponse((r) => r.url().endsWith('/api/v1/schema/mars')),
+        page.click('a[href="api/v1/schema/mars"]'),
+      ]);
       expect(response.status()).toBe(200);
       expect((await response.json()) as Record<string, unknown>).toMatchObject({ event_type: 'mars', status: 'success' });
     } finally {

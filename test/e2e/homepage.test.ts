@@ -201,7 +201,10 @@ describe('GET / (docs/design/rules/operations.md §4.3, docs/design/rules/api.md
       text.indexOf(`href="${DEFAULT_LINKS[3]}"`),
       text.indexOf('href="swagger-ui/"'),
     ];
-    expect(positions.every((position) => position >= 0), JSON.stringify(positions)).toBe(true);
+    expect(
+      positions.every((position) => position >= 0),
+      JSON.stringify(positions),
+    ).toBe(true);
     expect([...positions].sort((a, b) => a - b)).toEqual(positions);
   });
 
@@ -304,7 +307,12 @@ describe('GET /api-docs/openapi.json (docs/design/rules/operations.md §4.4, doc
 
   it('documents every route with its methods', () => {
     const documented = Object.fromEntries(
-      Object.entries(document.paths).map(([path, item]) => [path, Object.keys(item).filter((key) => HTTP_METHODS.has(key)).sort()]),
+      Object.entries(document.paths).map(([path, item]) => [
+        path,
+        Object.keys(item)
+          .filter((key) => HTTP_METHODS.has(key))
+          .sort(),
+      ]),
     );
     expect(documented).toEqual(DOCUMENTED_ROUTES);
   });

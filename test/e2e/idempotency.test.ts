@@ -205,13 +205,15 @@ describe.each(BACKEND_KINDS)('Idempotency-Key on the %s backend', (kind) => {
     const key = `secret-${randomUUID()}`;
     const first = await notify(server, DISS(t), key);
     const retry = await notify(server, DISS(t), key);
-    const line = await eventually('the replay\'s log line', () => processedLine(server, retry.json.request_id), { timeoutMs: 5_000 });
+    const line = await eventually("the replay's log line", () => processedLine(server, retry.json.request_id), { timeoutMs: 5_000 });
     expect(line.attributes).toMatchObject({ idempotent_replayed: true });
     expect(processedLine(server, first.json.request_id)?.attributes).toMatchObject({ idempotent_replayed: false });
     expect(JSON.stringify(server.logs)).not.toContain(key);
     const exposition = (await request(`http://127.0.0.1:${metricsPort}/metrics`)).text;
     expect(metricSum(exposition, 'aviso_idempotency_replays_total', { event_type: 'dissemination' })).toBeGreaterThanOrEqual(1);
-    expect(metricSum(exposition, 'aviso_idempotency_conflicts_total', { event_type: 'dissemination', reason: 'reused' })).toBeGreaterThanOrEqual(1);
+    expect(
+      metricSum(exposition, 'aviso_idempotency_conflicts_total', { event_type: 'dissemination', reason: 'reused' }),
+    ).toBeGreaterThanOrEqual(1);
     expect(metricSum(exposition, 'aviso_idempotency_evictions_total')).toBe(0);
   });
 
@@ -277,7 +279,10 @@ describe('Idempotency-Key on JetStream: across processes and crashes', () => {
   it('answers a retry on the other process from the first, and a watch there sees the notification once', async () => {
     const t = tag();
     const key = `cross-${t}`;
-    const watch = await SseClient.open(`${two.url}/api/v1/watch`, { event_type: 'dissemination', identifier: { destination: t, class: 'od' } });
+    const watch = await SseClient.open(`${two.url}/api/v1/watch`, {
+      event_type: 'dissemination',
+      identifier: { destination: t, class: 'od' },
+    });
     expect(watch.status).toBe(200);
     const first = await notify(one, DISS(t), key);
     expectSuccess(first, false);
@@ -315,7 +320,11 @@ describe('Idempotency-Key on JetStream: across processes and crashes', () => {
   it('answers 409 IDEMPOTENCY_KEY_IN_PROGRESS with Retry-After: 1 while another process holds the key', async () => {
     const t = tag();
     const key = `pending-${t}`;
-    await plantRecord(idempotencyRecordKey('dissemination', key), { state: 'pending', fingerprint: fingerprintOf(DISS(t)), since: Date.now() });
+    await plantRecord(idempotencyRecordKey('dissemination', key), {
+      state: 'pending',
+      fingerprint: fingerprintOf(DISS(t)),
+      since: Date.now(),
+    });
     const response = await notify(two, DISS(t), key);
     expectError(response, 409, 'IDEMPOTENCY_KEY_IN_PROGRESS', IN_PROGRESS_MESSAGE);
     expect(response.json.error).toBe('idempotency_key_in_progress');
@@ -326,7 +335,11 @@ describe('Idempotency-Key on JetStream: across processes and crashes', () => {
   it('takes over a stale pending record left by a process that died before publishing', async () => {
     const t = tag();
     const key = `stale-${t}`;
-    await plantRecord(idempotencyRecordKey('dissemination', key), { state: 'pending', fingerprint: fingerprintOf(DISS(t)), since: Date.now() - 60_000 });
+    await plantRecord(idempotencyRecordKey('dissemination', key), {
+      state: 'pending',
+      fingerprint: fingerprintOf(DISS(t)),
+      since: Date.now() - 60_000,
+    });
     expectSuccess(await notify(one, DISS(t), key), false);
     expectSuccess(await notify(two, DISS(t), key), true);
     expect(await dissCount(one, t)).toBe(1);
@@ -363,7 +376,11 @@ describe('Idempotency-Key on JetStream: across processes and crashes', () => {
       await jsm.streams.delete('POLYGON').catch(() => undefined);
       await jsm.streams.add({ name: 'POLYGON', subjects: ['polygon.>'], storage: 'memory' });
     });
-    const body = { event_type: 'test_polygon', identifier: { date: '20250706', time: '1200', polygon: '(0,0,0,1,1,1,0,0)' }, payload: { t } };
+    const body = {
+      event_type: 'test_polygon',
+      identifier: { date: '20250706', time: '1200', polygon: '(0,0,0,1,1,1,0,0)' },
+      payload: { t },
+    };
     const failed = await notify(one, body, key);
     expect(failed.status).toBe(500);
     expect(failed.json.code).toBe('NOTIFICATION_STORAGE_FAILED');

@@ -23,7 +23,9 @@ async function streamInfo(natsUrl: string, name: string) {
 
 async function replayIds(server: RunningServer): Promise<string[]> {
   const client = await open(server, '/api/v1/replay', { ...TRANSCRIPT_REQUEST, from_id: '0' });
-  return withoutHeartbeats(await client.rest()).filter((e) => e.event === 'replay').map((e) => e.json.id as string);
+  return withoutHeartbeats(await client.rest())
+    .filter((e) => e.event === 'replay')
+    .map((e) => e.json.id as string);
 }
 
 describe('two server processes on one JetStream', () => {
@@ -58,7 +60,10 @@ describe('stream settings (docs/design/rules/backends.md §7.3–§7.4)', () => 
   afterAll(() => backend.stop());
 
   function withPolicy(policy: Record<string, unknown>, jetstream: Record<string, unknown> = {}) {
-    const config = backend.config() as { notification_schema: Record<string, Record<string, unknown>>; notification_backend: { jetstream: Record<string, unknown> } };
+    const config = backend.config() as {
+      notification_schema: Record<string, Record<string, unknown>>;
+      notification_backend: { jetstream: Record<string, unknown> };
+    };
     config.notification_schema.test_polygon = { ...config.notification_schema.test_polygon, storage_policy: policy };
     Object.assign(config.notification_backend.jetstream, jetstream);
     return config;
@@ -66,12 +71,15 @@ describe('stream settings (docs/design/rules/backends.md §7.3–§7.4)', () => 
 
   it('creates the stream on first use with the configured layout and limits', async () => {
     const server = await start(
-      withPolicy({ retention_time: '7d', max_messages: 5000, max_size: '64Mi', allow_duplicates: true, compression: true }, {
-        max_messages: 5,
-        max_bytes: 2048,
-        retention_time: '1h',
-        storage_type: 'file',
-      }),
+      withPolicy(
+        { retention_time: '7d', max_messages: 5000, max_size: '64Mi', allow_duplicates: true, compression: true },
+        {
+          max_messages: 5,
+          max_bytes: 2048,
+          retention_time: '1h',
+          storage_type: 'file',
+        },
+      ),
     );
     expect((await postJson(`${server.url}/api/v1/notification`, transcriptNotification('a'))).status).toBe(200);
     const { config } = await streamInfo(backend.natsUrl, 'POLYGON');
@@ -103,9 +111,7 @@ describe('stream settings (docs/design/rules/backends.md §7.3–§7.4)', () => 
     expect(config).toMatchObject({ max_msgs: 10, max_msgs_per_subject: 1, max_age: 7200e9 });
     expect(state.messages).toBeGreaterThan(0);
     expect(stored).toBeGreaterThan(0);
-    expect(
-      after.logs.some((line) => line.attributes?.['event.name'] === 'backend.jetstream.stream.reconciled'),
-    ).toBe(true);
+    expect(after.logs.some((line) => line.attributes?.['event.name'] === 'backend.jetstream.stream.reconciled')).toBe(true);
   });
 
   it('binds the bare base as well for a schema with an empty key_order (D19)', async () => {
@@ -120,7 +126,12 @@ describe('stream settings (docs/design/rules/backends.md §7.3–§7.4)', () => 
     expect((await streamInfo(backend.natsUrl, 'FLAT')).config.subjects).toEqual(['flat', 'flat.>']);
     const client = await open(server, '/api/v1/replay', { event_type: 'flat', identifier: {}, from_id: '0' });
     expect(client.status).toBe(200);
-    expect(withoutHeartbeats(await client.rest()).map(frameLabel)).toEqual(['replay_started', 'flat@1', 'replay_completed', 'end_of_stream']);
+    expect(withoutHeartbeats(await client.rest()).map(frameLabel)).toEqual([
+      'replay_started',
+      'flat@1',
+      'replay_completed',
+      'end_of_stream',
+    ]);
   });
 });
 
@@ -157,10 +168,14 @@ describe('NATS outages', () => {
     expect(failed.json.code).toBe('NOTIFICATION_STORAGE_FAILED');
 
     await nats.restart();
-    const firstAfter = await eventually('notify to succeed after the restart', async () => {
-      const response = await postJson(`${server.url}/api/v1/notification`, transcriptNotification('after-1'));
-      return response.status === 200 ? response : undefined;
-    }, { intervalMs: 200 });
+    const firstAfter = await eventually(
+      'notify to succeed after the restart',
+      async () => {
+        const response = await postJson(`${server.url}/api/v1/notification`, transcriptNotification('after-1'));
+        return response.status === 200 ? response : undefined;
+      },
+      { intervalMs: 200 },
+    );
     expect(firstAfter.status).toBe(200);
     expect((await postJson(`${server.url}/api/v1/notification`, transcriptNotification('after-2'))).status).toBe(200);
 

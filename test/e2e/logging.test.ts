@@ -29,9 +29,8 @@ import { startNatsServer, type NatsServerProcess } from '../support/nats-server.
  *   `RUST_LOG=debug`, `info` + invalid `RUST_LOG` values.
  */
 
-const PACKAGE_VERSION = (
-  JSON.parse(readFileSync(resolve(import.meta.dirname, '../../package.json'), 'utf8')) as { version: string }
-).version;
+const PACKAGE_VERSION = (JSON.parse(readFileSync(resolve(import.meta.dirname, '../../package.json'), 'utf8')) as { version: string })
+  .version;
 
 const SECOND = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/;
 const SEVERITIES: Readonly<Record<string, number>> = { TRACE: 1, DEBUG: 5, INFO: 9, WARN: 13, ERROR: 17, FATAL: 21 };
@@ -296,13 +295,32 @@ describe('the main server at info (auth, ecpds section, NATS token, k8s resource
 
   it.each([
     ['notifyOk', 'api.notification.processed', 'INFO', { event_type: 'dissemination', topic: 'diss.A.od' }],
-    ['parse', 'api.request.parse.failed', 'WARN', { outcome: 'error', error_code: 'INVALID_JSON', error: 'Invalid Notification Request', 'error.type': 'Invalid Notification Request' }],
+    [
+      'parse',
+      'api.request.parse.failed',
+      'WARN',
+      { outcome: 'error', error_code: 'INVALID_JSON', error: 'Invalid Notification Request', 'error.type': 'Invalid Notification Request' },
+    ],
     ['unknownType', 'api.request.validation.failed', 'WARN', { outcome: 'error', error_code: 'UNKNOWN_EVENT_TYPE' }],
-    ['invalid', 'api.request.validation.failed', 'WARN', { error_code: 'INVALID_NOTIFICATION_REQUEST', event_type: 'dissemination', 'exception.message': "Required field 'class' missing for notify operation" }],
+    [
+      'invalid',
+      'api.request.validation.failed',
+      'WARN',
+      {
+        error_code: 'INVALID_NOTIFICATION_REQUEST',
+        event_type: 'dissemination',
+        'exception.message': "Required field 'class' missing for notify operation",
+      },
+    ],
     ['watchInvalid', 'api.request.validation.failed', 'WARN', { error_code: 'INVALID_WATCH_REQUEST', event_type: 'dissemination' }],
     ['watch', 'api.watch.stream.established', 'INFO', { event_type: 'dissemination', topic: 'diss.A.od' }],
     ['replay', 'api.replay.stream.established', 'INFO', { event_type: 'dissemination', topic: 'diss.A.od' }],
-    ['denied', 'auth.middleware.request.denied', 'WARN', { outcome: 'error', status_code: 401, reason: 'unauthorized', path: '/api/v1/notification' }],
+    [
+      'denied',
+      'auth.middleware.request.denied',
+      'WARN',
+      { outcome: 'error', status_code: 401, reason: 'unauthorized', path: '/api/v1/notification' },
+    ],
     ['notifyOk', 'http.request.completed', 'INFO', { method: 'POST', route: '/api/v1/notification', status_code: 200 }],
     ['parse', 'http.request.completed', 'INFO', { method: 'POST', route: '/api/v1/notification', status_code: 400 }],
     ['watch', 'http.request.completed', 'INFO', { method: 'POST', route: '/api/v1/watch', status_code: 200 }],
@@ -569,9 +587,15 @@ describe('level selection (docs/design/rules/operations.md §3.4.2)', () => {
   });
 
   it('an invalid RUST_LOG prints one warning on stderr quoting it and the fallback level, and logging.level applies', async () => {
-    const server = await startServer({ config: serverConfig({ logging: { level: 'info', access_log: 'info' } }), env: { RUST_LOG: 'aviso_server=loud' } });
+    const server = await startServer({
+      config: serverConfig({ logging: { level: 'info', access_log: 'info' } }),
+      env: { RUST_LOG: 'aviso_server=loud' },
+    });
     try {
-      const stderrLines = server.stderr().split('\n').filter((l) => l.trim() !== '');
+      const stderrLines = server
+        .stderr()
+        .split('\n')
+        .filter((l) => l.trim() !== '');
       expect(stderrLines).toHaveLength(1);
       expect(stderrLines[0]).toContain('aviso_server=loud');
       expect(stderrLines[0]).toContain('info');
@@ -590,7 +614,10 @@ describe('level selection (docs/design/rules/operations.md §3.4.2)', () => {
     const value = `=${'a'.repeat(299)}`;
     const server = await startServer({ config: serverConfig(), env: { RUST_LOG: value } });
     try {
-      const stderrLines = server.stderr().split('\n').filter((l) => l.trim() !== '');
+      const stderrLines = server
+        .stderr()
+        .split('\n')
+        .filter((l) => l.trim() !== '');
       expect(stderrLines).toHaveLength(1);
       expect(stderrLines[0]).toContain(value.slice(0, 200));
       expect(stderrLines[0]).not.toContain(value.slice(0, 201));

@@ -72,7 +72,11 @@ describe('a small in-memory max_total_size', () => {
     }
     expect(live).toEqual(Array.from({ length: PUBLISHED }, (_, i) => `dissemination@${i + 1}`));
 
-    const replay = await open(server, '/api/v1/replay', { event_type: 'dissemination', identifier: { destination: '*', class: 'od' }, from_id: '1' });
+    const replay = await open(server, '/api/v1/replay', {
+      event_type: 'dissemination',
+      identifier: { destination: '*', class: 'od' },
+      from_id: '1',
+    });
     expect(replay.status).toBe(200);
     const events = withoutHeartbeats(await replay.rest());
     const replayed = events.filter((event) => event.event === 'replay').map((event) => event.json.id as string);

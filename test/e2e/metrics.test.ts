@@ -20,9 +20,8 @@ import { SseClient } from '../support/sse-client.js';
  * - `disabled`: `metrics.enabled: false`, nothing listens on the metrics port.
  */
 
-const PACKAGE_VERSION = (
-  JSON.parse(readFileSync(resolve(import.meta.dirname, '../../package.json'), 'utf8')) as { version: string }
-).version;
+const PACKAGE_VERSION = (JSON.parse(readFileSync(resolve(import.meta.dirname, '../../package.json'), 'utf8')) as { version: string })
+  .version;
 const SCHEMA_NAMES = Object.keys(TEST_SCHEMAS);
 
 // ---------------------------------------------------------------------------------------------
@@ -139,7 +138,10 @@ function table(exposition: Exposition, name: string, labelNames: readonly string
 
 /** Series keys of the application metrics (process and nodejs series come and go with the runtime). */
 function applicationSeries(exposition: Exposition): string[] {
-  return exposition.samples.filter((s) => s.name.startsWith('aviso_')).map(seriesKey).sort();
+  return exposition.samples
+    .filter((s) => s.name.startsWith('aviso_'))
+    .map(seriesKey)
+    .sort();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -298,9 +300,23 @@ describe('metrics after scripted anonymous traffic (strict schemas)', () => {
       expect(table(atStartup, 'aviso_backend_operation_duration_seconds_sum', labels)).toEqual(expected);
       expect(atStartup.types.get('aviso_backend_operation_duration_seconds')).toBe('histogram');
       const buckets = atStartup.samples.filter(
-        (s) => s.name === 'aviso_backend_operation_duration_seconds_bucket' && s.labels.operation === 'publish' && s.labels.outcome === 'ok',
+        (s) =>
+          s.name === 'aviso_backend_operation_duration_seconds_bucket' && s.labels.operation === 'publish' && s.labels.outcome === 'ok',
       );
-      expect(buckets.map((s) => s.labels.le)).toEqual(['0.005', '0.01', '0.025', '0.05', '0.1', '0.25', '0.5', '1', '2.5', '5', '10', '+Inf']);
+      expect(buckets.map((s) => s.labels.le)).toEqual([
+        '0.005',
+        '0.01',
+        '0.025',
+        '0.05',
+        '0.1',
+        '0.25',
+        '0.5',
+        '1',
+        '2.5',
+        '5',
+        '10',
+        '+Inf',
+      ]);
       expect(buckets.every((s) => s.value === 0)).toBe(true);
     });
 
@@ -471,10 +487,21 @@ describe('metrics after scripted anonymous traffic (strict schemas)', () => {
         '/api/v1/admin/notification/{notification_id} DELETE': 2,
         '/api/v1/admin/wipe/stream DELETE': 1,
       });
-      const buckets = after.samples.filter(
-        (s) => s.name === 'aviso_http_request_duration_seconds_bucket' && s.labels.route === '/health',
-      );
-      expect(buckets.map((s) => s.labels.le)).toEqual(['0.005', '0.01', '0.025', '0.05', '0.1', '0.25', '0.5', '1', '2.5', '5', '10', '+Inf']);
+      const buckets = after.samples.filter((s) => s.name === 'aviso_http_request_duration_seconds_bucket' && s.labels.route === '/health');
+      expect(buckets.map((s) => s.labels.le)).toEqual([
+        '0.005',
+        '0.01',
+        '0.025',
+        '0.05',
+        '0.1',
+        '0.25',
+        '0.5',
+        '1',
+        '2.5',
+        '5',
+        '10',
+        '+Inf',
+      ]);
       expect(buckets.at(-1)?.value).toBe(1);
       // SSE durations are set-up times, not stream lifetimes: the watches stayed open for a while.
       const watchSum = valueOf(after, 'aviso_http_request_duration_seconds_sum', { route: '/api/v1/watch', method: 'POST' }) ?? 99;
@@ -527,7 +554,21 @@ describe('metrics after scripted anonymous traffic (strict schemas)', () => {
         (s) => s.name === 'aviso_sse_connection_duration_seconds_bucket' && s.labels.route === '/api/v1/replay',
       );
       expect(buckets.map((s) => s.labels.le)).toEqual([
-        '1', '5', '15', '30', '60', '300', '900', '1800', '3600', '7200', '14400', '28800', '43200', '86400', '+Inf',
+        '1',
+        '5',
+        '15',
+        '30',
+        '60',
+        '300',
+        '900',
+        '1800',
+        '3600',
+        '7200',
+        '14400',
+        '28800',
+        '43200',
+        '86400',
+        '+Inf',
       ]);
     });
 

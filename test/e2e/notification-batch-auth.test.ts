@@ -65,7 +65,9 @@ describe('batch notify checks the write roles of each item', () => {
     }
     const batch = await postJson(`${server.url}/api/v1/notification/batch`, ITEMS, headers);
     expect(batch.status, batch.text).toBe(status);
-    const results = (batch.json.results as Record<string, unknown>[]).map(({ index: _index, request_id: _id, processed_at: _at, ...body }) => body);
+    const results = (batch.json.results as Record<string, unknown>[]).map(
+      ({ index: _index, request_id: _id, processed_at: _at, ...body }) => body,
+    );
     expect(results).toEqual(alone.map(({ http_status: _status, ...body }) => body));
     // The codes are the refusals notify gives: 401 for the anonymous caller, 403 for the others.
     const codes = (batch.json.results as Record<string, unknown>[]).map((result) => result.code ?? result.status);
@@ -77,7 +79,11 @@ describe('batch notify checks the write roles of each item', () => {
     const batch = await postJson(`${server.url}/api/v1/notification/batch`, refused);
     expect(batch.status, batch.text).toBe(400);
     expect(batch.json).toMatchObject({ status: 'error', stored: 0, failed: 3 });
-    expect((batch.json.results as Record<string, unknown>[]).map((result) => result.code)).toEqual(['UNAUTHORIZED', 'UNAUTHORIZED', 'UNAUTHORIZED']);
+    expect((batch.json.results as Record<string, unknown>[]).map((result) => result.code)).toEqual([
+      'UNAUTHORIZED',
+      'UNAUTHORIZED',
+      'UNAUTHORIZED',
+    ]);
   });
 
   it('refuses a bad token for the whole batch, as the authentication of every /api/v1 request does', async () => {

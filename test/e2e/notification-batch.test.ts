@@ -106,7 +106,9 @@ describe.each(BACKEND_KINDS)('batch notify on the %s backend (D48)', (kind) => {
     const replayed = await replay(batched);
     const singleReplayed = await replay(single);
     expect(replayed.length).toBeGreaterThan(2);
-    expect(replayed.map((event) => comparable(event, batched, single))).toEqual(singleReplayed.map((event) => comparable(event, single, single)));
+    expect(replayed.map((event) => comparable(event, batched, single))).toEqual(
+      singleReplayed.map((event) => comparable(event, single, single)),
+    );
   });
 
   it('stores only the valid items of a mixed batch, in order, and answers 207', async () => {
@@ -137,7 +139,8 @@ describe.each(BACKEND_KINDS)('batch notify on the %s backend (D48)', (kind) => {
     const again = await postJson(`${server.url}/api/v1/notification/batch`, items, { 'idempotency-key': `batch-${kind}` });
     expect(again.status, again.text).toBe(200);
     expect(again.headers.get('idempotent-replayed')).toBe('true');
-    const processedAt = (answer: Record<string, unknown>) => (answer.results as Record<string, unknown>[]).map((result) => result.processed_at);
+    const processedAt = (answer: Record<string, unknown>) =>
+      (answer.results as Record<string, unknown>[]).map((result) => result.processed_at);
     expect(processedAt(again.json)).toEqual(processedAt(first.json));
     expect((await replay('batched')).length).toBe(before + 3);
   });
@@ -185,7 +188,13 @@ describe.each(BACKEND_KINDS)('batch notify on the %s backend (D48)', (kind) => {
     ['an empty array', '[]', {}, 400, 'BATCH_EMPTY'],
     ['an item that is not an object', '[{"event_type":"batched","identifier":{"k":"x"}},1]', {}, 400, 'BATCH_ITEM_NOT_AN_OBJECT'],
     ['cut mid-body', '[{"event_type":"batched","identifier":{"k":"x"}},{"event_', {}, 400, 'INVALID_JSON'],
-    ['an NDJSON line that is not an object', '{"event_type":"batched","identifier":{"k":"x"}}\n[]', { 'content-type': 'application/x-ndjson' }, 400, 'BATCH_ITEM_NOT_AN_OBJECT'],
+    [
+      'an NDJSON line that is not an object',
+      '{"event_type":"batched","identifier":{"k":"x"}}\n[]',
+      { 'content-type': 'application/x-ndjson' },
+      400,
+      'BATCH_ITEM_NOT_AN_OBJECT',
+    ],
   ])('a batch that is %s answers its 4xx and stores nothing', async (_what, body, headers, status, code) => {
     const before = (await replay('batched')).length;
     const response = await request(`${server.url}/api/v1/notification/batch`, { method: 'POST', body, headers });

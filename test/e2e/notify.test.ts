@@ -4,8 +4,7 @@ import { MARS_EXAMPLE, serverConfig } from '../support/schemas.js';
 import { startServer, type RunningServer } from '../support/server-process.js';
 
 let server: RunningServer;
-const notify = (body: unknown, headers?: Record<string, string>) =>
-  postJson(`${server.url}/api/v1/notification`, body, headers);
+const notify = (body: unknown, headers?: Record<string, string>) => postJson(`${server.url}/api/v1/notification`, body, headers);
 
 const MARS = MARS_EXAMPLE;
 
@@ -29,13 +28,12 @@ describe('POST /api/v1/notification', () => {
     expect(response.json.processed_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/);
   });
 
-  it.each([
-    ['application/json'],
-    ['text/plain'],
-    ['application/x-www-form-urlencoded'],
-  ])('reads the body as JSON whatever the content type (%s)', async (type) => {
-    expect((await notify(MARS, { 'content-type': type })).status).toBe(200);
-  });
+  it.each([['application/json'], ['text/plain'], ['application/x-www-form-urlencoded']])(
+    'reads the body as JSON whatever the content type (%s)',
+    async (type) => {
+      expect((await notify(MARS, { 'content-type': type })).status).toBe(200);
+    },
+  );
 
   it('reads the body as JSON when no content type is sent', async () => {
     const response = await fetch(`${server.url}/api/v1/notification`, {
@@ -77,9 +75,7 @@ describe('POST /api/v1/notification', () => {
     const response = await notify({ ...MARS, identifier: { ...MARS.identifier, date: '2025/07/06' } });
     expect(response.status).toBe(400);
     expect(response.json.message).toBe("Failed to parse date value for field 'date'");
-    expect(response.json.details).toBe(
-      "Field 'date' contains invalid date '2025/07/06'. Expected: YYYY-MM-DD, YYYYMMDD, or YYYY-DDD",
-    );
+    expect(response.json.details).toBe("Field 'date' contains invalid date '2025/07/06'. Expected: YYYY-MM-DD, YYYYMMDD, or YYYY-DDD");
   });
 
   it('enforces a required payload, null counting as absent', async () => {
@@ -92,7 +88,13 @@ describe('POST /api/v1/notification', () => {
 
   it('accepts a polygon as text or as an array of [lat, lon] pairs', async () => {
     const text = '(52.5,13.4,52.6,13.5,52.5,13.6,52.4,13.5,52.5,13.4)';
-    const array = [[52.5, 13.4], [52.6, 13.5], [52.5, 13.6], [52.4, 13.5], [52.5, 13.4]];
+    const array = [
+      [52.5, 13.4],
+      [52.6, 13.5],
+      [52.5, 13.6],
+      [52.4, 13.5],
+      [52.5, 13.4],
+    ];
     for (const polygon of [text, array]) {
       const response = await notify({ event_type: 'test_polygon', identifier: { date: '20250706', time: '1200', polygon }, payload: 1 });
       expect(response.status).toBe(200);
@@ -111,11 +113,28 @@ describe('POST /api/v1/notification', () => {
   });
 
   it('accepts a point cloud and enforces its max_points', async () => {
-    const ok = await notify({ event_type: 'sensor_cloud', identifier: { date: '20250706', point_cloud: [[1, 2], [3, 4]] } });
+    const ok = await notify({
+      event_type: 'sensor_cloud',
+      identifier: {
+        date: '20250706',
+        point_cloud: [
+          [1, 2],
+          [3, 4],
+        ],
+      },
+    });
     expect(ok.status).toBe(200);
     const tooMany = await notify({
       event_type: 'sensor_cloud',
-      identifier: { date: '20250706', point_cloud: [[1, 2], [3, 4], [5, 6], [7, 8]] },
+      identifier: {
+        date: '20250706',
+        point_cloud: [
+          [1, 2],
+          [3, 4],
+          [5, 6],
+          [7, 8],
+        ],
+      },
     });
     expect(tooMany.status).toBe(400);
     expect(tooMany.json.message).toBe("field 'point_cloud' point cloud contains 4 points, maximum is 3");
@@ -125,9 +144,7 @@ describe('POST /api/v1/notification', () => {
     const response = await notify({ ...MARS, identifier: { ...MARS.identifier, stream: 'x'.repeat(2100) } });
     expect(response.status).toBe(400);
     expect(response.json.code).toBe('INVALID_NOTIFICATION_REQUEST');
-    expect(response.json.message).toMatch(
-      /^Identifier values are too long: the topic would be \d+ bytes, the limit is 2048$/,
-    );
+    expect(response.json.message).toMatch(/^Identifier values are too long: the topic would be \d+ bytes, the limit is 2048$/);
   });
 
   it('rejects an unknown event type in strict mode with the sorted configured list and no details', async () => {

@@ -167,7 +167,6 @@ async function startGrpcReceiver(): Promise<{ port: number; requests: Buffer[]; 
   return { port, requests, close: () => new Promise<void>((done) => server.tryShutdown(() => done())) };
 }
 
-
 // ---------------------------------------------------------------------------------------------
 
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -263,7 +262,14 @@ describe('OTLP/HTTP export to a collector that answers', () => {
     await eventually('the first record', () => receiver.records.some((r) => r.eventName === 'configuration.load.succeeded'), EXPORT_WAIT);
     expect(running.logs[0]).toEqual(first);
     // stdout keeps its line format (docs/logging.md): nothing OTLP-specific was added to it.
-    expect(Object.keys(processed[0] ?? {}).sort()).toEqual(['attributes', 'body', 'resource', 'severityNumber', 'severityText', 'timestamp']);
+    expect(Object.keys(processed[0] ?? {}).sort()).toEqual([
+      'attributes',
+      'body',
+      'resource',
+      'severityNumber',
+      'severityText',
+      'timestamp',
+    ]);
     expect(await counters(metricsPort)).toEqual({ failures: 0, suppressed: 0 });
   });
 

@@ -13,7 +13,9 @@ import { TRANSCRIPT_REQUEST } from '../support/transcript.js';
 describe('a stream queued behind another response on the same connection', () => {
   let server: RunningServer;
   beforeAll(async () => {
-    server = await startServer({ config: serverConfig({ watch_endpoint: { sse_heartbeat_interval_sec: 1, connection_max_duration_sec: 2 } }) });
+    server = await startServer({
+      config: serverConfig({ watch_endpoint: { sse_heartbeat_interval_sec: 1, connection_max_duration_sec: 2 } }),
+    });
   });
   afterAll(async () => {
     await server.stop();
@@ -52,7 +54,9 @@ describe('a stream queued behind another response on the same connection', () =>
     const socket = connect(server.port, '127.0.0.1');
     let received = '';
     socket.on('data', (chunk: Buffer) => (received += chunk.toString('utf8')));
-    socket.write(`POST /api/v1/watch HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`);
+    socket.write(
+      `POST /api/v1/watch HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`,
+    );
     await new Promise<void>((resolve) => {
       const check = (): void => {
         if (received.includes('"type":"connection_established"')) resolve();

@@ -91,11 +91,7 @@ describe.each(BACKEND_KINDS)('replay ranges on the %s backend', (kind) => {
     });
 
     it('reads to_id "0" as an empty range, and to_id equal to from_id as one notification', async () => {
-      expect((await replay(server, { from_id: '0', to_id: '0' })).labels).toEqual([
-        'replay_started',
-        'replay_completed',
-        'end_of_stream',
-      ]);
+      expect((await replay(server, { from_id: '0', to_id: '0' })).labels).toEqual(['replay_started', 'replay_completed', 'end_of_stream']);
       expect((await replay(server, { from_id: '4', to_id: '+4' })).sequences).toEqual([4]);
     });
 
@@ -206,7 +202,14 @@ describe.each(BACKEND_KINDS)('replay ranges on the %s backend', (kind) => {
 
     it('completes normally with exactly Q matches in the window', async () => {
       const result = await replay(server, { from_id: '1', to_id: '3' });
-      expect(result.labels).toEqual(['replay_started', 'dissemination@1', 'dissemination@2', 'dissemination@3', 'replay_completed', 'end_of_stream']);
+      expect(result.labels).toEqual([
+        'replay_started',
+        'dissemination@1',
+        'dissemination@2',
+        'dissemination@3',
+        'replay_completed',
+        'end_of_stream',
+      ]);
       expect((await replay(server, { from_id: '4', to_id: '6' })).labels.at(-2)).toBe('replay_completed');
     });
 
@@ -230,8 +233,7 @@ describe.each(BACKEND_KINDS)('replay ranges on the %s backend', (kind) => {
 
 const REPLAY_NEEDS_CURSOR =
   'Replay endpoint requires either from_id or from_date parameter. Use from_id for sequence-based replay or from_date for time-based replay.';
-const invalidFromId = (value: string) =>
-  `from_id must be a valid positive integer. Got: '${value}'. Valid examples: '1', '123', '9999'`;
+const invalidFromId = (value: string) => `from_id must be a valid positive integer. Got: '${value}'. Valid examples: '1', '123', '9999'`;
 const NOT_ON_WATCH = 'to_id and to_date are only supported for the replay endpoint, not /watch';
 const NOT_ON_NOTIFY = 'to_id and to_date are only supported for the replay endpoint, not /notification';
 

@@ -29,14 +29,7 @@ describe('schema API with schemas configured', () => {
     const response = await request(`${server.url}/api/v1/schema`);
     expect(response.status).toBe(200);
     expect(response.json.status).toBe('success');
-    expect(response.json.event_types).toEqual([
-      'dissemination',
-      'extreme_event',
-      'mars',
-      'secret_stream',
-      'sensor_cloud',
-      'test_polygon',
-    ]);
+    expect(response.json.event_types).toEqual(['dissemination', 'extreme_event', 'mars', 'secret_stream', 'sensor_cloud', 'test_polygon']);
     expect(response.json.total_schemas).toBe(6);
     expect(response.json).not.toHaveProperty('message');
     expect(response.json).not.toHaveProperty('request_id');
@@ -153,8 +146,6 @@ describe('schema API without notification_schema', () => {
       });
     expect((await post({ a: '' })).json.message).toBe("Field 'a' cannot be empty");
     expect((await post({ a: null })).json.message).toBe("Field 'a' cannot be null");
-    expect((await post({ a: { eq: 1 } })).json.message).toBe(
-      "Field 'a' constraint object is not supported for notify operation",
-    );
+    expect((await post({ a: { eq: 1 } })).json.message).toBe("Field 'a' constraint object is not supported for notify operation");
   });
 });

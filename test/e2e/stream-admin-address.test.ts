@@ -30,7 +30,11 @@ describe('client_address', () => {
   beforeAll(async () => {
     [plain, proxied] = await Promise.all([
       startServer({ config: serverConfig() }),
-      startServer({ config: serverConfig({ application: { host: '127.0.0.1', port: 0, base_url: 'http://localhost:8000', trusted_proxies: ['127.0.0.1', '10.1.0.0/16'] } }) }),
+      startServer({
+        config: serverConfig({
+          application: { host: '127.0.0.1', port: 0, base_url: 'http://localhost:8000', trusted_proxies: ['127.0.0.1', '10.1.0.0/16'] },
+        }),
+      }),
     ]);
   });
   afterAll(async () => {

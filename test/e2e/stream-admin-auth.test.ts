@@ -31,7 +31,10 @@ describe('the admin streams list with authentication on', () => {
     reader = bearer(readerToken);
     const watch = { event_type: 'mars', identifier: { class: 'od', stream: 'secret-filter' } };
     const mine = await SseClient.open(`${server.url}/api/v1/watch`, watch, { headers: reader });
-    const anonymous = await SseClient.open(`${server.url}/api/v1/watch`, { event_type: 'dissemination', identifier: { destination: 'X', class: 'od' } });
+    const anonymous = await SseClient.open(`${server.url}/api/v1/watch`, {
+      event_type: 'dissemination',
+      identifier: { destination: 'X', class: 'od' },
+    });
     clients.push(mine, anonymous);
     expect(mine.status, mine.errorBody).toBe(200);
     expect(anonymous.status, anonymous.errorBody).toBe(200);
@@ -54,7 +57,8 @@ describe('the admin streams list with authentication on', () => {
     for (const [status, code, response] of refusals) {
       expectErrorBody(response, status, code);
       expect(Object.keys(response.json).sort()).toEqual(['code', 'error', 'message', 'request_id']);
-      for (const secret of [readerStream, anonymousStream, 'secret-filter', readerToken, 'mars.od']) expect(response.text).not.toContain(secret);
+      for (const secret of [readerStream, anonymousStream, 'secret-filter', readerToken, 'mars.od'])
+        expect(response.text).not.toContain(secret);
     }
     // Refused closes closed nothing.
     expect((await listStreams(server, '', admin)).total).toBe(2);

@@ -49,7 +49,10 @@ interface StreamsAnswer {
 }
 
 /** A notification of the example's topic with this class and step. */
-const notification = (identifier: { class: string }, step = '7') => ({ ...MARS_EXAMPLE, identifier: { ...MARS_EXAMPLE.identifier, ...identifier, step } });
+const notification = (identifier: { class: string }, step = '7') => ({
+  ...MARS_EXAMPLE,
+  identifier: { ...MARS_EXAMPLE.identifier, ...identifier, step },
+});
 
 const processId = (pid: number | undefined): string => `${hostname()}:${pid}`;
 const eventName = (line: LogLine): unknown => line.attributes?.['event.name'];
@@ -78,7 +81,12 @@ async function nextNotificationId(client: SseClient): Promise<unknown> {
 }
 
 /** The worker process that logged the stream's `established` line. */
-async function holderAmongWorkers(server: RunningServer, route: string, requestId: string, workerPids: Map<number, number>): Promise<string> {
+async function holderAmongWorkers(
+  server: RunningServer,
+  route: string,
+  requestId: string,
+  workerPids: Map<number, number>,
+): Promise<string> {
   const line = await eventually(`the established line of ${requestId}`, () =>
     server.logs.find((each) => eventName(each) === `api.${route}.stream.established` && each.attributes?.request_id === requestId),
   );
@@ -120,7 +128,8 @@ describe('open streams across JetStream processes and workers', { timeout: 180_0
     for (const line of listening) workerPids.set(line.attributes?.worker as number, line.attributes?.pid as number);
 
     // History for the replays: sequences 1 and 2.
-    for (const step of [1, 2]) expect((await postJson(`${single[0]!.url}/api/v1/notification`, notification(HISTORY, String(step)))).status).toBe(200);
+    for (const step of [1, 2])
+      expect((await postJson(`${single[0]!.url}/api/v1/notification`, notification(HISTORY, String(step)))).status).toBe(200);
     for (const server of single) {
       for (const kind of KINDS) {
         const client = await open(server, kind);
@@ -156,9 +165,7 @@ describe('open streams across JetStream processes and workers', { timeout: 180_0
       askers.add(answer.processes.answered[0]!);
       answers.push(answer);
     }
-    expect([...answers.map((answer) => answer.processes.answered[0])].sort()).toEqual(
-      expect.arrayContaining([...everyProcess].sort()),
-    );
+    expect([...answers.map((answer) => answer.processes.answered[0])].sort()).toEqual(expect.arrayContaining([...everyProcess].sort()));
     for (const answer of answers) {
       expect(answer.processes.cluster_unreachable).toBe(false);
       expect(answer.processes.not_answering).toEqual([]);

@@ -19,7 +19,9 @@ const WATCH = JSON.stringify({ event_type: 'mars', identifier: { class: 'od' } }
 async function stoppedWatch(port: number): Promise<{ socket: Socket; id: string }> {
   const socket = connect(port, '127.0.0.1');
   socket.on('error', () => undefined);
-  socket.write(`POST /api/v1/watch HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(WATCH)}\r\n\r\n${WATCH}`);
+  socket.write(
+    `POST /api/v1/watch HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(WATCH)}\r\n\r\n${WATCH}`,
+  );
   const head = await new Promise<string>((resolve, reject) => {
     let text = '';
     const onData = (chunk: Buffer): void => {

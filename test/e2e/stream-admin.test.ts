@@ -79,7 +79,9 @@ describe.each(BACKEND_KINDS)('the admin streams list (%s)', (kind) => {
   const settled = (): Promise<StreamsAnswer> =>
     eventually('every stream at its first pause', async () => {
       const answer = await listStreams(server);
-      const replaying = ['replayC', 'replayGetD', 'watchE'].every((name) => answer.streams.find((s) => s.id === ids[name])?.delivered === 1);
+      const replaying = ['replayC', 'replayGetD', 'watchE'].every(
+        (name) => answer.streams.find((s) => s.id === ids[name])?.delivered === 1,
+      );
       const live = answer.streams.find((s) => s.id === ids.watchF)?.phase === 'live';
       return replaying && live && answer;
     });
@@ -95,13 +97,51 @@ describe.each(BACKEND_KINDS)('the admin streams list (%s)', (kind) => {
     expect(answer.processes.answered[0]).toBe(startedLine?.attributes?.process_id);
     expect(answer.processes.answered[0]).toMatch(new RegExp(`:${server.process.pid}$`));
     const expected: Record<string, Partial<ListedStream>> = {
-      liveA: { route: 'watch', method: 'POST', filter: { class: 'od', stream: 'a' }, topic_pattern: 'mars.od.*.*.*.*.a.*', phase: 'live', last_sequence: null, delivered: 0 },
-      getB: { route: 'watch', method: 'GET', filter: { class: 'od', stream: 'b' }, topic_pattern: 'mars.od.*.*.*.*.b.*', phase: 'live', last_sequence: null, delivered: 0 },
-      replayC: { route: 'replay', method: 'POST', filter: { class: 'od' }, topic_pattern: 'mars.od.*.*.*.*.*.*', phase: 'replaying', last_sequence: 1, delivered: 1 },
+      liveA: {
+        route: 'watch',
+        method: 'POST',
+        filter: { class: 'od', stream: 'a' },
+        topic_pattern: 'mars.od.*.*.*.*.a.*',
+        phase: 'live',
+        last_sequence: null,
+        delivered: 0,
+      },
+      getB: {
+        route: 'watch',
+        method: 'GET',
+        filter: { class: 'od', stream: 'b' },
+        topic_pattern: 'mars.od.*.*.*.*.b.*',
+        phase: 'live',
+        last_sequence: null,
+        delivered: 0,
+      },
+      replayC: {
+        route: 'replay',
+        method: 'POST',
+        filter: { class: 'od' },
+        topic_pattern: 'mars.od.*.*.*.*.*.*',
+        phase: 'replaying',
+        last_sequence: 1,
+        delivered: 1,
+      },
       replayGetD: { route: 'replay', method: 'GET', filter: { class: 'od' }, phase: 'replaying', last_sequence: 1, delivered: 1 },
       watchE: { route: 'watch', method: 'POST', filter: { class: 'od' }, phase: 'replaying', last_sequence: 1, delivered: 1 },
-      watchF: { route: 'watch', method: 'POST', filter: { class: 'od', step: { gte: 1 } }, phase: 'live', last_sequence: null, delivered: 0 },
-      dissG: { route: 'watch', method: 'POST', event_type: 'dissemination', filter: { class: 'od', destination: 'FOO' }, topic_pattern: 'diss.FOO.od', phase: 'live' },
+      watchF: {
+        route: 'watch',
+        method: 'POST',
+        filter: { class: 'od', step: { gte: 1 } },
+        phase: 'live',
+        last_sequence: null,
+        delivered: 0,
+      },
+      dissG: {
+        route: 'watch',
+        method: 'POST',
+        event_type: 'dissemination',
+        filter: { class: 'od', destination: 'FOO' },
+        topic_pattern: 'diss.FOO.od',
+        phase: 'live',
+      },
     };
     for (const [name, fields] of Object.entries(expected)) {
       const stream = only(answer, ids[name] as string);
@@ -146,7 +186,18 @@ describe.each(BACKEND_KINDS)('the admin streams list (%s)', (kind) => {
   });
 
   it('refuses a limit out of 1..1000, an unknown parameter and a repeated one with 400 INVALID_QUERY', async () => {
-    for (const query of ['limit=0', 'limit=1001', 'limit=abc', 'limit=-1', 'limit=1.5', 'limit=', 'limit=%201', 'limits=5', 'token=x', 'user=a&user=b']) {
+    for (const query of [
+      'limit=0',
+      'limit=1001',
+      'limit=abc',
+      'limit=-1',
+      'limit=1.5',
+      'limit=',
+      'limit=%201',
+      'limits=5',
+      'token=x',
+      'user=a&user=b',
+    ]) {
       const response = await request(`${server.url}/api/v1/admin/streams?${query}`);
       expectErrorBody(response, 400, 'INVALID_QUERY');
       expect(Object.keys(response.json)).toEqual(['code', 'error', 'message', 'request_id']);
@@ -161,7 +212,9 @@ describe.each(BACKEND_KINDS)('the admin streams list (%s)', (kind) => {
     const response = await closeStream(server, id);
     expect(response.status, response.text).toBe(200);
     const process = (await listStreams(server)).processes.answered[0];
-    expect(response.text).toBe(JSON.stringify({ success: true, message: 'Stream closed', stream_id: id, process, request_id: response.headers.get('x-request-id') }));
+    expect(response.text).toBe(
+      JSON.stringify({ success: true, message: 'Stream closed', stream_id: id, process, request_id: response.headers.get('x-request-id') }),
+    );
     const rest = await liveA.rest();
     expect(rest.at(-1)).toMatchObject({
       event: 'connection-closing',
@@ -171,12 +224,19 @@ describe.each(BACKEND_KINDS)('the admin streams list (%s)', (kind) => {
     const performed = await server.waitForLog('admin.stream.close.performed', { from });
     expect(performed.attributes).toMatchObject({ request_id: id, stream_id: id, closed_by: null });
     const succeeded = await server.waitForLog('admin.stream.close.succeeded', { from });
-    expect(succeeded.attributes).toMatchObject({ request_id: response.headers.get('x-request-id'), stream_id: id, process, closed_by: null });
+    expect(succeeded.attributes).toMatchObject({
+      request_id: response.headers.get('x-request-id'),
+      stream_id: id,
+      process,
+      closed_by: null,
+    });
     expect((await listStreams(server)).streams.map((stream) => stream.id)).not.toContain(id);
 
     const again = await closeStream(server, id);
     expect(again.status).toBe(404);
-    expect(again.text).toBe(JSON.stringify({ success: false, message: 'Stream not found', stream_id: id, request_id: again.headers.get('x-request-id') }));
+    expect(again.text).toBe(
+      JSON.stringify({ success: false, message: 'Stream not found', stream_id: id, request_id: again.headers.get('x-request-id') }),
+    );
 
     // What was published after the close reaches the client that resumes after its last sequence, 4.
     await publish(server, 'a'); // 5

@@ -482,7 +482,15 @@ describe.each(BACKEND_KINDS)('on the %s backend', (kind) => {
       // Its bounding box (51.9–53, 11.9–12.5) overlaps the request's corner; the triangle does not.
       'near, boxes overlap, shapes disjoint': { polygon: '(51.9,12.5,53,12.5,53,11.9,51.9,12.5)' },
       'far away': { polygon: FAR_AWAY },
-      'as an array, overlapping': { polygon: [[51, 11], [53, 11], [53, 13], [51, 13], [51, 11]] },
+      'as an array, overlapping': {
+        polygon: [
+          [51, 11],
+          [53, 11],
+          [53, 13],
+          [51, 13],
+          [51, 11],
+        ],
+      },
       // A bar across the square: no vertex of either shape lies inside the other.
       'crossing, no vertex inside': { polygon: box(50.5, 9, 51.5, 13) },
     };
@@ -509,7 +517,15 @@ describe.each(BACKEND_KINDS)('on the %s backend', (kind) => {
       {
         name: 'on test_polygon with the request polygon as an array',
         eventType: 'test_polygon',
-        filter: { polygon: [[50, 10], [52, 10], [52, 12], [50, 12], [50, 10]] },
+        filter: {
+          polygon: [
+            [50, 10],
+            [52, 10],
+            [52, 12],
+            [50, 12],
+            [50, 10],
+          ],
+        },
         stored: { overlapping: shapes.overlapping as Identifier, 'far away': { polygon: FAR_AWAY } },
         expected: ['overlapping'],
       },
@@ -549,7 +565,15 @@ describe.each(BACKEND_KINDS)('on the %s backend', (kind) => {
           'on a vertex': { polygon: box(51, 11, 53, 13) },
           outside: { polygon: box(53, 10, 55, 12) },
           'inside the box, outside the triangle': { polygon: '(50,10,51.5,10,50,11.5,50,10)' },
-          'inside an array polygon': { polygon: [[50, 10], [52, 10], [52, 12], [50, 12], [50, 10]] },
+          'inside an array polygon': {
+            polygon: [
+              [50, 10],
+              [52, 10],
+              [52, 12],
+              [50, 12],
+              [50, 10],
+            ],
+          },
           // A U open towards high latitudes: the point sits in the notch, inside the bounding box.
           'in the notch of a U': { polygon: '(50,10,52,10,52,10.5,50.5,10.5,50.5,11.5,52,11.5,52,12,50,12,50,10)' },
           'in an arm of the U': { polygon: '(50,10,52,10,52,11.2,50.5,11.2,50.5,11.5,52,11.5,52,12,50,12,50,10)' },
@@ -592,19 +616,59 @@ describe.each(BACKEND_KINDS)('on the %s backend', (kind) => {
         eventType: 'sensor_cloud',
         filter: { polygon: SQUARE },
         stored: {
-          'one point inside': { point_cloud: [[40, 0], [51, 11], [60, 20]] },
-          'a point on an edge': { point_cloud: [[52, 11], [60, 20]] },
-          'a point on a vertex': { point_cloud: [[0, 0], [50, 10]] },
-          'all outside, boxes overlap': { point_cloud: [[49, 11], [53, 11]] },
-          'all outside, far away': { point_cloud: [[0, 0], [1, 1], [2, 2]] },
-          'every point inside': { point_cloud: [[50.5, 10.5], [51.5, 11.5]] },
+          'one point inside': {
+            point_cloud: [
+              [40, 0],
+              [51, 11],
+              [60, 20],
+            ],
+          },
+          'a point on an edge': {
+            point_cloud: [
+              [52, 11],
+              [60, 20],
+            ],
+          },
+          'a point on a vertex': {
+            point_cloud: [
+              [0, 0],
+              [50, 10],
+            ],
+          },
+          'all outside, boxes overlap': {
+            point_cloud: [
+              [49, 11],
+              [53, 11],
+            ],
+          },
+          'all outside, far away': {
+            point_cloud: [
+              [0, 0],
+              [1, 1],
+              [2, 2],
+            ],
+          },
+          'every point inside': {
+            point_cloud: [
+              [50.5, 10.5],
+              [51.5, 11.5],
+            ],
+          },
         },
         expected: ['one point inside', 'a point on an edge', 'a point on a vertex', 'every point inside'],
       },
       {
         name: 'the subscriber polygon as an array',
         eventType: 'sensor_cloud',
-        filter: { polygon: [[50, 10], [52, 10], [52, 12], [50, 12], [50, 10]] },
+        filter: {
+          polygon: [
+            [50, 10],
+            [52, 10],
+            [52, 12],
+            [50, 12],
+            [50, 10],
+          ],
+        },
         stored: { inside: { point_cloud: [[51, 11]] }, outside: { point_cloud: [[0, 0]] } },
         expected: ['inside'],
       },
@@ -620,10 +684,19 @@ describe.each(BACKEND_KINDS)('on the %s backend', (kind) => {
         { region: 'NORTH', run_time: runTime, severity: '007', anomaly: '42.50', polygon: ' ( 50 , 10 , 52,10, 52,12, 50,12, 50,10 ) ' },
         'a',
       );
-      const [event] = await replayAll(server.url, { event_type: 'extreme_event', identifier: { region: 'north', run_time: runTime, severity: '7' } });
+      const [event] = await replayAll(server.url, {
+        event_type: 'extreme_event',
+        identifier: { region: 'north', run_time: runTime, severity: '7' },
+      });
       expect(identifierOf(event)).toEqual({
         anomaly: '42.5',
-        polygon: [[50, 10], [52, 10], [52, 12], [50, 12], [50, 10]],
+        polygon: [
+          [50, 10],
+          [52, 10],
+          [52, 12],
+          [50, 12],
+          [50, 10],
+        ],
         region: 'north',
         run_time: runTime,
         severity: '7',
@@ -634,7 +707,13 @@ describe.each(BACKEND_KINDS)('on the %s backend', (kind) => {
 
     it('a polygon sent as an array comes back as the canonical array, not the request geometry', async () => {
       const date = uniqueDate();
-      const polygon = [[50, 10], [52, 10], [52, 12], [50, 12], [50, 10]];
+      const polygon = [
+        [50, 10],
+        [52, 10],
+        [52, 12],
+        [50, 12],
+        [50, 10],
+      ];
       await publish(server.url, 'test_polygon', { date, time: '0600', polygon }, 'a');
       const [event] = await replayAll(server.url, { event_type: 'test_polygon', identifier: { date, point: '51,11' } });
       expect(identifierOf(event)).toEqual({ date, polygon, time: '0600' });
@@ -642,7 +721,10 @@ describe.each(BACKEND_KINDS)('on the %s backend', (kind) => {
 
     it('a point cloud comes back as sent, not the subscriber polygon', async () => {
       const date = uniqueDate();
-      const cloud = [[51.25, 11.5], [0, 0]];
+      const cloud = [
+        [51.25, 11.5],
+        [0, 0],
+      ];
       await publish(server.url, 'sensor_cloud', { date, point_cloud: cloud }, 'a');
       const [event] = await replayAll(server.url, { event_type: 'sensor_cloud', identifier: { date, polygon: SQUARE } });
       expect(identifierOf(event)).toEqual({ date, point_cloud: cloud });
@@ -724,12 +806,7 @@ describe.each(BACKEND_KINDS)('on the %s backend', (kind) => {
       const client = await watchLive(generic.url, { event_type: type, identifier: { b: '2', a: 'x' } });
       await storeGeneric(type, tokensStored);
       await publish(generic.url, type, { a: 'x', b: '2' }, SENTINEL);
-      expect(notes(await untilSentinel(client))).toEqual([
-        'a=x b=2',
-        'b=2 a=x (keys reversed)',
-        'a=x c=2 (other key)',
-        SENTINEL,
-      ]);
+      expect(notes(await untilSentinel(client))).toEqual(['a=x b=2', 'b=2 a=x (keys reversed)', 'a=x c=2 (other key)', SENTINEL]);
     });
 
     it('replay: "*" is a wildcard for one token', async () => {
@@ -751,7 +828,11 @@ describe.each(BACKEND_KINDS)('on the %s backend', (kind) => {
 
     it('JSON numbers and booleans are the same tokens as their text', async () => {
       const type = eventType();
-      await storeGeneric(type, { 'n=5 flag=true': { n: 5, flag: true }, 'n=5 flag=false': { n: '5', flag: 'false' }, 'n=6 flag=true': { n: '6', flag: 'true' } });
+      await storeGeneric(type, {
+        'n=5 flag=true': { n: 5, flag: true },
+        'n=5 flag=false': { n: '5', flag: 'false' },
+        'n=6 flag=true': { n: '6', flag: 'true' },
+      });
       const events = await replayAll(generic.url, { event_type: type, identifier: { flag: 'true', n: '5' } });
       expect(notes(events)).toEqual(['n=5 flag=true']);
     });
@@ -812,8 +893,18 @@ describe.each(BACKEND_KINDS)('on the %s backend', (kind) => {
 
     it('schema-backed event types keep their schema in a non-strict server', async () => {
       const runTime = uniqueTime();
-      await publish(generic.url, 'extreme_event', { region: 'north', run_time: runTime, severity: '3', anomaly: '1', polygon: SQUARE }, 'three');
-      await publish(generic.url, 'extreme_event', { region: 'north', run_time: runTime, severity: '6', anomaly: '1', polygon: SQUARE }, 'six');
+      await publish(
+        generic.url,
+        'extreme_event',
+        { region: 'north', run_time: runTime, severity: '3', anomaly: '1', polygon: SQUARE },
+        'three',
+      );
+      await publish(
+        generic.url,
+        'extreme_event',
+        { region: 'north', run_time: runTime, severity: '6', anomaly: '1', polygon: SQUARE },
+        'six',
+      );
       const events = await replayAll(generic.url, {
         event_type: 'extreme_event',
         identifier: { region: 'NORTH', run_time: runTime, severity: { gt: 4 } },

@@ -26,7 +26,10 @@ let staticDir: string;
 
 beforeAll(async () => {
   staticDir = mkdtempSync(join(tmpdir(), 'aviso-get-browser-'));
-  writeFileSync(join(staticDir, 'index.html'), '<!doctype html><html><head><title>streams</title><link rel="icon" href="data:,"></head><body></body></html>');
+  writeFileSync(
+    join(staticDir, 'index.html'),
+    '<!doctype html><html><head><title>streams</title><link rel="icon" href="data:,"></head><body></body></html>',
+  );
   [server, browser] = await Promise.all([
     startServer({
       config: serverConfig({
@@ -132,7 +135,7 @@ describe('EventSource on GET /api/v1/watch', () => {
     // Publish through the close, the 2 s the browser waits and its reconnect: until the page has
     // seen the second connection's opening frame, and a few more after it.
     let published = 0;
-    for (let afterReconnect = 0; afterReconnect < 5; ) {
+    for (let afterReconnect = 0; afterReconnect < 5;) {
       await notify({ n: published++ });
       await new Promise((resolve) => setTimeout(resolve, 100));
       // The resumed watch replays what it missed, then `replay_completed`, then goes live.
@@ -174,9 +177,7 @@ describe('EventSource on GET /api/v1/replay', () => {
     await page.waitForFunction(`window.stream.readyState === EventSource.CLOSED`, undefined, { timeout: 20_000 });
     const { frames, opens } = await seen();
     expect(opens).toBe(1);
-    expect(frames.filter((frame) => frame.event === 'connection-closing').map((frame) => frame.json.reason)).toEqual([
-      'end_of_stream',
-    ]);
+    expect(frames.filter((frame) => frame.event === 'connection-closing').map((frame) => frame.json.reason)).toEqual(['end_of_stream']);
     expect(streamRequests).toHaveLength(2);
     const [first, second] = await Promise.all(streamRequests.map(async (request) => (await request.response())?.status()));
     expect([first, second]).toEqual([200, 204]);

@@ -68,9 +68,7 @@ describe('frames of a GET stream', () => {
     expect(byGet.raw.startsWith('retry: 2000\n\nevent: replay-control\n')).toBe(true);
     const last = sequences[2] as number;
     expect(byGet.raw).toContain(`id: test_polygon@${last}\n\nevent: replay-control\ndata: {"timestamp"`);
-    expect(getEvents.map((event) => event.id)).toEqual(
-      postEvents.map((event) => (event.json.specversion ? event.json.id : undefined)),
-    );
+    expect(getEvents.map((event) => event.id)).toEqual(postEvents.map((event) => (event.json.specversion ? event.json.id : undefined)));
     expect(getEvents.filter((event) => event.id).map((event) => event.id)).toEqual(sequences.map((n) => `test_polygon@${n}`));
     // POST carries none of it.
     expect(byPost.raw).not.toMatch(/^(id|retry):/m);
@@ -94,7 +92,9 @@ describe('frames of a GET stream', () => {
     expect(normalized(withoutBrowserLines(byGet.raw), byGet.headers.get('x-request-id'))).toBe(
       normalized(byPost.raw, byPost.headers.get('x-request-id')),
     );
-    expect(byGet.raw).toMatch(new RegExp(`\n\nid: test_polygon@${sequences[2]}\n\nid: test_polygon@${sequenceOf(fromGet)}\nevent: live-notification\n`));
+    expect(byGet.raw).toMatch(
+      new RegExp(`\n\nid: test_polygon@${sequences[2]}\n\nid: test_polygon@${sequenceOf(fromGet)}\nevent: live-notification\n`),
+    );
   });
 });
 

@@ -91,7 +91,9 @@ describe('the stream limit over plain HTTP/1.1', () => {
       const unknown = await SseClient.open(`${server.url}/api/v1/watch`, { event_type: 'no_such_type', identifier: {} });
       expect(unknown.status).toBe(400);
     }
-    const replays = await Promise.all(Array.from({ length: MAX_STREAMS }, () => SseClient.open(`${server.url}/api/v1/replay`, REPLAY_BODY)));
+    const replays = await Promise.all(
+      Array.from({ length: MAX_STREAMS }, () => SseClient.open(`${server.url}/api/v1/replay`, REPLAY_BODY)),
+    );
     expect(replays.map((replay) => replay.status)).toEqual(Array.from({ length: MAX_STREAMS }, () => 200));
     // Each replay ends by itself and gives its place back.
     for (const replay of replays) await replay.rest();

@@ -26,8 +26,7 @@ const FROM_ID_EMPTY = 'from_id cannot be empty. Provide a valid sequence number 
 const FROM_DATE_EMPTY = 'from_date cannot be empty. Provide a valid datetime/timestamp or omit the field';
 const BOTH_SPATIAL = 'Cannot specify both identifier.polygon and identifier.point. Provide only one spatial filter.';
 const POINT_PREFIX = "identifier.point must be a valid 'lat,lon' coordinate pair: ";
-const UNRECOGNISED_DATE =
-  'expected ISO-8601 datetime (RFC3339/space-separated with optional timezone) or unix epoch seconds/milliseconds';
+const UNRECOGNISED_DATE = 'expected ISO-8601 datetime (RFC3339/space-separated with optional timezone) or unix epoch seconds/milliseconds';
 
 const invalidFromId = (value: string): string =>
   `from_id must be a valid positive integer. Got: '${value}'. Valid examples: '1', '123', '9999'`;
@@ -95,11 +94,7 @@ describe.each(ENDPOINTS)('%s: start cursors', (endpoint) => {
   it.each([['-1'], ['1.5'], [' 5'], ['5 '], ['mars@5'], ['extreme_event@5'], ['0x10'], ['18446744073709551616'], ['1e3']])(
     'rejects the malformed from_id %j',
     async (fromId) => {
-      await expectRejected(
-        endpoint,
-        { event_type: 'extreme_event', identifier: EXTREME, from_id: fromId },
-        invalidFromId(fromId),
-      );
+      await expectRejected(endpoint, { event_type: 'extreme_event', identifier: EXTREME, from_id: fromId }, invalidFromId(fromId));
     },
   );
 
@@ -151,11 +146,7 @@ describe.each(ENDPOINTS)('%s: start cursors', (endpoint) => {
   });
 
   it('reports a malformed from_id before a malformed from_date', async () => {
-    await expectRejected(
-      endpoint,
-      { event_type: 'extreme_event', identifier: EXTREME, from_id: 'x', from_date: 'y' },
-      invalidFromId('x'),
-    );
+    await expectRejected(endpoint, { event_type: 'extreme_event', identifier: EXTREME, from_id: 'x', from_date: 'y' }, invalidFromId('x'));
   });
 
   it('reports a malformed from_date even when a valid from_id is also present', async () => {
@@ -480,7 +471,11 @@ describe.each(ENDPOINTS)('%s: constraint objects (docs/design/rules/schema-and-v
       { severity: { ge: 4 } },
       "Field 'severity' has invalid operator 'ge'. Allowed: eq,in,gt,gte,lt,lte,between",
     ],
-    ['an upper-case operator', { severity: { GTE: 4 } }, "Field 'severity' has invalid operator 'GTE'. Allowed: eq,in,gt,gte,lt,lte,between"],
+    [
+      'an upper-case operator',
+      { severity: { GTE: 4 } },
+      "Field 'severity' has invalid operator 'GTE'. Allowed: eq,in,gt,gte,lt,lte,between",
+    ],
     [
       'an unknown Float operator',
       { anomaly: { near: 4 } },
@@ -509,18 +504,10 @@ describe.each(ENDPOINTS)('%s: constraint objects (docs/design/rules/schema-and-v
       { severity: { between: [1, 2, 3] } },
       "Field 'severity' operator 'between' expects exactly two values [min,max]",
     ],
-    [
-      'a between with one value',
-      { anomaly: { between: [1] } },
-      "Field 'anomaly' operator 'between' expects exactly two values [min,max]",
-    ],
+    ['a between with one value', { anomaly: { between: [1] } }, "Field 'anomaly' operator 'between' expects exactly two values [min,max]"],
     ['an Int between with min > max', { severity: { between: [6, 2] } }, "Field 'severity' operator 'between' expects min <= max"],
     ['a Float between with min > max', { anomaly: { between: [50.5, 50] } }, "Field 'anomaly' operator 'between' expects min <= max"],
-    [
-      'an Int operand above the range',
-      { severity: { gte: 9 } },
-      "Field 'severity' constraint value 9 is outside allowed range [1, 7]",
-    ],
+    ['an Int operand above the range', { severity: { gte: 9 } }, "Field 'severity' constraint value 9 is outside allowed range [1, 7]"],
     [
       'an Int in-member below the range',
       { severity: { in: [2, 0] } },

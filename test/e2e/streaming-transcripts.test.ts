@@ -55,7 +55,7 @@ describe.each(BACKEND_KINDS)('on the %s backend', (kind) => {
     afterAll(async () => {
       await server.stop();
     });
-  
+
     it('15.1 live-only watch: headers, connection_established, heartbeat, then only new notifications', async () => {
       const client = await open(server, '/api/v1/watch', TRANSCRIPT_REQUEST);
       expect(client.status).toBe(200);
@@ -65,7 +65,7 @@ describe.each(BACKEND_KINDS)('on the %s backend', (kind) => {
       expect(client.headers.get('x-accel-buffering')).toBe('no');
       const requestId = client.headers.get('x-request-id');
       expect(requestId).toMatch(UUID_V4);
-  
+
       expectControl(await client.next(), 'live-notification', {
         connection_will_close_in_seconds: 3600,
         request_id: requestId,
@@ -79,7 +79,7 @@ describe.each(BACKEND_KINDS)('on the %s backend', (kind) => {
       expectCloudEvent(live, 'live-notification', Number((live?.json.id as string).split('@')[1]), 'd');
       expect(Number((live?.json.id as string).split('@')[1])).toBeGreaterThan(5);
     });
-  
+
     it('15.4 replay from a date delivers history at or after the instant, echoed to the second', async () => {
       const cutoff = new Date(Date.now() + 5);
       await new Promise((resolve) => setTimeout(resolve, 20));
@@ -103,14 +103,14 @@ describe.each(BACKEND_KINDS)('on the %s backend', (kind) => {
       expectControl(events[2], 'replay-control', { topic: TRANSCRIPT_TOPIC, type: 'replay_completed' });
       expectClose(events[3], 'end_of_stream', requestId);
     });
-  
+
     it('a replay from a future date completes empty', async () => {
       const client = await open(server, '/api/v1/replay', { ...TRANSCRIPT_REQUEST, from_date: '2999-01-01T00:00:00Z' });
       const events = withoutHeartbeats(await client.rest());
       expect(events.map(frameLabel)).toEqual(['replay_started', 'replay_completed', 'end_of_stream']);
     });
   });
-  
+
   describe('15.2 replay then live, with a publication during catch-up', () => {
     const backend = useBackend(kind);
     let server: RunningServer;
@@ -124,7 +124,7 @@ describe.each(BACKEND_KINDS)('on the %s backend', (kind) => {
     afterAll(async () => {
       await server.stop();
     });
-  
+
     it('delivers history up to H as replay, then replay_completed, then later sequences live', async () => {
       const client = await open(server, '/api/v1/watch', { ...TRANSCRIPT_REQUEST, from_id: '4' });
       const requestId = client.headers.get('x-request-id');
@@ -148,7 +148,7 @@ describe.each(BACKEND_KINDS)('on the %s backend', (kind) => {
       expectCloudEvent(await client.nextSignificant(), 'live-notification', 7, 'e');
     });
   });
-  
+
   describe('15.3 replay limit with lookahead', () => {
     const backend = useBackend(kind);
     let server: RunningServer;
@@ -161,8 +161,16 @@ describe.each(BACKEND_KINDS)('on the %s backend', (kind) => {
           notification_schema: {
             ...schemas,
             // The same stream through a second event type with its own cap.
-            capped_polygon: { ...schemas.test_polygon, topic: { base: 'capped', key_order: ['date', 'time'] }, max_historical_notifications: 1 },
-            roomy_polygon: { ...schemas.test_polygon, topic: { base: 'roomy', key_order: ['date', 'time'] }, max_historical_notifications: 3 },
+            capped_polygon: {
+              ...schemas.test_polygon,
+              topic: { base: 'capped', key_order: ['date', 'time'] },
+              max_historical_notifications: 1,
+            },
+            roomy_polygon: {
+              ...schemas.test_polygon,
+              topic: { base: 'roomy', key_order: ['date', 'time'] },
+              max_historical_notifications: 3,
+            },
           },
         },
       });
@@ -171,7 +179,7 @@ describe.each(BACKEND_KINDS)('on the %s backend', (kind) => {
     afterAll(async () => {
       await server.stop();
     });
-  
+
     it('stops after Q notifications when one more exists, with the limit control and end_of_stream', async () => {
       const client = await open(server, '/api/v1/replay', { ...TRANSCRIPT_REQUEST, from_id: '0' });
       const requestId = client.headers.get('x-request-id');
@@ -181,14 +189,13 @@ describe.each(BACKEND_KINDS)('on the %s backend', (kind) => {
       expectCloudEvent(events[2], 'replay', 4, 'b');
       expectControl(events[3], 'replay-control', {
         max_allowed: 2,
-        message:
-          'Historical replay limited to 2 messages. Additional historical messages may be available but were not retrieved.',
+        message: 'Historical replay limited to 2 messages. Additional historical messages may be available but were not retrieved.',
         topic: TRANSCRIPT_TOPIC,
         type: 'notification_replay_limit_reached',
       });
       expectClose(events[4], 'end_of_stream', requestId);
     });
-  
+
     it('does the same on a watch, which then never goes live', async () => {
       const client = await open(server, '/api/v1/watch', { ...TRANSCRIPT_REQUEST, from_id: '0' });
       const events = withoutHeartbeats(await client.rest());
@@ -200,19 +207,13 @@ describe.each(BACKEND_KINDS)('on the %s backend', (kind) => {
         'end_of_stream',
       ]);
     });
-  
+
     it('completes normally when exactly Q notifications remain', async () => {
       const client = await open(server, '/api/v1/replay', { ...TRANSCRIPT_REQUEST, from_id: '4' });
       const events = withoutHeartbeats(await client.rest());
-      expect(events.map(frameLabel)).toEqual([
-        'replay_started',
-        'test_polygon@4',
-        'test_polygon@5',
-        'replay_completed',
-        'end_of_stream',
-      ]);
+      expect(events.map(frameLabel)).toEqual(['replay_started', 'test_polygon@4', 'test_polygon@5', 'replay_completed', 'end_of_stream']);
     });
-  
+
     it('uses a schema cap instead of the global one, and reports it as max_allowed', async () => {
       for (const type of ['capped_polygon', 'roomy_polygon']) {
         for (const note of ['x', 'y', 'z']) {
@@ -221,26 +222,14 @@ describe.each(BACKEND_KINDS)('on the %s backend', (kind) => {
       }
       const capped = await open(server, '/api/v1/replay', { ...TRANSCRIPT_REQUEST, event_type: 'capped_polygon', from_id: '0' });
       const cappedEvents = withoutHeartbeats(await capped.rest());
-      expect(cappedEvents.map(noteOrLabel)).toEqual([
-        'replay_started',
-        'x',
-        'notification_replay_limit_reached',
-        'end_of_stream',
-      ]);
+      expect(cappedEvents.map(noteOrLabel)).toEqual(['replay_started', 'x', 'notification_replay_limit_reached', 'end_of_stream']);
       expect(cappedEvents[2]?.json.max_allowed).toBe(1);
       const roomy = await open(server, '/api/v1/replay', { ...TRANSCRIPT_REQUEST, event_type: 'roomy_polygon', from_id: '0' });
       const roomyEvents = withoutHeartbeats(await roomy.rest());
-      expect(roomyEvents.map(noteOrLabel)).toEqual([
-        'replay_started',
-        'x',
-        'y',
-        'z',
-        'replay_completed',
-        'end_of_stream',
-      ]);
+      expect(roomyEvents.map(noteOrLabel)).toEqual(['replay_started', 'x', 'y', 'z', 'replay_completed', 'end_of_stream']);
     });
   });
-  
+
   describe('maximum duration and heartbeats', () => {
     const backend = useBackend(kind);
     let server: RunningServer;
@@ -252,7 +241,7 @@ describe.each(BACKEND_KINDS)('on the %s backend', (kind) => {
     afterAll(async () => {
       await server.stop();
     });
-  
+
     it('announces the duration, sends heartbeats at the interval and closes with max_duration_reached', async () => {
       const client = await open(server, '/api/v1/watch', TRANSCRIPT_REQUEST);
       const requestId = client.headers.get('x-request-id');
@@ -261,7 +250,7 @@ describe.each(BACKEND_KINDS)('on the %s backend', (kind) => {
       expect(events.filter((e) => e.event === 'heartbeat').length).toBeGreaterThanOrEqual(2);
       expectClose(events.at(-1), 'max_duration_reached', requestId);
     });
-  
+
     it('sends heartbeats on replay streams too (D2)', async () => {
       const client = await open(server, '/api/v1/replay', { ...TRANSCRIPT_REQUEST, from_id: '0' });
       const events = await client.rest();
@@ -269,7 +258,7 @@ describe.each(BACKEND_KINDS)('on the %s backend', (kind) => {
       expect(events[1]?.event).toBe('heartbeat');
     });
   });
-  
+
   describe('15.6 shutdown during a watch', () => {
     const backend = useBackend(kind);
     it('closes every open stream with server_shutdown and exits 0', async () => {

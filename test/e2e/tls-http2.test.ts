@@ -144,7 +144,9 @@ describe.each(PROTOCOLS)('streams and routes over $name', ({ connect }) => {
     const requestId = stream.headers['x-request-id'] as string;
     const events = withoutHeartbeats(await stream.rest());
     expect(events[0]?.json).toMatchObject({ type: 'replay_started', from_sequence: 1, request_id: requestId });
-    const notes = events.filter((event) => event.json.specversion).map((event) => (event.json.data as { payload: { note: string } }).payload.note);
+    const notes = events
+      .filter((event) => event.json.specversion)
+      .map((event) => (event.json.data as { payload: { note: string } }).payload.note);
     expect(notes).toEqual(expect.arrayContaining(['r1', 'r2']));
     expect(events.at(-2)?.json.type).toBe('replay_completed');
     expectClose(events.at(-1), 'end_of_stream', requestId);
@@ -324,14 +326,15 @@ describe.each(PROTOCOLS)('transport behaviour of streams over $name', ({ connect
     }
     const stream = await client.stream('/api/v1/replay', { ...TRANSCRIPT_REQUEST, from_id: '1' });
     const events = withoutHeartbeats(await stream.rest());
-    const notes = events.filter((event) => event.json.specversion).map((event) => (event.json.data as { payload: { note: string } }).payload.note);
+    const notes = events
+      .filter((event) => event.json.specversion)
+      .map((event) => (event.json.data as { payload: { note: string } }).payload.note);
     expect(notes).toEqual(Array.from({ length: 150 }, (_, index) => `${index}-${note}`));
     expect(stream.raw.length).toBeGreaterThan(300_000);
     expect(events.at(-2)?.json.type).toBe('replay_completed');
     expectClose(events.at(-1), 'end_of_stream', stream.headers['x-request-id'] as string);
   });
 });
-
 
 describe('startup with unusable TLS files', () => {
   it('a missing certificate file fails startup with one line naming it', async () => {
@@ -348,7 +351,9 @@ describe('startup with unusable TLS files', () => {
     chmodSync(unreadable, 0o000);
     const result = await runServerToExit({ config: tlsConfig({}, { tls: { cert_file: certificates.certFile, key_file: unreadable } }) });
     expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(new RegExp(`^aviso-server: configuration error: application\\.tls\\.key_file: cannot read ${unreadable}: [^\\n]+\\n$`));
+    expect(result.stderr).toMatch(
+      new RegExp(`^aviso-server: configuration error: application\\.tls\\.key_file: cannot read ${unreadable}: [^\\n]+\\n$`),
+    );
   });
 
   it('a key that does not belong to the certificate fails startup with one line', async () => {
@@ -364,4 +369,3 @@ describe('startup with unusable TLS files', () => {
     expect(result.stderr).toBe('aviso-server: configuration error: application.tls.cert_file: must not be blank\n');
   });
 });
-

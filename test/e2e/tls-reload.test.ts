@@ -24,11 +24,14 @@ function tlsConfig(certificates: TestCertificates, certFile = certificates.certF
 /** SHA-256 fingerprint of the certificate a new TLS handshake is given. */
 function servedFingerprint(port: number): Promise<string> {
   return new Promise((resolve, reject) => {
-    const socket = connectTls({ host: '127.0.0.1', port, servername: 'localhost', rejectUnauthorized: false, ALPNProtocols: ['h2'] }, () => {
-      const fingerprint = socket.getPeerX509Certificate()?.fingerprint256 ?? '';
-      socket.destroy();
-      resolve(fingerprint);
-    });
+    const socket = connectTls(
+      { host: '127.0.0.1', port, servername: 'localhost', rejectUnauthorized: false, ALPNProtocols: ['h2'] },
+      () => {
+        const fingerprint = socket.getPeerX509Certificate()?.fingerprint256 ?? '';
+        socket.destroy();
+        resolve(fingerprint);
+      },
+    );
     socket.once('error', reject);
   });
 }

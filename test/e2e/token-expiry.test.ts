@@ -131,9 +131,15 @@ describe('a stream opened with a JWT that expires in 2 s is closed as docs/desig
     await expectUnauthorized(await post(server, '/api/v1/watch', WATCH, expiring));
     // Notify and the admin endpoints judge exp on every request, as before.
     await expectUnauthorized(await post(server, '/api/v1/notification', NOTIFICATION, expiring));
-    await expectUnauthorized(await fetch(`${server.url}/api/v1/admin/wipe/all`, { method: 'DELETE', headers: { authorization: expiring } }));
+    await expectUnauthorized(
+      await fetch(`${server.url}/api/v1/admin/wipe/all`, { method: 'DELETE', headers: { authorization: expiring } }),
+    );
 
-    const resumed = await SseClient.open(`${server.url}/api/v1/watch`, { ...WATCH, from_id: '2' }, { headers: { authorization: await adminBearer() } });
+    const resumed = await SseClient.open(
+      `${server.url}/api/v1/watch`,
+      { ...WATCH, from_id: '2' },
+      { headers: { authorization: await adminBearer() } },
+    );
     try {
       expect(resumed.status).toBe(200);
       expect((await resumed.next())?.json.type).toBe('replay_started');
@@ -158,7 +164,11 @@ describe('a stream opened with a JWT that expires in 2 s is closed as docs/desig
 
     // The same Basic credentials get a fresh JWT from auth-o-tron: the client resumes.
     fake.setIssuedExp(undefined);
-    const resumed = await SseClient.open(`${server.url}/api/v1/watch`, { ...WATCH, from_id: '2' }, { headers: { authorization: FAKE_USERS.reader.authorization } });
+    const resumed = await SseClient.open(
+      `${server.url}/api/v1/watch`,
+      { ...WATCH, from_id: '2' },
+      { headers: { authorization: FAKE_USERS.reader.authorization } },
+    );
     try {
       expect(resumed.status).toBe(200);
       expect((await resumed.next())?.json.type).toBe('replay_started');

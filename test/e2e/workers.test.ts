@@ -99,7 +99,7 @@ describe('two workers on JetStream', { timeout: 60_000 }, () => {
     expect(pids).not.toContain(server.process.pid);
     const ready = server.logs.find((line) => eventName(line) === 'startup.server.started');
     expect(ready?.attributes).toMatchObject({ worker_id: 0, workers: 2, port: server.port });
-    const started = await eventually('both workers\' startup lines', () => {
+    const started = await eventually("both workers' startup lines", () => {
       const lines = server.logs.filter((line) => eventName(line) === 'startup.worker.started');
       return lines.length === WORKERS && lines;
     });
@@ -108,7 +108,9 @@ describe('two workers on JetStream', { timeout: 60_000 }, () => {
     );
     expect(server.logs.every((line) => [0, 1, 2].includes(line.attributes?.worker_id as number))).toBe(true);
     // The primary logged the configuration once; the workers did not repeat it.
-    expect(server.logs.filter((line) => eventName(line) === 'startup.configuration.dumped').map((line) => line.attributes?.worker_id)).toEqual([0]);
+    expect(
+      server.logs.filter((line) => eventName(line) === 'startup.configuration.dumped').map((line) => line.attributes?.worker_id),
+    ).toEqual([0]);
   });
 
   it('delivers to a watch on one worker what was notified through the other', async () => {
@@ -141,10 +143,16 @@ describe('two workers on JetStream', { timeout: 60_000 }, () => {
 
   it('answers /metrics on the primary with every worker added up', async () => {
     const before = await scrape();
-    const answers = await notifyOnEveryWorker(server, () => ({ event_type: 'dissemination', identifier: { destination: 'ecmwf', class: 'od' }, payload: 'x' }));
+    const answers = await notifyOnEveryWorker(server, () => ({
+      event_type: 'dissemination',
+      identifier: { destination: 'ecmwf', class: 'od' },
+      payload: 'x',
+    }));
     const after = await scrape();
     const success = { event_type: 'dissemination', status: 'success' };
-    expect(metricSum(after, 'aviso_notifications_total', success) - metricSum(before, 'aviso_notifications_total', success)).toBe(answers.length);
+    expect(metricSum(after, 'aviso_notifications_total', success) - metricSum(before, 'aviso_notifications_total', success)).toBe(
+      answers.length,
+    );
     expect(metricSum(after, 'aviso_build_info')).toBe(1);
     for (const worker of ['0', '1', '2']) expect(metricSum(after, 'process_start_time_seconds', { worker })).toBeGreaterThan(0);
     // Nothing answers /metrics on the public port, whichever worker gets the request.
@@ -177,7 +185,11 @@ describe('two workers on JetStream', { timeout: 60_000 }, () => {
     expect(other).toHaveLength(1);
     expect(other[0]?.attributes?.request_id).toBeUndefined();
     for (let i = 0; i < WORKERS; i++) {
-      const gone = await postJsonOnNewConnection(`${server.url}/api/v1/notification`, { event_type: 'dissemination', identifier: {}, payload: 'x' });
+      const gone = await postJsonOnNewConnection(`${server.url}/api/v1/notification`, {
+        event_type: 'dissemination',
+        identifier: {},
+        payload: 'x',
+      });
       expect(gone.json.code).toBe('UNKNOWN_EVENT_TYPE');
     }
 
@@ -193,7 +205,9 @@ describe('two workers on JetStream', { timeout: 60_000 }, () => {
     expect(failed.every((line) => line.body === refused.json.message)).toBe(true);
     const after = await scrape();
     for (const result of ['success', 'failure']) {
-      expect(metricSum(after, 'aviso_config_reloads_total', { result }) - metricSum(reloadsBefore, 'aviso_config_reloads_total', { result })).toBe(1);
+      expect(
+        metricSum(after, 'aviso_config_reloads_total', { result }) - metricSum(reloadsBefore, 'aviso_config_reloads_total', { result }),
+      ).toBe(1);
     }
     // Still the configuration of the last reload that every worker applied.
     await notifyOnEveryWorker(server, () => ({ event_type: 'flood', identifier: { region: 'r' }, payload: 'x' }));
@@ -257,7 +271,7 @@ describe('two workers at their connection limit (D44)', { timeout: START_TIMEOUT
   const MAX_CONNECTIONS = 2;
   const OPENED = 3 * WORKERS * MAX_CONNECTIONS;
 
-  it('closes the connections over each worker\'s limit at once and counts them, instead of passing them round the workers', async () => {
+  it("closes the connections over each worker's limit at once and counts them, instead of passing them round the workers", async () => {
     const metricsPort = await findFreePort();
     const server = await startServer({
       config: backend.config({

@@ -44,7 +44,11 @@ describe('a JetStream batch cut by SIGKILL (D48)', () => {
     const running = server as RunningServer;
     // Two topics taking turns: every item waits for its topic's previous ack (D48's waves), so the
     // batch takes a round trip per item and the kill lands while it is being stored.
-    const items = Array.from({ length: ITEMS }, (_, index) => ({ event_type: 'faults', identifier: { k: `n${index % 2}` }, payload: index }));
+    const items = Array.from({ length: ITEMS }, (_, index) => ({
+      event_type: 'faults',
+      identifier: { k: `n${index % 2}` },
+      payload: index,
+    }));
     const key = 'batch-killed';
     const watch = await SseClient.open(`${running.url}/api/v1/watch`, { event_type: 'faults', identifier: {} });
     expect(watch.status, watch.errorBody).toBe(200);

@@ -120,8 +120,14 @@ describe.each(PROTOCOLS)('foreign origins over $name', ({ connect }) => {
   });
 
   it('refuses random web origins', async () => {
-    const origins = fc.webUrl({ validSchemes: ['http', 'https'] }).map((url) => new URL(url).origin).filter((origin) => origin !== CONSOLE);
-    await fc.assert(fc.asyncProperty(origins, (origin) => expectNoCorsFor(client, origin)), { numRuns: RUNS });
+    const origins = fc
+      .webUrl({ validSchemes: ['http', 'https'] })
+      .map((url) => new URL(url).origin)
+      .filter((origin) => origin !== CONSOLE);
+    await fc.assert(
+      fc.asyncProperty(origins, (origin) => expectNoCorsFor(client, origin)),
+      { numRuns: RUNS },
+    );
   }, 120_000);
 
   it('refuses the listed origin with one printable character inserted, removed or replaced', async () => {
@@ -134,6 +140,9 @@ describe.each(PROTOCOLS)('foreign origins over $name', ({ connect }) => {
         return CONSOLE.slice(0, at) + character + CONSOLE.slice(at + 1);
       })
       .filter((origin) => origin !== CONSOLE);
-    await fc.assert(fc.asyncProperty(mutated, (origin) => expectNoCorsFor(client, origin)), { numRuns: RUNS });
+    await fc.assert(
+      fc.asyncProperty(mutated, (origin) => expectNoCorsFor(client, origin)),
+      { numRuns: RUNS },
+    );
   }, 120_000);
 });

@@ -142,8 +142,21 @@ const VALID_BODIES: readonly Record<string, unknown>[] = [
   { event_type: 'dissemination', identifier: { destination: 'FOO', class: 'od' }, payload: { a: [1, 2] } },
   { event_type: 'extreme_event', identifier: { region: 'north', run_time: '12:00', severity: 3, anomaly: 1.5 } },
   { event_type: 'test_polygon', identifier: { date: '20250706', time: '1200', polygon: '(0,0,0,1,1,1,0,0)' }, payload: 'p' },
-  { event_type: 'sensor_cloud', identifier: { date: '20250706', point_cloud: [[1, 2], [3, 4]] } },
-  { event_type: 'extreme_event', identifier: { region: 'north', run_time: '12:00', severity: { gte: 2 }, point: '0.5,0.5' }, from_date: '2025-01-01T00:00:00Z' },
+  {
+    event_type: 'sensor_cloud',
+    identifier: {
+      date: '20250706',
+      point_cloud: [
+        [1, 2],
+        [3, 4],
+      ],
+    },
+  },
+  {
+    event_type: 'extreme_event',
+    identifier: { region: 'north', run_time: '12:00', severity: { gte: 2 }, point: '0.5,0.5' },
+    from_date: '2025-01-01T00:00:00Z',
+  },
 ];
 
 /** Any JSON value, including the unusual: deep-ish, unicode keys, big and negative numbers. */
@@ -207,18 +220,55 @@ function mutate(base: Record<string, unknown>, mutations: readonly Mutation[]): 
     if (mutation.kind === 'drop' && key !== undefined) delete target[key];
     else if (mutation.kind === 'replace' && key !== undefined) target[key] = mutation.value;
     else if (mutation.kind === 'retype' && key !== undefined) target[key] = retyped(target[key], mutation.to);
-    else if (mutation.kind === 'add') Object.defineProperty(target, mutation.key, { value: mutation.value, enumerable: true, configurable: true, writable: true });
+    else if (mutation.kind === 'add')
+      Object.defineProperty(target, mutation.key, { value: mutation.value, enumerable: true, configurable: true, writable: true });
   }
   return JSON.stringify(body);
 }
 
 /** Number literals at and beyond every edge a parser or handler has. */
 const HOSTILE_NUMBERS = [
-  '1e400', '-1e400', '1e-400', '-0', '-0.0', '0e0', '18446744073709551616', '18446744073709551615', '9007199254740993',
-  '-9223372036854775809', '1.7976931348623157e308', '4.9e-324', '123456789012345678901234567890', '9'.repeat(5000),
-  '0.' + '0'.repeat(3000) + '1', '1E+2', '1e', '01', '+1', '.5', '1.', '0x10', 'NaN', 'Infinity', '-Infinity', '1_000',
+  '1e400',
+  '-1e400',
+  '1e-400',
+  '-0',
+  '-0.0',
+  '0e0',
+  '18446744073709551616',
+  '18446744073709551615',
+  '9007199254740993',
+  '-9223372036854775809',
+  '1.7976931348623157e308',
+  '4.9e-324',
+  '123456789012345678901234567890',
+  '9'.repeat(5000),
+  '0.' + '0'.repeat(3000) + '1',
+  '1E+2',
+  '1e',
+  '01',
+  '+1',
+  '.5',
+  '1.',
+  '0x10',
+  'NaN',
+  'Infinity',
+  '-Infinity',
+  '1_000',
 ];
-const HOSTILE_NUMBER_STRINGS = ['"NaN"', '"Infinity"', '"-0"', '"1e400"', '"0x1F"', '"٣"', '"１２"', '" 7 "', '""', '"+5"', '"5."', '"1e2"'];
+const HOSTILE_NUMBER_STRINGS = [
+  '"NaN"',
+  '"Infinity"',
+  '"-0"',
+  '"1e400"',
+  '"0x1F"',
+  '"٣"',
+  '"１２"',
+  '" 7 "',
+  '""',
+  '"+5"',
+  '"5."',
+  '"1e2"',
+];
 
 const numberLiteralArb = fc.oneof(
   fc.constantFrom(...HOSTILE_NUMBERS, ...HOSTILE_NUMBER_STRINGS),
@@ -308,9 +358,16 @@ describe('hostile input against the real server (issue 9)', { timeout: 120_000 }
   describe('JSON endpoints: notify, watch, replay', () => {
     it('random JSON documents are answered 2xx or a documented 4xx', async () => {
       await fc.assert(
-        fc.asyncProperty(endpointArb, fc.oneof(fc.json({ maxDepth: 5 }), jsonValueArb.map((v) => JSON.stringify(v))), async (path, text) => {
-          expectDocumented(await post(open.url, path, text), `${path} ${text}`);
-        }),
+        fc.asyncProperty(
+          endpointArb,
+          fc.oneof(
+            fc.json({ maxDepth: 5 }),
+            jsonValueArb.map((v) => JSON.stringify(v)),
+          ),
+          async (path, text) => {
+            expectDocumented(await post(open.url, path, text), `${path} ${text}`);
+          },
+        ),
         fcOptions(),
       );
     });
@@ -318,8 +375,17 @@ describe('hostile input against the real server (issue 9)', { timeout: 120_000 }
     it('random JSON objects with the request keys (and any values) are answered 2xx or a documented 4xx', async () => {
       const bodyArb = fc.record(
         {
-          event_type: fc.oneof(fc.constantFrom('mars', 'dissemination', 'extreme_event', 'test_polygon', 'sensor_cloud', 'MARS'), jsonValueArb),
-          identifier: fc.oneof(fc.dictionary(fc.constantFrom('class', 'step', 'date', 'time', 'polygon', 'point', 'region', 'severity', 'point_cloud', 'destination'), jsonValueArb), jsonValueArb),
+          event_type: fc.oneof(
+            fc.constantFrom('mars', 'dissemination', 'extreme_event', 'test_polygon', 'sensor_cloud', 'MARS'),
+            jsonValueArb,
+          ),
+          identifier: fc.oneof(
+            fc.dictionary(
+              fc.constantFrom('class', 'step', 'date', 'time', 'polygon', 'point', 'region', 'severity', 'point_cloud', 'destination'),
+              jsonValueArb,
+            ),
+            jsonValueArb,
+          ),
           from_id: jsonValueArb,
           from_date: jsonValueArb,
           payload: jsonValueArb,
@@ -338,29 +404,58 @@ describe('hostile input against the real server (issue 9)', { timeout: 120_000 }
     it('generic event types (non-strict) with any names, keys and values: 2xx or a documented 4xx', async () => {
       const nameArb = fc.oneof(
         fc.string({ maxLength: 12 }),
-        fc.constantFrom('__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf', 'polygon', 'point', '', '*', '>', '.', '%', 'a.b', 'mars', 'MARS'),
+        fc.constantFrom(
+          '__proto__',
+          'constructor',
+          'toString',
+          'hasOwnProperty',
+          'valueOf',
+          'polygon',
+          'point',
+          '',
+          '*',
+          '>',
+          '.',
+          '%',
+          'a.b',
+          'mars',
+          'MARS',
+        ),
       );
       const identifierArb = fc.dictionary(nameArb, fc.oneof(fc.string({ maxLength: 12 }), jsonValueArb), { maxKeys: 4 });
       await fc.assert(
-        fc.asyncProperty(endpointArb, nameArb, identifierArb, fc.option(fc.constantFrom('1', '2025-01-01T00:00:00Z'), { nil: undefined }), async (path, eventType, identifier, cursor) => {
-          const body: Record<string, unknown> = { event_type: eventType, identifier };
-          if (cursor !== undefined) body[cursor.includes('-') ? 'from_date' : 'from_id'] = cursor;
-          const text = JSON.stringify(body);
-          expectDocumented(await post(generic.url, path, text), `${path} ${text}`);
-          // The same with a literal __proto__ key, which JSON.stringify of a dictionary cannot produce.
-          const withProto = text.replace('"identifier":{', '"identifier":{"__proto__":"x",').replace('"identifier":{"__proto__":"x",}', '"identifier":{"__proto__":"x"}');
-          expectDocumented(await post(generic.url, path, withProto), `${path} ${withProto}`);
-        }),
+        fc.asyncProperty(
+          endpointArb,
+          nameArb,
+          identifierArb,
+          fc.option(fc.constantFrom('1', '2025-01-01T00:00:00Z'), { nil: undefined }),
+          async (path, eventType, identifier, cursor) => {
+            const body: Record<string, unknown> = { event_type: eventType, identifier };
+            if (cursor !== undefined) body[cursor.includes('-') ? 'from_date' : 'from_id'] = cursor;
+            const text = JSON.stringify(body);
+            expectDocumented(await post(generic.url, path, text), `${path} ${text}`);
+            // The same with a literal __proto__ key, which JSON.stringify of a dictionary cannot produce.
+            const withProto = text
+              .replace('"identifier":{', '"identifier":{"__proto__":"x",')
+              .replace('"identifier":{"__proto__":"x",}', '"identifier":{"__proto__":"x"}');
+            expectDocumented(await post(generic.url, path, withProto), `${path} ${withProto}`);
+          },
+        ),
         fcOptions(),
       );
     });
 
     it('mutations of valid bodies (dropped, replaced, retyped and unknown fields) are answered 2xx or a documented 4xx', async () => {
       await fc.assert(
-        fc.asyncProperty(endpointArb, fc.constantFrom(...VALID_BODIES), fc.array(mutationArb, { minLength: 1, maxLength: 3 }), async (path, base, mutations) => {
-          const text = mutate(base, mutations);
-          expectDocumented(await post(open.url, path, text), `${path} ${text}`);
-        }),
+        fc.asyncProperty(
+          endpointArb,
+          fc.constantFrom(...VALID_BODIES),
+          fc.array(mutationArb, { minLength: 1, maxLength: 3 }),
+          async (path, base, mutations) => {
+            const text = mutate(base, mutations);
+            expectDocumented(await post(open.url, path, text), `${path} ${text}`);
+          },
+        ),
         fcOptions(),
       );
     });
@@ -411,7 +506,8 @@ describe('hostile input against the real server (issue 9)', { timeout: 120_000 }
       );
       for (const depth of [127, 128, 129, 10_000]) {
         for (const text of bodies(depth)) {
-          for (const path of STREAM_ENDPOINTS) expectDocumented(await post(open.url, path, text), `${path} depth ${depth} ${text.slice(0, 60)}`);
+          for (const path of STREAM_ENDPOINTS)
+            expectDocumented(await post(open.url, path, text), `${path} depth ${depth} ${text.slice(0, 60)}`);
         }
       }
       const deepest = await post(open.url, '/api/v1/notification', nested(10_000, '[', ']'));
@@ -455,7 +551,12 @@ describe('hostile input against the real server (issue 9)', { timeout: 120_000 }
       );
       await fc.assert(
         fc.asyncProperty(endpointArb, invalidBytes, fc.nat(3), async (path, bytes, where) => {
-          const prefixes = ['{"event_type":"', '{"event_type":"mars","identifier":{"class":"', '{"event_type":"mars","identifier":{"class":"od"},"payload":"', '{"'];
+          const prefixes = [
+            '{"event_type":"',
+            '{"event_type":"mars","identifier":{"class":"',
+            '{"event_type":"mars","identifier":{"class":"od"},"payload":"',
+            '{"',
+          ];
           const suffixes = ['","identifier":{}}', '"}}', '"}', '":1}'];
           const body = Buffer.concat([Buffer.from(prefixes[where] as string), Buffer.from(bytes), Buffer.from(suffixes[where] as string)]);
           const reply = await post(open.url, path, body);
@@ -468,15 +569,23 @@ describe('hostile input against the real server (issue 9)', { timeout: 120_000 }
     });
 
     it('odd, missing and random content types and charsets do not change the outcome', async () => {
-      const typeArb = fc.oneof(fc.constantFrom(...CONTENT_TYPES), fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)), maxLength: 100 }));
+      const typeArb = fc.oneof(
+        fc.constantFrom(...CONTENT_TYPES),
+        fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)), maxLength: 100 }),
+      );
       await fc.assert(
-        fc.asyncProperty(endpointArb, typeArb, fc.constantFrom(VALID_BODIES[0] as Record<string, unknown>, VALID_BODIES[2] as Record<string, unknown>), async (path, contentType, body) => {
-          const text = JSON.stringify(path === '/api/v1/replay' ? { ...body, from_id: '1' } : body);
-          const headers: Record<string, string> = contentType === undefined ? {} : { 'content-type': contentType };
-          const reply = await send(open.url, 'POST', path, text, headers);
-          expectDocumented(reply, `${path} content-type ${JSON.stringify(contentType)}`);
-          expect(reply.status, `${path} content-type ${JSON.stringify(contentType)}: ${reply.text}`).toBe(200);
-        }),
+        fc.asyncProperty(
+          endpointArb,
+          typeArb,
+          fc.constantFrom(VALID_BODIES[0] as Record<string, unknown>, VALID_BODIES[2] as Record<string, unknown>),
+          async (path, contentType, body) => {
+            const text = JSON.stringify(path === '/api/v1/replay' ? { ...body, from_id: '1' } : body);
+            const headers: Record<string, string> = contentType === undefined ? {} : { 'content-type': contentType };
+            const reply = await send(open.url, 'POST', path, text, headers);
+            expectDocumented(reply, `${path} content-type ${JSON.stringify(contentType)}`);
+            expect(reply.status, `${path} content-type ${JSON.stringify(contentType)}: ${reply.text}`).toBe(200);
+          },
+        ),
         fcOptions(100),
       );
     });
@@ -512,8 +621,27 @@ describe('hostile input against the real server (issue 9)', { timeout: 120_000 }
   describe('schema and admin endpoints, paths and methods', () => {
     const pathSegmentArb = fc.oneof(
       fc.string({ unit: 'grapheme', maxLength: 40 }).map(encodeURIComponent),
-      fc.constantFrom('%', '%zz', '%00', '..', '%2e%2e', '%2F', '%C0%AF', 'mars', 'MARS', 'mars@1', 'mars@0', 'diss@18446744073709551616', '@', 'a@b@c', '%20mars@1%20', 'x'.repeat(500)),
-      fc.tuple(fc.string({ maxLength: 20 }), fc.oneof(fc.nat().map(String), fc.string({ maxLength: 10 }))).map(([s, n]) => encodeURIComponent(`${s}@${n}`)),
+      fc.constantFrom(
+        '%',
+        '%zz',
+        '%00',
+        '..',
+        '%2e%2e',
+        '%2F',
+        '%C0%AF',
+        'mars',
+        'MARS',
+        'mars@1',
+        'mars@0',
+        'diss@18446744073709551616',
+        '@',
+        'a@b@c',
+        '%20mars@1%20',
+        'x'.repeat(500),
+      ),
+      fc
+        .tuple(fc.string({ maxLength: 20 }), fc.oneof(fc.nat().map(String), fc.string({ maxLength: 10 })))
+        .map(([s, n]) => encodeURIComponent(`${s}@${n}`)),
     );
 
     it('GET /api/v1/schema/{event_type} with any segment: 200 or a documented 404', async () => {
@@ -546,14 +674,36 @@ describe('hostile input against the real server (issue 9)', { timeout: 120_000 }
       await fc.assert(
         fc.asyncProperty(bodyArb, typeArb, async (body, contentType) => {
           const headers: Record<string, string> = contentType === undefined ? {} : { 'content-type': contentType };
-          expectDocumented(await send(open.url, 'DELETE', '/api/v1/admin/wipe/stream', body, headers), `wipe ${contentType} ${body}`, 'admin');
+          expectDocumented(
+            await send(open.url, 'DELETE', '/api/v1/admin/wipe/stream', body, headers),
+            `wipe ${contentType} ${body}`,
+            'admin',
+          );
         }),
         fcOptions(),
       );
     });
 
     it('any method on any route, with or without a body: 2xx or a documented 4xx', async () => {
-      const routes = ['/', '/health', '/api/v1/schema', '/api/v1/schema/mars', ...STREAM_ENDPOINTS, '/api/v1/admin/wipe/all', '/api/v1/admin/wipe/stream', '/api/v1/admin/notification/mars@1', '/api-docs/openapi.json', '/api/v1', '/api/v1/', '/api/v1/nothing', '/static/../../etc/passwd', '/static/%2e%2e/%2e%2e/etc/passwd', '//api/v1/notification', '/api/v1/notification?x=%zz', '/api/v1//watch'];
+      const routes = [
+        '/',
+        '/health',
+        '/api/v1/schema',
+        '/api/v1/schema/mars',
+        ...STREAM_ENDPOINTS,
+        '/api/v1/admin/wipe/all',
+        '/api/v1/admin/wipe/stream',
+        '/api/v1/admin/notification/mars@1',
+        '/api-docs/openapi.json',
+        '/api/v1',
+        '/api/v1/',
+        '/api/v1/nothing',
+        '/static/../../etc/passwd',
+        '/static/%2e%2e/%2e%2e/etc/passwd',
+        '//api/v1/notification',
+        '/api/v1/notification?x=%zz',
+        '/api/v1//watch',
+      ];
       await fc.assert(
         fc.asyncProperty(
           fc.constantFrom('GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE', 'PROPFIND', 'SEARCH'),
@@ -567,7 +717,11 @@ describe('hostile input against the real server (issue 9)', { timeout: 120_000 }
               expect(reply.headers['x-request-id']).toMatch(UUID_V4);
               return;
             }
-            expectDocumented(reply, `${method} ${route} ${body}`, route.startsWith('/api/v1/admin') ? 'admin' : route.startsWith('/api/v1/schema') ? 'schema' : 'api');
+            expectDocumented(
+              reply,
+              `${method} ${route} ${body}`,
+              route.startsWith('/api/v1/admin') ? 'admin' : route.startsWith('/api/v1/schema') ? 'schema' : 'api',
+            );
             expect(reply.text).not.toContain('root:');
           },
         ),
@@ -579,11 +733,20 @@ describe('hostile input against the real server (issue 9)', { timeout: 120_000 }
   describe('headers', () => {
     it('an incoming X-Request-ID of any form is ignored: every answer has a fresh v4 id', async () => {
       await fc.assert(
-        fc.asyncProperty(fc.oneof(fc.uuid(), fc.string({ unit: fc.integer({ min: 0x21, max: 0x7e }).map((c) => String.fromCharCode(c)), minLength: 1, maxLength: 200 })), async (sent) => {
-          const reply = await send(open.url, 'POST', '/api/v1/notification', '{', { 'x-request-id': sent, 'content-type': 'application/json' });
-          expectDocumented(reply, `x-request-id ${sent}`);
-          expect(reply.headers['x-request-id']).not.toBe(sent);
-        }),
+        fc.asyncProperty(
+          fc.oneof(
+            fc.uuid(),
+            fc.string({ unit: fc.integer({ min: 0x21, max: 0x7e }).map((c) => String.fromCharCode(c)), minLength: 1, maxLength: 200 }),
+          ),
+          async (sent) => {
+            const reply = await send(open.url, 'POST', '/api/v1/notification', '{', {
+              'x-request-id': sent,
+              'content-type': 'application/json',
+            });
+            expectDocumented(reply, `x-request-id ${sent}`);
+            expect(reply.headers['x-request-id']).not.toBe(sent);
+          },
+        ),
         fcOptions(50),
       );
     });
@@ -595,8 +758,24 @@ describe('hostile input against the real server (issue 9)', { timeout: 120_000 }
         printable.map((s) => `Bearer ${s}`),
         printable.map((s) => `bAsIc ${s}`),
         fc.string({ maxLength: 60 }).map((s) => `Basic ${Buffer.from(s, 'utf8').toString('base64')}`),
-        fc.tuple(fc.base64String(), fc.base64String(), fc.base64String()).map(([a, b, c]) => `Bearer ${a}.${b}.${c}`.replace(/[+/=]/g, '_')),
-        fc.constantFrom('', ' ', 'Bearer', 'Bearer ', 'Basic', 'Basic ', 'Bearer a b', 'Basic ====', 'Negotiate abc', `Bearer ${'a'.repeat(8000)}`, 'Bearer eyJhbGciOiJub25lIn0.eyJ1c2VybmFtZSI6ImEifQ.', FAKE_USERS.reader.authorization, FAKE_USERS.admin.authorization),
+        fc
+          .tuple(fc.base64String(), fc.base64String(), fc.base64String())
+          .map(([a, b, c]) => `Bearer ${a}.${b}.${c}`.replace(/[+/=]/g, '_')),
+        fc.constantFrom(
+          '',
+          ' ',
+          'Bearer',
+          'Bearer ',
+          'Basic',
+          'Basic ',
+          'Bearer a b',
+          'Basic ====',
+          'Negotiate abc',
+          `Bearer ${'a'.repeat(8000)}`,
+          'Bearer eyJhbGciOiJub25lIn0.eyJ1c2VybmFtZSI6ImEifQ.',
+          FAKE_USERS.reader.authorization,
+          FAKE_USERS.admin.authorization,
+        ),
         fc.constantFrom(1, 2).map((n) => (n === 1 ? adminBearer : readerBearer)),
       );
       const targets: [string, string, string | undefined, Shape][] = [
@@ -673,14 +852,25 @@ describe('hostile input against the real server (issue 9)', { timeout: 120_000 }
     });
 
     it('a watch stream outlives the request timeout (the timeout bounds receiving the request only)', async () => {
-      const client = await SseClient.open(`${open.url}/api/v1/watch`, { event_type: 'dissemination', identifier: { destination: 'LONG', class: 'od' } });
+      const client = await SseClient.open(`${open.url}/api/v1/watch`, {
+        event_type: 'dissemination',
+        identifier: { destination: 'LONG', class: 'od' },
+      });
       expect(client.status).toBe(200);
       expect((await client.nextSignificant())?.json.type).toBe('connection_established');
       // Wait until the request-timeout sweep has certainly run over this connection…
       const deadline = Date.now() + REQUEST_TIMEOUT_MS + 1500;
       while (Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 250));
       // …then the stream must still deliver.
-      expect((await post(open.url, '/api/v1/notification', JSON.stringify({ event_type: 'dissemination', identifier: { destination: 'LONG', class: 'od' } }))).status).toBe(200);
+      expect(
+        (
+          await post(
+            open.url,
+            '/api/v1/notification',
+            JSON.stringify({ event_type: 'dissemination', identifier: { destination: 'LONG', class: 'od' } }),
+          )
+        ).status,
+      ).toBe(200);
       const event = await client.nextSignificant();
       expect(event?.json.data, JSON.stringify(event)).toMatchObject({ identifier: { destination: 'LONG' } });
       client.close();
@@ -698,22 +888,25 @@ describe('hostile input against the real server (issue 9)', { timeout: 120_000 }
       ['DELETE', '/api/v1/admin%2Fwipe%2Fall', undefined],
     ];
 
-    it.each(adminRoutes)('%s %s: 401 without credentials, 403 for a reader (Basic and Bearer), not refused for an admin', async (method, path, body) => {
-      const headers = { 'content-type': 'application/json' };
-      const anonymous = await send(secured.url, method, path, body, headers);
-      expectDocumented(anonymous, `${path} anonymous`, 'admin');
-      expect(anonymous.status).toBe(401);
-      for (const authorization of [FAKE_USERS.reader.authorization, readerBearer]) {
-        const reader = await send(secured.url, method, path, body, { ...headers, authorization });
-        expectDocumented(reader, `${path} reader`, 'admin');
-        expect(reader.status).toBe(403);
-      }
-      for (const authorization of [FAKE_USERS.admin.authorization, adminBearer]) {
-        const admin = await send(secured.url, method, path, body, { ...headers, authorization });
-        expectDocumented(admin, `${path} admin`, 'admin');
-        expect([401, 403]).not.toContain(admin.status);
-      }
-    });
+    it.each(adminRoutes)(
+      '%s %s: 401 without credentials, 403 for a reader (Basic and Bearer), not refused for an admin',
+      async (method, path, body) => {
+        const headers = { 'content-type': 'application/json' };
+        const anonymous = await send(secured.url, method, path, body, headers);
+        expectDocumented(anonymous, `${path} anonymous`, 'admin');
+        expect(anonymous.status).toBe(401);
+        for (const authorization of [FAKE_USERS.reader.authorization, readerBearer]) {
+          const reader = await send(secured.url, method, path, body, { ...headers, authorization });
+          expectDocumented(reader, `${path} reader`, 'admin');
+          expect(reader.status).toBe(403);
+        }
+        for (const authorization of [FAKE_USERS.admin.authorization, adminBearer]) {
+          const admin = await send(secured.url, method, path, body, { ...headers, authorization });
+          expectDocumented(admin, `${path} admin`, 'admin');
+          expect([401, 403]).not.toContain(admin.status);
+        }
+      },
+    );
   });
 
   describe('after the run', () => {
@@ -730,7 +923,12 @@ describe('hostile input against the real server (issue 9)', { timeout: 120_000 }
         const client = await SseClient.open(`${server.url}/api/v1/watch`, { event_type: 'dissemination', identifier }, { headers });
         expect(client.status, client.errorBody).toBe(200);
         expect((await client.nextSignificant())?.json.type).toBe('connection_established');
-        const notify = await post(server.url, '/api/v1/notification', JSON.stringify({ event_type: 'dissemination', identifier, payload: 'after' }), headers);
+        const notify = await post(
+          server.url,
+          '/api/v1/notification',
+          JSON.stringify({ event_type: 'dissemination', identifier, payload: 'after' }),
+          headers,
+        );
         expect(notify.status, notify.text).toBe(200);
         const event = await client.nextSignificant();
         expect(event?.event).toBe('live-notification');
@@ -750,7 +948,12 @@ describe('hostile input against the real server (issue 9)', { timeout: 120_000 }
       const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
       expect(metrics).toContain('aviso_auth_requests_total');
       const bodies: string[] = [];
-      for (const authorization of [FAKE_USERS.reader.authorization, readerBearer, `Bearer ${JWT_SECRET}`, `Basic ${Buffer.from(`x:${JWT_SECRET}`).toString('base64')}`]) {
+      for (const authorization of [
+        FAKE_USERS.reader.authorization,
+        readerBearer,
+        `Bearer ${JWT_SECRET}`,
+        `Basic ${Buffer.from(`x:${JWT_SECRET}`).toString('base64')}`,
+      ]) {
         bodies.push((await send(secured.url, 'DELETE', '/api/v1/admin/wipe/all', undefined, { authorization })).text);
         bodies.push((await post(secured.url, '/api/v1/notification', '{', { authorization })).text);
       }
@@ -786,7 +989,6 @@ function isValidUtf8(bytes: Buffer): boolean {
     return false;
   }
 }
-
 
 /** Writes `bytes` and reads until the server closes the connection. */
 function rawExchange(port: number, bytes: Buffer): Promise<string> {
@@ -863,11 +1065,15 @@ function uploadExchange(port: number, head: string, body: Buffer): Promise<strin
 /** A chunked POST of `size` bytes with no Content-Length, so the limit is hit while streaming. */
 function chunkedPost(baseUrl: string, path: string, size: number): Promise<Reply> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest(`${baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
-    });
+    const req = httpRequest(
+      `${baseUrl}${path}`,
+      { method: 'POST', headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
+      },
+    );
     let answered = false;
     req.on('response', () => (answered = true));
     req.on('error', (error: NodeJS.ErrnoException) => {

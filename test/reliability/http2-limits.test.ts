@@ -103,7 +103,8 @@ describe('header fields per request', () => {
 });
 
 describe('a header list over max_header_bytes (16384)', () => {
-  const oversized = (streamId: number) => headerFrames(streamId, requestHeaderBlock('GET', '/health', [hpack.literal('x-padding', 'p'.repeat(17_000))]));
+  const oversized = (streamId: number) =>
+    headerFrames(streamId, requestHeaderBlock('GET', '/health', [hpack.literal('x-padding', 'p'.repeat(17_000))]));
 
   it('once the client acknowledged the SETTINGS: RST_STREAM ENHANCE_YOUR_CALM from Node, on that stream only', async () => {
     const connection = await rawConnection(standard, true);
@@ -117,7 +118,7 @@ describe('a header list over max_header_bytes (16384)', () => {
     expect(connection.goaway()).toBeUndefined();
   });
 
-  it('before the client acknowledged them: the server\'s own 431 HEADERS_TOO_LARGE in the error shape', async () => {
+  it("before the client acknowledged them: the server's own 431 HEADERS_TOO_LARGE in the error shape", async () => {
     const connection = await rawConnection(standard, false);
     connection.send(oversized(1));
     await connection.waitFor('the 431 body on stream 1', () => connection.dataText(1).endsWith('}'));
@@ -139,38 +140,46 @@ describe('concurrent streams per connection', () => {
     return streamIds;
   }
 
-  it('keeps 256 watches open; the 257th closes the whole connection (RST_STREAM INTERNAL_ERROR, no GOAWAY) and its watches are released', async () => {
-    const connection = await rawConnection(standard, true);
-    const streamIds = await openWatches(connection, MAX_CONCURRENT_STREAMS);
-    expect(streamIds.every((streamId) => connection.answeredOk(streamId))).toBe(true);
-    await eventually('256 watches counted', async () => (await activeStreams()) === MAX_CONCURRENT_STREAMS);
-    const framesBefore = connection.received.length;
+  it(
+    'keeps 256 watches open; the 257th closes the whole connection (RST_STREAM INTERNAL_ERROR, no GOAWAY) and its watches are released',
+    async () => {
+      const connection = await rawConnection(standard, true);
+      const streamIds = await openWatches(connection, MAX_CONCURRENT_STREAMS);
+      expect(streamIds.every((streamId) => connection.answeredOk(streamId))).toBe(true);
+      await eventually('256 watches counted', async () => (await activeStreams()) === MAX_CONCURRENT_STREAMS);
+      const framesBefore = connection.received.length;
 
-    connection.send(requestFrames(1 + 2 * MAX_CONCURRENT_STREAMS, 'POST', '/api/v1/watch', WATCH_BODY));
-    await eventually('the server to close the connection', () => connection.isClosed, { timeoutMs: 30_000 });
-    const after = connection.received.slice(framesBefore);
-    // nghttp2 treats a stream over the acknowledged SETTINGS_MAX_CONCURRENT_STREAMS as a connection
-    // error; Node then tears the session down with one RST_STREAM instead of a GOAWAY.
-    expect(after.filter((entry) => entry.type !== FrameType.DATA /* a heartbeat may still arrive */)).toHaveLength(1);
-    expect(connection.resets()).toEqual([{ streamId: 1, errorCode: ErrorCode.INTERNAL_ERROR }]);
-    expect(connection.goaway()).toBeUndefined();
-    expect(connection.answered(1 + 2 * MAX_CONCURRENT_STREAMS)).toBe(false);
-    await eventually('every watch of the closed connection released', async () => (await activeStreams()) === 0);
-    await expectStillServing(standard, certificates.ca);
-  }, ATTACK_TIMEOUT_MS);
+      connection.send(requestFrames(1 + 2 * MAX_CONCURRENT_STREAMS, 'POST', '/api/v1/watch', WATCH_BODY));
+      await eventually('the server to close the connection', () => connection.isClosed, { timeoutMs: 30_000 });
+      const after = connection.received.slice(framesBefore);
+      // nghttp2 treats a stream over the acknowledged SETTINGS_MAX_CONCURRENT_STREAMS as a connection
+      // error; Node then tears the session down with one RST_STREAM instead of a GOAWAY.
+      expect(after.filter((entry) => entry.type !== FrameType.DATA /* a heartbeat may still arrive */)).toHaveLength(1);
+      expect(connection.resets()).toEqual([{ streamId: 1, errorCode: ErrorCode.INTERNAL_ERROR }]);
+      expect(connection.goaway()).toBeUndefined();
+      expect(connection.answered(1 + 2 * MAX_CONCURRENT_STREAMS)).toBe(false);
+      await eventually('every watch of the closed connection released', async () => (await activeStreams()) === 0);
+      await expectStillServing(standard, certificates.ca);
+    },
+    ATTACK_TIMEOUT_MS,
+  );
 
-  it('before the client acknowledged the SETTINGS, the 257th alone is refused with RST_STREAM REFUSED_STREAM', async () => {
-    const connection = await rawConnection(standard, false);
-    await openWatches(connection, MAX_CONCURRENT_STREAMS);
-    const refused = 1 + 2 * MAX_CONCURRENT_STREAMS;
-    connection.send(requestFrames(refused, 'POST', '/api/v1/watch', WATCH_BODY));
-    await connection.waitFor('RST_STREAM on the 257th stream', () => connection.resets().length > 0);
-    expect(connection.resets()).toEqual([{ streamId: refused, errorCode: ErrorCode.REFUSED_STREAM }]);
-    expect(connection.isClosed).toBe(false);
-    expect(connection.goaway()).toBeUndefined();
-    connection.close();
-    await eventually('every watch released', async () => (await activeStreams()) === 0);
-  }, ATTACK_TIMEOUT_MS);
+  it(
+    'before the client acknowledged the SETTINGS, the 257th alone is refused with RST_STREAM REFUSED_STREAM',
+    async () => {
+      const connection = await rawConnection(standard, false);
+      await openWatches(connection, MAX_CONCURRENT_STREAMS);
+      const refused = 1 + 2 * MAX_CONCURRENT_STREAMS;
+      connection.send(requestFrames(refused, 'POST', '/api/v1/watch', WATCH_BODY));
+      await connection.waitFor('RST_STREAM on the 257th stream', () => connection.resets().length > 0);
+      expect(connection.resets()).toEqual([{ streamId: refused, errorCode: ErrorCode.REFUSED_STREAM }]);
+      expect(connection.isClosed).toBe(false);
+      expect(connection.goaway()).toBeUndefined();
+      connection.close();
+      await eventually('every watch released', async () => (await activeStreams()) === 0);
+    },
+    ATTACK_TIMEOUT_MS,
+  );
 });
 
 describe('many connections at the stream limit', () => {
@@ -210,7 +219,9 @@ describe('many connections at the stream limit', () => {
     try {
       const watches = sessions.flatMap((session) => Array.from({ length: MAX_CONCURRENT_STREAMS }, () => watchOn(session)));
       await Promise.all(watches.map((watch) => watch.seen('connection_established')));
-      await eventually('5,120 watches counted', async () => (await activeStreams()) === CONNECTIONS * MAX_CONCURRENT_STREAMS, { timeoutMs: 60_000 });
+      await eventually('5,120 watches counted', async () => (await activeStreams()) === CONNECTIONS * MAX_CONCURRENT_STREAMS, {
+        timeoutMs: 60_000,
+      });
       const publisher = https1Client(origin, certificates.ca);
       try {
         expect((await publisher.request('/api/v1/notification', { body: transcriptNotification('to-5120') })).status).toBe(200);

@@ -179,7 +179,12 @@ describe('exactly once through a cutting proxy, on JetStream with two server pro
     const runTag = `k${Date.now().toString(36)}`;
     watch = await SseClient.open(`${two.url}/api/v1/watch`, WATCH);
     expect(watch.status).toBe(200);
-    proxy = await startCuttingProxy({ upstreams: () => [one.port, two.port], cutAnswers: CUT_ANSWERS, cutRequests: CUT_REQUESTS, seed: 11 });
+    proxy = await startCuttingProxy({
+      upstreams: () => [one.port, two.port],
+      cutAnswers: CUT_ANSWERS,
+      cutRequests: CUT_REQUESTS,
+      seed: 11,
+    });
     client = clientFor(proxy.port);
     let killed: Promise<void> | undefined;
     const sent = await sendAll(client, runTag, (done) => {

@@ -165,7 +165,10 @@ describe('60,000 HTTP/2 requests with a 4 KB invalid value (D45)', () => {
       stdoutDir = mkdtempSync(join(tmpdir(), 'aviso-stdout-'));
       const stdoutFile = join(stdoutDir, 'stdout.log');
       const { server: running, counter } = await start({ stdoutFile }, EVERY_CLIENT_ERROR_LINE);
-      const measure = await flood(running, UNLIMITED_LINES_REQUESTS, { path: WATCH_PATH, repeatedHeader: { name: 'last-event-id', value: LAST_EVENT_ID } });
+      const measure = await flood(running, UNLIMITED_LINES_REQUESTS, {
+        path: WATCH_PATH,
+        repeatedHeader: { name: 'last-event-id', value: LAST_EVENT_ID },
+      });
       expectBoundedAnswers(measure, UNLIMITED_LINES_REQUESTS, LAST_EVENT_ID);
       expect(measure.peak - measure.base).toBeLessThan(RSS_BOUND_BYTES);
       // Whatever stdout could not take was counted; what it wrote is about a line per request, each cut.

@@ -51,7 +51,7 @@ function natsConfig(natsUrl: string, jetstream: Record<string, unknown> = {}): R
 }
 
 function noteOf(event: SseEvent): string | undefined {
-  return ((event.json.data as { payload?: { note?: string } } | undefined)?.payload?.note) ?? undefined;
+  return (event.json.data as { payload?: { note?: string } } | undefined)?.payload?.note ?? undefined;
 }
 
 function sequenceOf(id: string): number {
@@ -89,9 +89,10 @@ class NotifyTraffic {
       const note = `${this.prefix}${i}`;
       const startedAt = Date.now();
       // A transport failure (status 0) is a failure too: aviso must always answer.
-      const response = await postJson(`${this.server.url}/api/v1/notification`, transcriptNotification(note)).catch(
-        (error: unknown) => ({ status: 0, json: { transport_error: String(error) } }),
-      );
+      const response = await postJson(`${this.server.url}/api/v1/notification`, transcriptNotification(note)).catch((error: unknown) => ({
+        status: 0,
+        json: { transport_error: String(error) },
+      }));
       this.outcomes.push({ note, status: response.status, body: response.json, startedAt, durationMs: Date.now() - startedAt });
       for (const wake of this.waiters.splice(0)) wake();
       // Pacing, not synchronisation: keeps the load modest on a small machine.
@@ -142,7 +143,10 @@ async function storedTraffic(
     const client = await open(server, '/api/v1/replay', { ...TRANSCRIPT_REQUEST, from_id: '0' });
     expect(client.status, client.errorBody).toBe(200);
     const frames = withoutHeartbeats(await client.rest(30_000));
-    const summary = frames.filter((f) => !f.json.specversion).map((f) => f.data).join('\n');
+    const summary = frames
+      .filter((f) => !f.json.specversion)
+      .map((f) => f.data)
+      .join('\n');
     expect(frames.at(-1)?.json.reason, summary).toBe('end_of_stream');
     if (!frames.some((f) => f.json.type === 'replay_completed')) {
       const error = frames.find((f) => f.event === 'error');
@@ -213,10 +217,17 @@ class WatcherFollower {
     this.firstStream = finals.map((f) => `${f.event}:${String(f.json.error ?? f.json.reason)}`).join(' + ');
     expect(finals.at(-1)?.json.reason, this.firstStream).toBe('end_of_stream');
     const last = this.seen.at(-1);
-    const resumed = await eventually('a resumed watch to open', async () => {
-      const client = await open(this.server, '/api/v1/watch', { ...TRANSCRIPT_REQUEST, from_id: String(last ? sequenceOf(last.id) + 1 : 1) });
-      return client.status === 200 ? client : undefined;
-    }, WHILE_RECOVERING);
+    const resumed = await eventually(
+      'a resumed watch to open',
+      async () => {
+        const client = await open(this.server, '/api/v1/watch', {
+          ...TRANSCRIPT_REQUEST,
+          from_id: String(last ? sequenceOf(last.id) + 1 : 1),
+        });
+        return client.status === 200 ? client : undefined;
+      },
+      WHILE_RECOVERING,
+    );
     this.resumedAt = Date.now();
     const resumedFinals = await this.read(resumed);
     if (!this.stopped) expect(resumedFinals, 'the resumed watch ended too').toEqual([]);
@@ -320,7 +331,10 @@ describe('a single NATS server is killed and restarted (same port, same store)',
       const killedAt = Date.now();
 
       // While NATS is away: notify answers 500, new streams answer 500, /health stays 200.
-      await traffic.until('notifies failing during the outage', (o) => o.filter((x) => x.startedAt > killedAt && x.status !== 200).length >= 3);
+      await traffic.until(
+        'notifies failing during the outage',
+        (o) => o.filter((x) => x.startedAt > killedAt && x.status !== 200).length >= 3,
+      );
       for (const path of ['/api/v1/watch', '/api/v1/replay']) {
         const body = path === '/api/v1/replay' ? { ...TRANSCRIPT_REQUEST, from_id: '0' } : TRANSCRIPT_REQUEST;
         const startedAt = Date.now();
@@ -329,7 +343,11 @@ describe('a single NATS server is killed and restarted (same port, same store)',
         expect(refused.status, `${path} during the outage`).toBe(500);
         const error = JSON.parse(refused.errorBody ?? '{}') as Record<string, unknown>;
         expect(Object.keys(error).sort()).toEqual(['code', 'details', 'error', 'message', 'request_id', 'topic']);
-        expect(error).toMatchObject({ code: 'SSE_STREAM_INITIALIZATION_FAILED', error: 'SSE stream creation failed', topic: TRANSCRIPT_TOPIC });
+        expect(error).toMatchObject({
+          code: 'SSE_STREAM_INITIALIZATION_FAILED',
+          error: 'SSE stream creation failed',
+          topic: TRANSCRIPT_TOPIC,
+        });
         expect(durationMs, `${path} took ${durationMs} ms to refuse`).toBeLessThan(NOTIFY_BOUND_MS);
       }
       const health = await request(`${server.url}/health`);
@@ -343,15 +361,24 @@ describe('a single NATS server is killed and restarted (same port, same store)',
       await nats.restart();
       natsDown = false;
       const restartedAt = Date.now();
-      await traffic.until('a notify acknowledged after NATS returned', (o) => o.some((x) => x.startedAt >= restartedAt && x.status === 200));
+      await traffic.until('a notify acknowledged after NATS returned', (o) =>
+        o.some((x) => x.startedAt >= restartedAt && x.status === 200),
+      );
       const firstAck = traffic.outcomes.find((x) => x.startedAt >= restartedAt && x.status === 200) as NotifyOutcome;
       const notifyRecoveryMs = firstAck.startedAt + firstAck.durationMs - restartedAt;
-      const watchRecoveredAt = await eventually('a new watch to open', async () => {
-        const client = await open(server, '/api/v1/watch', TRANSCRIPT_REQUEST);
-        client.close();
-        return client.status === 200 ? Date.now() : undefined;
-      }, WHILE_RECOVERING);
-      await traffic.until('more acknowledged notifies after recovery', (o) => o.filter((x) => x.startedAt >= restartedAt && x.status === 200).length >= 5);
+      const watchRecoveredAt = await eventually(
+        'a new watch to open',
+        async () => {
+          const client = await open(server, '/api/v1/watch', TRANSCRIPT_REQUEST);
+          client.close();
+          return client.status === 200 ? Date.now() : undefined;
+        },
+        WHILE_RECOVERING,
+      );
+      await traffic.until(
+        'more acknowledged notifies after recovery',
+        (o) => o.filter((x) => x.startedAt >= restartedAt && x.status === 200).length >= 5,
+      );
       await traffic.stop();
 
       const { stored } = await storedTraffic(server, traffic);
@@ -413,18 +440,22 @@ describe('a 3-node JetStream cluster with an R3 stream loses a node', { timeout:
     await victim.kill();
     const killedAt = Date.now();
 
-    await traffic.until(
-      'a notify acknowledged after the node died',
-      (o) => o.some((x) => x.startedAt >= killedAt && x.status === 200),
-    );
+    await traffic.until('a notify acknowledged after the node died', (o) => o.some((x) => x.startedAt >= killedAt && x.status === 200));
     const firstAck = traffic.outcomes.find((x) => x.startedAt >= killedAt && x.status === 200) as NotifyOutcome;
     const notifyFailoverMs = firstAck.startedAt + firstAck.durationMs - killedAt;
-    const watchFailoverAt = await eventually('a new watch to open', async () => {
-      const client = await open(server, '/api/v1/watch', TRANSCRIPT_REQUEST);
-      client.close();
-      return client.status === 200 ? Date.now() : undefined;
-    }, WHILE_RECOVERING);
-    await traffic.until('more acknowledged notifies after failover', (o) => o.filter((x) => x.startedAt >= killedAt && x.status === 200).length >= 10);
+    const watchFailoverAt = await eventually(
+      'a new watch to open',
+      async () => {
+        const client = await open(server, '/api/v1/watch', TRANSCRIPT_REQUEST);
+        client.close();
+        return client.status === 200 ? Date.now() : undefined;
+      },
+      WHILE_RECOVERING,
+    );
+    await traffic.until(
+      'more acknowledged notifies after failover',
+      (o) => o.filter((x) => x.startedAt >= killedAt && x.status === 200).length >= 10,
+    );
     await traffic.stop();
 
     // A replay may fail (and be retried by its client) while a lost node is still a stream peer.
@@ -467,10 +498,14 @@ async function moveStreamLeader(cluster: NatsCluster, stream: string, target: st
     await cluster.withManager(async (_jsm, nc) => {
       await nc.request(`$JS.API.STREAM.LEADER.STEPDOWN.${stream}`, undefined, { timeout: 5_000 });
     });
-    leader = await eventually('a new stream leader', async () => {
-      const current = await cluster.streamLeader(stream).catch(() => undefined);
-      return current !== undefined && current !== previous ? current : undefined;
-    }, WHILE_RECOVERING);
+    leader = await eventually(
+      'a new stream leader',
+      async () => {
+        const current = await cluster.streamLeader(stream).catch(() => undefined);
+        return current !== undefined && current !== previous ? current : undefined;
+      },
+      WHILE_RECOVERING,
+    );
   }
   return leader;
 }

@@ -38,7 +38,8 @@ const application = (): Config => base().application as Config;
 const withApplication = (changes: Config): Config => ({ ...base(), application: { ...application(), ...changes } });
 const withSchema = (name: string, schema: unknown): Config => ({ ...base(), notification_schema: { ...SCHEMAS, [name]: schema } });
 const withoutKey = (config: Config, key: string): Config => Object.fromEntries(Object.entries(config).filter(([name]) => name !== key));
-const withTlsFiles = (files: Config): Config => withApplication({ tls: { cert_file: certificates.certFile, key_file: certificates.keyFile, ...files } });
+const withTlsFiles = (files: Config): Config =>
+  withApplication({ tls: { cert_file: certificates.certFile, key_file: certificates.keyFile, ...files } });
 
 /** Each broken configuration: a name, and the file's content (YAML from an object, or raw text). */
 const BROKEN: readonly [string, () => Config | string][] = [
@@ -52,10 +53,23 @@ const BROKEN: readonly [string, () => Config | string][] = [
   ['headers_timeout_ms above request_timeout_ms', () => withApplication({ headers_timeout_ms: 5000, request_timeout_ms: 4000 })],
   ['max_connections of 0', () => withApplication({ max_connections: 0 })],
   ['a CORS origin with a path', () => withApplication({ cors: { allowed_origins: ['https://console.example.org/app'] } })],
-  ['a key_order field the identifier lacks', () => withSchema('flood', { topic: { base: 'flood', key_order: ['missing'] }, identifier: {} })],
-  ['an IntHandler range with min above max', () => withSchema('mars', { ...mars, identifier: { ...mars.identifier, step: { type: 'IntHandler', range: [10, 1], required: false } } })],
-  ['a topic base with a dot', () => withSchema('dissemination', { ...dissemination, topic: { base: 'diss.v2', key_order: ['destination', 'class'] } })],
-  ['an unknown identifier handler', () => withSchema('flood', { topic: { base: 'flood', key_order: ['region'] }, identifier: { region: { type: 'RegionHandler' } } })],
+  [
+    'a key_order field the identifier lacks',
+    () => withSchema('flood', { topic: { base: 'flood', key_order: ['missing'] }, identifier: {} }),
+  ],
+  [
+    'an IntHandler range with min above max',
+    () =>
+      withSchema('mars', { ...mars, identifier: { ...mars.identifier, step: { type: 'IntHandler', range: [10, 1], required: false } } }),
+  ],
+  [
+    'a topic base with a dot',
+    () => withSchema('dissemination', { ...dissemination, topic: { base: 'diss.v2', key_order: ['destination', 'class'] } }),
+  ],
+  [
+    'an unknown identifier handler',
+    () => withSchema('flood', { topic: { base: 'flood', key_order: ['region'] }, identifier: { region: { type: 'RegionHandler' } } }),
+  ],
   ['an unknown key in the strict auth section', () => ({ ...base(), auth: { enabled: false, jwt_secrets: 'typo' } })],
   ['a missing certificate file', () => withTlsFiles({ cert_file: join(certificates.dir, 'renewed.pem') })],
   ['a key file that cannot be read', () => withTlsFiles({ key_file: join(certificates.dir, 'key-directory') })],
@@ -96,7 +110,11 @@ async function refusedReload(index: number): Promise<string> {
     const response = await client.request('/api/v1/admin/reload', { method: 'POST' });
     expect(response.status).toBe(400);
     expect(Object.keys(response.json)).toEqual(['code', 'error', 'message', 'request_id']);
-    expect(response.json).toMatchObject({ code: 'INVALID_CONFIGURATION', error: 'invalid_configuration', request_id: response.headers['x-request-id'] });
+    expect(response.json).toMatchObject({
+      code: 'INVALID_CONFIGURATION',
+      error: 'invalid_configuration',
+      request_id: response.headers['x-request-id'],
+    });
     const failed = await server.waitForLog(RELOAD_FAILED, { from });
     expect(failed.body).toBe(response.json.message);
     return String(response.json.message);
@@ -131,23 +149,31 @@ describe('broken configurations on reload', () => {
     CASE_TIMEOUT_MS,
   );
 
-  it('refuses a reload once the configuration file is gone, with the line startup prints for it', async () => {
-    rmSync(server.configFile);
-    const message = await refusedReload(0);
-    expect(message).toBe(`configuration error: AVISOSERVER_CONFIG_FILE: '${server.configFile}' is not an existing regular file`);
-    await expectOldConfigServing('after the file was removed');
-  }, CASE_TIMEOUT_MS);
+  it(
+    'refuses a reload once the configuration file is gone, with the line startup prints for it',
+    async () => {
+      rmSync(server.configFile);
+      const message = await refusedReload(0);
+      expect(message).toBe(`configuration error: AVISOSERVER_CONFIG_FILE: '${server.configFile}' is not an existing regular file`);
+      await expectOldConfigServing('after the file was removed');
+    },
+    CASE_TIMEOUT_MS,
+  );
 
-  it('applies the good configuration again, and the watch opened first got every notification once, in order', async () => {
-    replaceConfigFile(server.configFile, base());
-    const response = await client.request('/api/v1/admin/reload', { method: 'POST' });
-    expect(response.status, response.text).toBe(200);
-    expect(response.json).toMatchObject({ success: true, restart_required: [], event_types_added: [], event_types_removed: [] });
-    await expectOldConfigServing('after the good configuration');
-    expect(published).toHaveLength(BROKEN.length + 2);
-    expect(watch.hasEnded).toBe(false);
-    const refusals = server.logs.filter((line) => line.attributes?.['event.name'] === RELOAD_FAILED);
-    expect(refusals).toHaveLength(BROKEN.length + 1);
-    await expectStillServing(server, certificates.ca, [RELOAD_FAILED]);
-  }, CASE_TIMEOUT_MS);
+  it(
+    'applies the good configuration again, and the watch opened first got every notification once, in order',
+    async () => {
+      replaceConfigFile(server.configFile, base());
+      const response = await client.request('/api/v1/admin/reload', { method: 'POST' });
+      expect(response.status, response.text).toBe(200);
+      expect(response.json).toMatchObject({ success: true, restart_required: [], event_types_added: [], event_types_removed: [] });
+      await expectOldConfigServing('after the good configuration');
+      expect(published).toHaveLength(BROKEN.length + 2);
+      expect(watch.hasEnded).toBe(false);
+      const refusals = server.logs.filter((line) => line.attributes?.['event.name'] === RELOAD_FAILED);
+      expect(refusals).toHaveLength(BROKEN.length + 1);
+      await expectStillServing(server, certificates.ca, [RELOAD_FAILED]);
+    },
+    CASE_TIMEOUT_MS,
+  );
 });

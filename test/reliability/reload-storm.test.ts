@@ -143,7 +143,7 @@ describe.each(BACKEND_KINDS)('a reload storm on %s', (kind) => {
       const from = server.logs.length;
       server.signal('SIGHUP');
       // The next signal only once this one is being handled: signals sent closer together may merge into one.
-      for (let line = from; ; ) {
+      for (let line = from; ;) {
         const requested = await server.waitForLog('configuration.reload.requested', { from: line });
         if (requested.attributes?.source === 'signal') break;
         line = server.logs.indexOf(requested) + 1;
@@ -153,13 +153,16 @@ describe.each(BACKEND_KINDS)('a reload storm on %s', (kind) => {
     }
 
     const outcomes = () => server.logs.filter((line) => String(line.attributes?.['event.name']).startsWith('configuration.reload.'));
-    await eventually(`${RELOADS} reloads succeeded`, () =>
-      outcomes().filter((line) => line.attributes?.['event.name'] === 'configuration.reload.succeeded').length === RELOADS,
+    await eventually(
+      `${RELOADS} reloads succeeded`,
+      () => outcomes().filter((line) => line.attributes?.['event.name'] === 'configuration.reload.succeeded').length === RELOADS,
     );
     const failed = outcomes().filter((line) => line.attributes?.['event.name'] === 'configuration.reload.failed');
     expect(failed).toEqual([]);
     // Each reload swapped schemas: flood came and went, mars changed.
-    const last = outcomes().filter((line) => line.attributes?.['event.name'] === 'configuration.reload.succeeded').at(-1);
+    const last = outcomes()
+      .filter((line) => line.attributes?.['event.name'] === 'configuration.reload.succeeded')
+      .at(-1);
     expect(last?.attributes).toMatchObject({ event_types_removed: ['flood'], event_types_changed: ['mars'] });
 
     await publish('dissemination', 'd-final');

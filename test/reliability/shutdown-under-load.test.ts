@@ -81,7 +81,13 @@ class NotifyTraffic {
             if (res.statusCode === 200) this.outcomes.push({ kind: 'acked', i });
             else {
               const requestId = res.headers['x-request-id'];
-              this.outcomes.push({ kind: 'status', i, status: res.statusCode ?? 0, body: text, requestId: typeof requestId === 'string' ? requestId : undefined });
+              this.outcomes.push({
+                kind: 'status',
+                i,
+                status: res.statusCode ?? 0,
+                body: text,
+                requestId: typeof requestId === 'string' ? requestId : undefined,
+              });
             }
             resolve();
           });
@@ -117,17 +123,17 @@ describe.each(SETUPS)('shutdown under load ($kind, $workers process(es))', ({ ki
     const config = backend.config({
       ...(workers > 1 ? { application: { ...(serverConfig().application as object), workers } } : {}),
       watch_endpoint: { max_historical_notifications: 1_000_000 },
-      ...(kind === 'in_memory'
-        ? { notification_backend: { kind: 'in_memory', in_memory: { max_history_per_topic: 1_000_000 } } }
-        : {}),
+      ...(kind === 'in_memory' ? { notification_backend: { kind: 'in_memory', in_memory: { max_history_per_topic: 1_000_000 } } } : {}),
     });
     const server = await startServer({ config, startTimeoutMs: START_TIMEOUT_MS });
     let stopped = false;
     try {
-      const streams = await openStreams(STREAMS, (index) =>
-        new RawSseStream(server.url, '/api/v1/watch', index < ACTIVE_STREAMS ? ACTIVE_WATCH : IDLE_WATCH, {
-          keepFrames: index < ACTIVE_STREAMS,
-        }),
+      const streams = await openStreams(
+        STREAMS,
+        (index) =>
+          new RawSseStream(server.url, '/api/v1/watch', index < ACTIVE_STREAMS ? ACTIVE_WATCH : IDLE_WATCH, {
+            keepFrames: index < ACTIVE_STREAMS,
+          }),
       );
       expect(streams.every((stream) => stream.status === 200)).toBe(true);
 
@@ -152,7 +158,9 @@ describe.each(SETUPS)('shutdown under load ($kind, $workers process(es))', ({ ki
 
       // Every stream: its last frame is the shutdown close of its own request, then the end.
       const withShutdown = streams.filter((stream) => stream.closeReason === 'server_shutdown');
-      const others = streams.filter((stream) => stream.closeReason !== 'server_shutdown').map((s) => s.closeReason ?? s.transportError?.message ?? 'no close frame');
+      const others = streams
+        .filter((stream) => stream.closeReason !== 'server_shutdown')
+        .map((s) => s.closeReason ?? s.transportError?.message ?? 'no close frame');
       expect(others).toEqual([]);
       expect(withShutdown).toHaveLength(STREAMS);
       for (const stream of streams) {
@@ -205,7 +213,10 @@ function expectEveryWorkerDrained(server: RunningServer, streams: readonly RawSs
   const streamRequests = new Set(streams.map((stream) => stream.requestId));
   const servedBy = new Set(
     server.logs
-      .filter((line) => line.attributes?.['event.name'] === 'api.watch.stream.established' && streamRequests.has(line.attributes.request_id as string))
+      .filter(
+        (line) =>
+          line.attributes?.['event.name'] === 'api.watch.stream.established' && streamRequests.has(line.attributes.request_id as string),
+      )
       .map((line) => line.attributes?.worker_id),
   );
   expect([...servedBy].sort()).toEqual(workerIds);

@@ -114,7 +114,11 @@ describe.each(BACKEND_KINDS)('slow and vanishing clients (%s)', (kind) => {
       expect(acked).toBe(NOTIFICATIONS);
 
       // The healthy watchers, on the same topic, receive everything in publish order.
-      await eventually('every healthy watcher to receive every notification', () => healthy.every((stream) => notifications(stream.frames).length === NOTIFICATIONS), { timeoutMs: 60_000 });
+      await eventually(
+        'every healthy watcher to receive every notification',
+        () => healthy.every((stream) => notifications(stream.frames).length === NOTIFICATIONS),
+        { timeoutMs: 60_000 },
+      );
       const expectedSequences = sequencesOf(notifications(healthy[0]?.frames ?? []));
       expect(isConsecutive(expectedSequences)).toBe(true);
       for (const stream of healthy) {
@@ -140,7 +144,11 @@ describe.each(BACKEND_KINDS)('slow and vanishing clients (%s)', (kind) => {
 
       // It resumes as the aviso client does on end_of_stream: from its cursor, last seen + 1.
       const lastSeen = stalledNotifications.length > 0 ? sequenceOf(stalledNotifications.at(-1) as RawFrame) : 0;
-      const resumed = new RawSseStream(server.url, '/api/v1/replay', JSON.stringify({ ...JSON.parse(WATCH), from_id: String(lastSeen + 1) }));
+      const resumed = new RawSseStream(
+        server.url,
+        '/api/v1/replay',
+        JSON.stringify({ ...JSON.parse(WATCH), from_id: String(lastSeen + 1) }),
+      );
       await resumed.closed();
       expect(resumed.closeFrame).toMatchObject({ reason: 'end_of_stream', message: 'Stream completed' });
       const replayed = resumed.frames.filter((frame) => frame.event === 'replay').map(sequenceOf);
@@ -149,7 +157,9 @@ describe.each(BACKEND_KINDS)('slow and vanishing clients (%s)', (kind) => {
       // The burst reader: all of it, or a gap-free prefix and the slow-consumer close; never a gap.
       clearInterval(burstTimer);
       bursty.resume();
-      await eventually('the burst reader to finish', () => bursty.hasEnded || notifications(bursty.frames).length === NOTIFICATIONS, { timeoutMs: 60_000 });
+      await eventually('the burst reader to finish', () => bursty.hasEnded || notifications(bursty.frames).length === NOTIFICATIONS, {
+        timeoutMs: 60_000,
+      });
       const burstNotifications = notifications(bursty.frames);
       expect(sequencesOf(burstNotifications)).toEqual(expectedSequences.slice(0, burstNotifications.length));
       if (burstNotifications.length < NOTIFICATIONS) expect(bursty.closeFrame).toMatchObject(SLOW_CONSUMER_CLOSE);
@@ -158,10 +168,15 @@ describe.each(BACKEND_KINDS)('slow and vanishing clients (%s)', (kind) => {
 
       // The frozen watchers never read again: the server closed their streams too and then let go
       // of their sockets although the clients still hold them open, so a stalled client holds nothing.
-      await eventually('the slow-consumer close of the frozen streams', () => frozen.every((stream) => slowConsumerClosed(server, stream.requestId)), { timeoutMs: 30_000 });
+      await eventually(
+        'the slow-consumer close of the frozen streams',
+        () => frozen.every((stream) => slowConsumerClosed(server, stream.requestId)),
+        { timeoutMs: 30_000 },
+      );
       await eventually(
         'the server to drop the frozen sockets',
-        async () => (await Promise.all(frozen.map((stream) => isEstablished(server.port, stream.localPort as number)))).every((open) => !open),
+        async () =>
+          (await Promise.all(frozen.map((stream) => isEstablished(server.port, stream.localPort as number)))).every((open) => !open),
         { timeoutMs: 25_000 },
       );
       expect(frozen.every((stream) => !stream.hasEnded)).toBe(true);
@@ -177,7 +192,11 @@ describe.each(BACKEND_KINDS)('slow and vanishing clients (%s)', (kind) => {
 
       // Every client gone: SSE gauges at zero, no live subscription left in the backend.
       for (const stream of all) stream.destroy();
-      await eventually('aviso_sse_connections_active to return to 0', async () => metricSum(await scrape(), 'aviso_sse_connections_active') === 0, { timeoutMs: 15_000 });
+      await eventually(
+        'aviso_sse_connections_active to return to 0',
+        async () => metricSum(await scrape(), 'aviso_sse_connections_active') === 0,
+        { timeoutMs: 15_000 },
+      );
       const exposition = await scrape();
       // Every watcher, and the stalled client's resuming replay.
       expect(metricSum(exposition, 'aviso_sse_connections_total')).toBe(all.length + 1);

@@ -37,7 +37,9 @@ describe.each(BACKEND_KINDS)('the stall watchdog (%s)', (kind) => {
           max_total_buffered_bytes: 4 * 1024 * 1024 * 1024,
           stall_timeout_sec: STALL_TIMEOUT_SEC,
         },
-        ...(kind === 'in_memory' ? { notification_backend: { kind: 'in_memory', in_memory: { max_history_per_topic: NOTIFICATIONS } } } : {}),
+        ...(kind === 'in_memory'
+          ? { notification_backend: { kind: 'in_memory', in_memory: { max_history_per_topic: NOTIFICATIONS } } }
+          : {}),
       }),
     });
     const target: StreamTarget = { origin: server.url, transport: 'http/1.1' };
@@ -66,12 +68,25 @@ describe.each(BACKEND_KINDS)('the stall watchdog (%s)', (kind) => {
       clearInterval(pauser);
       pausing.resume();
 
-      await eventually('the normal and the pausing watcher to receive everything', () => normal.sequences.length === NOTIFICATIONS && pausing.sequences.length === NOTIFICATIONS, { timeoutMs: 120_000 });
+      await eventually(
+        'the normal and the pausing watcher to receive everything',
+        () => normal.sequences.length === NOTIFICATIONS && pausing.sequences.length === NOTIFICATIONS,
+        { timeoutMs: 120_000 },
+      );
       expect(pausing.sequences).toEqual(normal.sequences);
       expect(normal.hasEnded || pausing.hasEnded).toBe(false);
 
       for (const requestId of [stopped.requestId, trickle.requestId]) {
-        await eventually(`the stalled close of ${requestId}`, () => logged(server, 'stream.slow_consumer.closed', requestId, { trigger: 'stalled', cause: 'slow_consumer', reason: 'end_of_stream' }), { timeoutMs: 60_000 });
+        await eventually(
+          `the stalled close of ${requestId}`,
+          () =>
+            logged(server, 'stream.slow_consumer.closed', requestId, {
+              trigger: 'stalled',
+              cause: 'slow_consumer',
+              reason: 'end_of_stream',
+            }),
+          { timeoutMs: 60_000 },
+        );
         await eventually(`the reset of ${requestId}`, () => logged(server, 'stream.end.reset', requestId), { timeoutMs: 30_000 });
       }
       expect(logged(server, 'stream.slow_consumer.closed', normal.requestId)).toBe(false);
@@ -85,7 +100,9 @@ describe.each(BACKEND_KINDS)('the stall watchdog (%s)', (kind) => {
       // The reset reaches the stopped client as soon as it reads again: an error, never silence.
       stopped.resume();
       expect(await stopped.ended()).toMatchObject({ kind: 'reset' });
-      await eventually('nothing to be held for clients', async () => metricSum(await scrape(), 'aviso_sse_buffered_bytes') === 0, { timeoutMs: 20_000 });
+      await eventually('nothing to be held for clients', async () => metricSum(await scrape(), 'aviso_sse_buffered_bytes') === 0, {
+        timeoutMs: 20_000,
+      });
     } finally {
       for (const stream of [normal, pausing, stopped]) stream.destroy();
       trickle.destroy();
@@ -115,7 +132,9 @@ class ByteTrickleReader {
   static async open(port: number, body: string): Promise<ByteTrickleReader> {
     const socket = connect(port, '127.0.0.1');
     socket.on('error', () => undefined);
-    socket.write(`POST /api/v1/watch HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+    socket.write(
+      `POST /api/v1/watch HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
     const head = await new Promise<string>((resolve, reject) => {
       let text = '';
       const onData = (chunk: Buffer): void => {

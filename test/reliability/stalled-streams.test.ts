@@ -39,9 +39,24 @@ interface FloodCase {
 }
 
 const CASES: readonly FloodCase[] = [
-  { name: 'the reported case: 32 KiB notifications, reading again after the bound', notifications: 800, payloadBytes: 32 * 1024, readAgain: 'after_bound' },
-  { name: 'small notifications past max_buffered_events, reading again in time', notifications: 2_000, payloadBytes: 8 * 1024, readAgain: 'in_time' },
-  { name: 'large notifications past max_buffered_bytes, reading again after the bound', notifications: 400, payloadBytes: 64 * 1024, readAgain: 'after_bound' },
+  {
+    name: 'the reported case: 32 KiB notifications, reading again after the bound',
+    notifications: 800,
+    payloadBytes: 32 * 1024,
+    readAgain: 'after_bound',
+  },
+  {
+    name: 'small notifications past max_buffered_events, reading again in time',
+    notifications: 2_000,
+    payloadBytes: 8 * 1024,
+    readAgain: 'in_time',
+  },
+  {
+    name: 'large notifications past max_buffered_bytes, reading again after the bound',
+    notifications: 400,
+    payloadBytes: 64 * 1024,
+    readAgain: 'after_bound',
+  },
 ];
 
 /** A slow watcher: how it connects, and which request it sends. */
@@ -83,24 +98,32 @@ describe.each(BACKEND_KINDS)('no silent stall after a slow-consumer close (%s)',
   it.each([
     { name: 'plain HTTP/1.1', tls: false, watchers: PLAIN_WATCHERS },
     { name: 'TLS: HTTP/1.1 and HTTP/2', tls: true, watchers: TLS_WATCHERS },
-  ])('over $name: every slow watcher gets its close or a reset, then resumes without a gap', async ({ tls, watchers }) => {
-    const metricsPort = await findFreePort();
-    const server = await startServer({ config: tls ? withTls(config(metricsPort), certificates) : config(metricsPort) });
-    try {
-      const origin = tls ? `https://127.0.0.1:${server.port}` : server.url;
-      const target = (transport: Transport): StreamTarget => ({ origin, transport, ca: certificates.ca });
-      const writerTarget = target(tls ? 'https/1.1' : 'http/1.1');
-      for (const floodCase of CASES) {
-        await runCase(server, floodCase, watchers, target, writerTarget);
+  ])(
+    'over $name: every slow watcher gets its close or a reset, then resumes without a gap',
+    async ({ tls, watchers }) => {
+      const metricsPort = await findFreePort();
+      const server = await startServer({ config: tls ? withTls(config(metricsPort), certificates) : config(metricsPort) });
+      try {
+        const origin = tls ? `https://127.0.0.1:${server.port}` : server.url;
+        const target = (transport: Transport): StreamTarget => ({ origin, transport, ca: certificates.ca });
+        const writerTarget = target(tls ? 'https/1.1' : 'http/1.1');
+        for (const floodCase of CASES) {
+          await runCase(server, floodCase, watchers, target, writerTarget);
+        }
+        const scrape = async (): Promise<string> => (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+        const exposition = await scrape();
+        expect(metricSum(exposition, 'aviso_sse_slow_consumer_closes_total')).toBeGreaterThanOrEqual(CASES.length * watchers.length);
+        await eventually(
+          'nothing to be held for clients any more',
+          async () => metricSum(await scrape(), 'aviso_sse_buffered_bytes') === 0,
+          { timeoutMs: 20_000 },
+        );
+      } finally {
+        await server.stop('SIGKILL');
       }
-      const scrape = async (): Promise<string> => (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
-      const exposition = await scrape();
-      expect(metricSum(exposition, 'aviso_sse_slow_consumer_closes_total')).toBeGreaterThanOrEqual(CASES.length * watchers.length);
-      await eventually('nothing to be held for clients any more', async () => metricSum(await scrape(), 'aviso_sse_buffered_bytes') === 0, { timeoutMs: 20_000 });
-    } finally {
-      await server.stop('SIGKILL');
-    }
-  }, 600_000);
+    },
+    600_000,
+  );
 });
 
 async function runCase(
@@ -124,7 +147,8 @@ async function runCase(
     eventually(
       `${label} the ${floodCase.readAgain === 'in_time' ? 'slow-consumer close' : 'reset'} of ${stream.requestId}`,
       () => {
-        const ready = floodCase.readAgain === 'in_time' ? closedAsSlowConsumer(server, stream.requestId) : wasReset(server, stream.requestId);
+        const ready =
+          floodCase.readAgain === 'in_time' ? closedAsSlowConsumer(server, stream.requestId) : wasReset(server, stream.requestId);
         if (ready) stream.resume();
         return ready;
       },
@@ -135,7 +159,9 @@ async function runCase(
   expect(accepted).toBe(floodCase.notifications);
 
   // The normal watcher, on the same filter, receives everything, in order.
-  await eventually(`${label} the normal watcher to receive every notification`, () => normal.sequences.length === floodCase.notifications, { timeoutMs: 120_000 });
+  await eventually(`${label} the normal watcher to receive every notification`, () => normal.sequences.length === floodCase.notifications, {
+    timeoutMs: 120_000,
+  });
   const published = normal.sequences;
   expect(isConsecutive(published)).toBe(true);
   expect(normal.hasEnded).toBe(false);
@@ -165,7 +191,9 @@ async function runCase(
     const resumed = await PausableStream.open(target(watcher.transport), '/api/v1/replay', { ...FILTER, from_id: String(lastSeen + 1) });
     const resumedEnd = await resumed.ended();
     expect(resumedEnd, context).toMatchObject({ kind: 'closed', close: { reason: 'end_of_stream' } });
-    expect([...stream.sequences, ...resumed.sequences.filter((sequence) => sequence <= (published.at(-1) as number))], context).toEqual(published);
+    expect([...stream.sequences, ...resumed.sequences.filter((sequence) => sequence <= (published.at(-1) as number))], context).toEqual(
+      published,
+    );
   }
   console.info(
     `${label} ${ends.map(({ end, stream, watcher }) => `${watcher.transport} ${watcher.method}: ${end.kind} after ${stream.sequences.length}`).join('; ')}; ` +

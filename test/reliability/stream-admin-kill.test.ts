@@ -65,7 +65,11 @@ describe('a process killed while the others answer', { timeout: 120_000 }, () =>
     // Past the survivor's first presence window, so a list does not wait the bound for nothing.
     await new Promise((resolve) => setTimeout(resolve, PRESENCE_WINDOW_MS));
     const healthy = await timedList(survivor);
-    expect(healthy.answer.json.processes).toEqual({ answered: [processId(survivor), processId(victim)], not_answering: [], cluster_unreachable: false });
+    expect(healthy.answer.json.processes).toEqual({
+      answered: [processId(survivor), processId(victim)],
+      not_answering: [],
+      cluster_unreachable: false,
+    });
     expect(healthy.ms).toBeLessThan(BOUND_MS);
 
     const dead = processId(victim);

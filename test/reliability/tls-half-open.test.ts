@@ -84,7 +84,8 @@ describe('half-open TLS handshakes under the default max_connections', () => {
       // The server, not the client, ends every one of them: the handshake timeout.
       await eventually('every half-open handshake closed by the server', () => attack.open === 0, { timeoutMs: 4 * HANDSHAKE_TIMEOUT_MS });
       const timedOut = server.logs.filter(
-        (line) => line.attributes?.['event.name'] === 'http.tls.handshake.failed' && line.attributes.error_code === 'ERR_TLS_HANDSHAKE_TIMEOUT',
+        (line) =>
+          line.attributes?.['event.name'] === 'http.tls.handshake.failed' && line.attributes.error_code === 'ERR_TLS_HANDSHAKE_TIMEOUT',
       );
       expect(timedOut.length).toBeGreaterThanOrEqual(HANDSHAKES);
       // Nothing was "answered" on them: a TLS failure is no HTTP client error.

@@ -33,7 +33,35 @@ function fcOptions(numRuns = RUNS): fc.Parameters<unknown> {
 }
 
 /** Fragments that mean something to NATS subjects, the codec or a careless splitter. */
-const FRAGMENTS = ['a', 'b', '.', '*', '>', '%', '2E', '2A', '3E', '25', '%2E', '%2A', '%3E', '%25', '%2e', ' ', '\t', '\u00a0', 'é', '日本', '😀', '..', '$', '/', '\\', '\u0001', 'od'];
+const FRAGMENTS = [
+  'a',
+  'b',
+  '.',
+  '*',
+  '>',
+  '%',
+  '2E',
+  '2A',
+  '3E',
+  '25',
+  '%2E',
+  '%2A',
+  '%3E',
+  '%25',
+  '%2e',
+  ' ',
+  '\t',
+  '\u00a0',
+  'é',
+  '日本',
+  '😀',
+  '..',
+  '$',
+  '/',
+  '\\',
+  '\u0001',
+  'od',
+];
 
 const hostileValue = fc.oneof(
   fc.array(fc.constantFrom(...FRAGMENTS), { minLength: 1, maxLength: 5 }).map((parts) => parts.join('')),
@@ -78,7 +106,10 @@ function identifierOf(cloudEvent: Record<string, unknown>): Record<string, unkno
  * another tuple's subject.
  */
 describe('topic codec: hostile values cannot forge or shift tokens', () => {
-  const tuple = fc.array(hostileValue.filter((v) => v !== '*'), { minLength: 1, maxLength: 3 });
+  const tuple = fc.array(
+    hostileValue.filter((v) => v !== '*'),
+    { minLength: 1, maxLength: 3 },
+  );
 
   it('encoding is injective and decodes back, token count preserved', () => {
     fc.assert(
@@ -193,7 +224,26 @@ describe.each(BACKEND_KINDS)('topic injection on the %s backend', { timeout: 120
   });
 
   it('the fixed catalogue: wildcard look-alikes, escapes, whitespace, empty and unicode values', async () => {
-    const values = ['>', 'a.>', 'a.*', '*a', 'a*', '%', '%2A', '%252A', '%2E', 'a%2Eb', 'a.b', ' ', 'a b', '\ta', '', '日本', '😀', 'a\u0000b'];
+    const values = [
+      '>',
+      'a.>',
+      'a.*',
+      '*a',
+      'a*',
+      '%',
+      '%2A',
+      '%252A',
+      '%2E',
+      'a%2Eb',
+      'a.b',
+      ' ',
+      'a b',
+      '\ta',
+      '',
+      '日本',
+      '😀',
+      'a\u0000b',
+    ];
     for (const destination of values) await notify({ destination, class: 'od' });
     for (const destination of values) await expectReplayIsolated({ destination, class: 'od' });
     // `a.b` and `a%2Eb` are different values, and both must have been accepted and kept apart.
@@ -204,23 +254,30 @@ describe.each(BACKEND_KINDS)('topic injection on the %s backend', { timeout: 120
 
   it('a live watch on a hostile value receives its own notification first, after every look-alike was published', async () => {
     await fc.assert(
-      fc.asyncProperty(hostileValue.filter((v) => v !== '*'), fc.uniqueArray(hostileValue, { minLength: 1, maxLength: 5 }), async (target, others) => {
-        const id: Identifier = { destination: target, class: 'od' };
-        const client = await SseClient.open(`${server.url}/api/v1/watch`, { event_type: 'inj', identifier: id });
-        if (client.status !== 200) {
-          expect(client.status, client.errorBody).toBe(400);
-          return;
-        }
-        try {
-          expect((await client.nextSignificant())?.json.type).toBe('connection_established');
-          for (const other of others) if (other !== target) await notify({ destination: other, class: 'od' });
-          if (!(await notify(id))) return;
-          const first = await client.nextSignificant();
-          expect((first?.json.data as Record<string, unknown> | undefined)?.payload, `watch ${key(id)} got ${JSON.stringify(first?.json)}`).toBe(key(id));
-        } finally {
-          client.close();
-        }
-      }),
+      fc.asyncProperty(
+        hostileValue.filter((v) => v !== '*'),
+        fc.uniqueArray(hostileValue, { minLength: 1, maxLength: 5 }),
+        async (target, others) => {
+          const id: Identifier = { destination: target, class: 'od' };
+          const client = await SseClient.open(`${server.url}/api/v1/watch`, { event_type: 'inj', identifier: id });
+          if (client.status !== 200) {
+            expect(client.status, client.errorBody).toBe(400);
+            return;
+          }
+          try {
+            expect((await client.nextSignificant())?.json.type).toBe('connection_established');
+            for (const other of others) if (other !== target) await notify({ destination: other, class: 'od' });
+            if (!(await notify(id))) return;
+            const first = await client.nextSignificant();
+            expect(
+              (first?.json.data as Record<string, unknown> | undefined)?.payload,
+              `watch ${key(id)} got ${JSON.stringify(first?.json)}`,
+            ).toBe(key(id));
+          } finally {
+            client.close();
+          }
+        },
+      ),
       fcOptions(),
     );
   });

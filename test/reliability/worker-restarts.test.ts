@@ -62,11 +62,20 @@ async function watchOn(server: RunningServer, worker: number, body = MARS_WATCH)
 }
 
 function notifyMars(server: RunningServer, note: string): Promise<JsonResponse> {
-  return postJsonOnNewConnection(`${server.url}/api/v1/notification`, { event_type: 'mars', identifier: MARS_IDENTIFIER, payload: { note } });
+  return postJsonOnNewConnection(`${server.url}/api/v1/notification`, {
+    event_type: 'mars',
+    identifier: MARS_IDENTIFIER,
+    payload: { note },
+  });
 }
 
 /** Notifies until `worker` stored one; resolves with every answer (all must be 200). */
-async function notifyUntilServedBy(server: RunningServer, worker: number, body: (attempt: number) => unknown, from: number): Promise<JsonResponse[]> {
+async function notifyUntilServedBy(
+  server: RunningServer,
+  worker: number,
+  body: (attempt: number) => unknown,
+  from: number,
+): Promise<JsonResponse[]> {
   const answers: JsonResponse[] = [];
   for (let attempt = 0; attempt < 10 * WORKERS; attempt++) {
     const answer = await postJsonOnNewConnection(`${server.url}/api/v1/notification`, body(attempt));
@@ -75,7 +84,9 @@ async function notifyUntilServedBy(server: RunningServer, worker: number, body: 
     const line = await eventually('the notification line', () =>
       server.logs
         .slice(from)
-        .find((each) => eventName(each) === 'api.notification.processed' && each.attributes?.request_id === answer.headers.get('x-request-id')),
+        .find(
+          (each) => eventName(each) === 'api.notification.processed' && each.attributes?.request_id === answer.headers.get('x-request-id'),
+        ),
     );
     if (line.attributes?.worker_id === worker) return answers;
   }
@@ -141,21 +152,35 @@ describe('a worker that dies', () => {
       expect(replaced.attributes?.pid).not.toBe(victimPid);
 
       const afterFrom = server.logs.length;
-      const throughReplacement = await notifyUntilServedBy(server, 1, (attempt) => ({
-        event_type: 'mars',
-        identifier: MARS_IDENTIFIER,
-        payload: { note: `after-${attempt}` },
-      }), afterFrom);
+      const throughReplacement = await notifyUntilServedBy(
+        server,
+        1,
+        (attempt) => ({
+          event_type: 'mars',
+          identifier: MARS_IDENTIFIER,
+          payload: { note: `after-${attempt}` },
+        }),
+        afterFrom,
+      );
       const after = throughReplacement.map((_, attempt) => `after-${attempt}`);
       // The replacement started with the schemas of the reload its sibling applied.
-      await notifyUntilServedBy(server, 1, (attempt) => ({ event_type: 'flood', identifier: { region: `r${attempt}` }, payload: 'x' }), afterFrom);
+      await notifyUntilServedBy(
+        server,
+        1,
+        (attempt) => ({ event_type: 'flood', identifier: { region: `r${attempt}` }, payload: 'x' }),
+        afterFrom,
+      );
 
       await eventually('the surviving watch got everything', () => notes(onSurvivor).length === 1 + during.length + after.length);
       expect(notes(onSurvivor)).toEqual(['before', ...during, ...after]);
       expect(onSurvivor.hasEnded).toBe(false);
 
       // The killed worker's client resumes from its cursor: nothing lost, nothing twice.
-      const resumed = new RawSseStream(server.url, '/api/v1/watch', JSON.stringify({ ...JSON.parse(MARS_WATCH), from_id: String(lastSeen + 1) }));
+      const resumed = new RawSseStream(
+        server.url,
+        '/api/v1/watch',
+        JSON.stringify({ ...JSON.parse(MARS_WATCH), from_id: String(lastSeen + 1) }),
+      );
       await eventually('the resumed watch caught up', () => notes(resumed).length === during.length + after.length);
       expect(notes(resumed)).toEqual([...during, ...after]);
       resumed.destroy();
@@ -189,7 +214,12 @@ describe('a worker that dies', () => {
       await server.waitForLog('cluster.reload.applied', { from });
       await primaryLine(server, 'cluster.worker.listening', 1, from);
       const caughtUp = server.logs.slice(from).find((line) => eventName(line) === 'cluster.reload.caught_up');
-      await notifyUntilServedBy(server, 1, (attempt) => ({ event_type: 'flood', identifier: { region: `r${attempt}` }, payload: 'x' }), from);
+      await notifyUntilServedBy(
+        server,
+        1,
+        (attempt) => ({ event_type: 'flood', identifier: { region: `r${attempt}` }, payload: 'x' }),
+        from,
+      );
       console.info(
         `[worker-restarts] the replacement ${caughtUp ? 'started before the reload and applied it once it listened' : 'started with the reloaded configuration'}`,
       );
@@ -218,7 +248,12 @@ describe('a worker that dies', () => {
       expect(delays).toEqual([0, 1_000, 2_000]);
       const back = await primaryLine(server, 'cluster.worker.listening', 2, from);
       expect(back.attributes?.pid).toBe(pid);
-      await notifyUntilServedBy(server, 2, (attempt) => ({ event_type: 'mars', identifier: MARS_IDENTIFIER, payload: { note: `n${attempt}` } }), 0);
+      await notifyUntilServedBy(
+        server,
+        2,
+        (attempt) => ({ event_type: 'mars', identifier: MARS_IDENTIFIER, payload: { note: `n${attempt}` } }),
+        0,
+      );
     } finally {
       expect(await server.stop()).toBe(0);
     }

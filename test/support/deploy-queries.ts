@@ -5,8 +5,14 @@ import { ROOT } from './deploy-tools.js';
 
 /** The PromQL of deploy/: every alert rule and every dashboard target, as the tests evaluate them. */
 
-export const RULE_FILES = ['deploy/prometheus/rules/aviso-ts.rules.yml', 'deploy/prometheus/opt-in/notification-silence.rules.yml'] as const;
-export const RULE_TEST_FILES = ['deploy/prometheus/tests/aviso-ts.rules.test.yml', 'deploy/prometheus/tests/notification-silence.rules.test.yml'] as const;
+export const RULE_FILES = [
+  'deploy/prometheus/rules/aviso-ts.rules.yml',
+  'deploy/prometheus/opt-in/notification-silence.rules.yml',
+] as const;
+export const RULE_TEST_FILES = [
+  'deploy/prometheus/tests/aviso-ts.rules.test.yml',
+  'deploy/prometheus/tests/notification-silence.rules.test.yml',
+] as const;
 export const DASHBOARD_FILE = 'deploy/grafana/aviso-ts.json';
 
 export interface AlertRule {
@@ -38,7 +44,9 @@ export interface Dashboard {
   readonly uid: string;
   readonly title: string;
   readonly panels: DashboardPanel[];
-  readonly templating: { list: { name: string; type: string; query?: unknown; allValue?: string; includeAll?: boolean; multi?: boolean }[] };
+  readonly templating: {
+    list: { name: string; type: string; query?: unknown; allValue?: string; includeAll?: boolean; multi?: boolean }[];
+  };
 }
 
 export function dashboard(): Dashboard {
@@ -89,8 +97,29 @@ export function asBoolComparisons(expr: string): string {
 }
 
 const PROMQL_KEYWORDS = new Set([
-  'sum', 'by', 'without', 'rate', 'increase', 'histogram_quantile', 'and', 'or', 'unless', 'on', 'ignoring', 'bool',
-  'count', 'max', 'min', 'avg', 'offset', 'le', 'group_left', 'group_right', 'vector', 'scalar', 'changes',
+  'sum',
+  'by',
+  'without',
+  'rate',
+  'increase',
+  'histogram_quantile',
+  'and',
+  'or',
+  'unless',
+  'on',
+  'ignoring',
+  'bool',
+  'count',
+  'max',
+  'min',
+  'avg',
+  'offset',
+  'le',
+  'group_left',
+  'group_right',
+  'vector',
+  'scalar',
+  'changes',
 ]);
 
 /** The metric names an expression reads (label names of matchers and grouping clauses excluded). */

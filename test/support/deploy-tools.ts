@@ -24,7 +24,11 @@ const INSTALL_HINTS: Record<string, string> = {
 };
 
 /** Runs `tool` with `args`; throws with the install instructions when the tool is not installed. */
-export function runTool(tool: string, args: readonly string[], options: { cwd?: string; input?: string; env?: NodeJS.ProcessEnv } = {}): ToolResult {
+export function runTool(
+  tool: string,
+  args: readonly string[],
+  options: { cwd?: string; input?: string; env?: NodeJS.ProcessEnv } = {},
+): ToolResult {
   const result = spawnSync(tool, args, {
     cwd: options.cwd ?? ROOT,
     encoding: 'utf8',

@@ -64,14 +64,7 @@ export const FAKE_USERS = {
 
 export type BodyTokenField = 'token' | 'jwt' | 'access_token';
 export type FakeKnob =
-  | 'forbid'
-  | 'fail'
-  | 'hang'
-  | 'no_token'
-  | `body_token:${BodyTokenField}`
-  | 'body_string'
-  | 'body_raw'
-  | 'no_username';
+  'forbid' | 'fail' | 'hang' | 'no_token' | `body_token:${BodyTokenField}` | 'body_string' | 'body_raw' | 'no_username';
 
 export interface FakeCall {
   readonly method: string;

@@ -48,7 +48,11 @@ export function requestOnNewConnection(
         port: target.port,
         path: `${target.pathname}${target.search}`,
         method: init.method ?? 'GET',
-        headers: { ...(body === '' ? {} : { 'content-type': 'application/json' }), 'content-length': Buffer.byteLength(body), ...init.headers },
+        headers: {
+          ...(body === '' ? {} : { 'content-type': 'application/json' }),
+          'content-length': Buffer.byteLength(body),
+          ...init.headers,
+        },
       },
       (response) => {
         let text = '';

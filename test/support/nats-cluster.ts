@@ -59,7 +59,12 @@ export async function startNatsCluster(size = 3): Promise<NatsCluster> {
   const root = mkdtempSync(join(tmpdir(), 'aviso-nats-cluster-'));
   const ports: NodePorts[] = [];
   for (let i = 1; i <= size; i++) {
-    ports.push({ name: `n${i}_${process.pid}`, port: await findFreePort(), routePort: await findFreePort(), monitorPort: await findFreePort() });
+    ports.push({
+      name: `n${i}_${process.pid}`,
+      port: await findFreePort(),
+      routePort: await findFreePort(),
+      monitorPort: await findFreePort(),
+    });
   }
   const routes = ports.map((p) => `"nats-route://127.0.0.1:${p.routePort}"`).join(', ');
   const nodes = ports.map((p) => {
@@ -219,7 +224,12 @@ class Cluster implements NatsCluster {
     for (;;) {
       try {
         await this.withManager(async (jsm) => {
-          await jsm.streams.add({ name: 'CLUSTER_READY_PROBE', subjects: ['cluster_ready_probe.>'], num_replicas: replicas, storage: 'memory' });
+          await jsm.streams.add({
+            name: 'CLUSTER_READY_PROBE',
+            subjects: ['cluster_ready_probe.>'],
+            num_replicas: replicas,
+            storage: 'memory',
+          });
           await jsm.streams.delete('CLUSTER_READY_PROBE');
         });
         return;

@@ -56,10 +56,7 @@ export interface NatsServerInfo {
  * Finds the `nats-server` binary on `searchPath`, else at the Debian location. Throws an Error
  * that says how to install it.
  */
-export function locateNatsServer(
-  searchPath: string = process.env.PATH ?? '',
-  fallbacks: readonly string[] = [DEBIAN_BINARY],
-): string {
+export function locateNatsServer(searchPath: string = process.env.PATH ?? '', fallbacks: readonly string[] = [DEBIAN_BINARY]): string {
   const candidates = [
     ...searchPath
       .split(delimiter)
@@ -208,7 +205,12 @@ export async function startNatsServer(options: NatsServerOptions = {}): Promise<
       });
     });
     child = spawned;
-    await waitUntilReady(port, serverName, () => exitCode, () => output);
+    await waitUntilReady(
+      port,
+      serverName,
+      () => exitCode,
+      () => output,
+    );
   };
 
   const terminate = async (signal: NodeJS.Signals): Promise<void> => {
@@ -257,12 +259,7 @@ export async function startNatsServer(options: NatsServerOptions = {}): Promise<
   };
 }
 
-async function waitUntilReady(
-  port: number,
-  serverName: string,
-  exitReason: () => string | undefined,
-  output: () => string,
-): Promise<void> {
+async function waitUntilReady(port: number, serverName: string, exitReason: () => string | undefined, output: () => string): Promise<void> {
   const deadline = Date.now() + READY_TIMEOUT_MS;
   let lastError = 'not probed yet';
   for (;;) {
@@ -284,8 +281,7 @@ async function waitUntilReady(
     }
     if (Date.now() > deadline) {
       throw new Error(
-        `nats-server did not accept connections on port ${port} within ${READY_TIMEOUT_MS} ms ` +
-          `(${lastError}); output:\n${output()}`,
+        `nats-server did not accept connections on port ${port} within ${READY_TIMEOUT_MS} ms ` + `(${lastError}); output:\n${output()}`,
       );
     }
     // Retry interval of the readiness poll: the server offers no event to wait for before it listens.

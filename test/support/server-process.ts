@@ -117,7 +117,11 @@ function readStdout(child: ChildProcess, options: ServerOptions, onText: (text: 
     const poll = setInterval(() => {
       const fd = openSync(stdoutFile, 'r');
       try {
-        for (let read = readSync(fd, buffer, 0, buffer.length, position); read > 0; read = readSync(fd, buffer, 0, buffer.length, position)) {
+        for (
+          let read = readSync(fd, buffer, 0, buffer.length, position);
+          read > 0;
+          read = readSync(fd, buffer, 0, buffer.length, position)
+        ) {
           position += read;
           onText(buffer.toString('utf8', 0, read));
         }

@@ -22,7 +22,8 @@ export function historyLabel(event: SseEvent): string {
   }
   if (event.event === 'replay-control') {
     const { type } = event.json;
-    if (type === 'history_gap') return `gap ${String(event.json.first_sequence)}-${String(event.json.last_sequence)} lost=${String(event.json.lost)} ${String(event.json.scope)}`;
+    if (type === 'history_gap')
+      return `gap ${String(event.json.first_sequence)}-${String(event.json.last_sequence)} lost=${String(event.json.lost)} ${String(event.json.scope)}`;
     return String(type);
   }
   return event.event === 'connection-closing' ? `close ${String(event.json.reason)}` : event.event;

@@ -46,8 +46,7 @@ export async function buildTestApp(
   const clock = options.clock ?? new ManualClock();
   const schemas = options.schemas ?? (TEST_SCHEMAS as unknown as Record<string, EventSchemaSource>);
   const registry = new SchemaRegistry(schemas, options.strict ?? true);
-  const backend =
-    options.backend ?? new MemoryBackend({ maxHistoryPerTopic: 100, maxTopics: 10_000, clock });
+  const backend = options.backend ?? new MemoryBackend({ maxHistoryPerTopic: 100, maxTopics: 10_000, clock });
   const app = await buildApp({
     registry,
     backend,

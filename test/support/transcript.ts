@@ -47,7 +47,11 @@ export function expectControl(event: SseEvent | undefined, name: string, fields:
   expect(event?.json.timestamp).toMatch(SECOND);
   const versioned = OPENING_TYPES.has(fields.type as string) && !('schema_version' in fields);
   if (versioned) expect(event?.json.schema_version).toMatch(SCHEMA_VERSION);
-  expect(event?.json).toEqual({ ...fields, timestamp: event?.json.timestamp, ...(versioned ? { schema_version: event?.json.schema_version } : {}) });
+  expect(event?.json).toEqual({
+    ...fields,
+    timestamp: event?.json.timestamp,
+    ...(versioned ? { schema_version: event?.json.schema_version } : {}),
+  });
   // Keys are sorted on the wire (D1).
   expect(Object.keys(event?.json ?? {})).toEqual(Object.keys(event?.json ?? {}).sort());
 }

@@ -17,7 +17,17 @@ export async function notifyAndWatch(baseUrl: string, count: number): Promise<No
   for (let step = 0; step < count; step++) {
     await client.notify({
       eventType: 'dissemination',
-      identifier: { destination: 'A', target: 'T1', class: 'od', expver: '1', domain: 'g', date: '20250706', time: '12:00', stream: 'enfo', step },
+      identifier: {
+        destination: 'A',
+        target: 'T1',
+        class: 'od',
+        expver: '1',
+        domain: 'g',
+        date: '20250706',
+        time: '12:00',
+        stream: 'enfo',
+        step,
+      },
       payload: { location: `s3://bucket/forecast-${step}.grib` },
     });
   }

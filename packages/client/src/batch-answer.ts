@@ -48,9 +48,13 @@ function parseObject(text: string): Record<string, unknown> | undefined {
 }
 
 function itemResult(value: unknown, index: number, batchRequestId: string | undefined): ItemResult {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new DecodeError(`notify batch: result ${index} is not a JSON object`);
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw new DecodeError(`notify batch: result ${index} is not a JSON object`);
   const result = value as Record<string, unknown>;
-  if (result.index !== index) throw new DecodeError(`notify batch: result ${index} has index ${JSON.stringify(result.index)}; the results must follow the request's order`);
+  if (result.index !== index)
+    throw new DecodeError(
+      `notify batch: result ${index} has index ${JSON.stringify(result.index)}; the results must follow the request's order`,
+    );
   const requestId = typeof result.request_id === 'string' ? result.request_id : batchRequestId;
   if (result.status === 'success' && typeof result.processed_at === 'string') {
     if (requestId === undefined) throw new DecodeError('notify batch: the response carries no request id');

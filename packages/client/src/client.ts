@@ -7,9 +7,26 @@ import { notificationBody } from './notify-batches.js';
 import { notifyInBatches } from './notify-many.js';
 import { retryableAnswer, sendWithRetries, type Exchange } from './notify-retries.js';
 import { defaultFetch, type DefaultFetch } from './transport/default-fetch.js';
-import { decodeStreamClosed, decodeStreamList, streamListQuery, type StreamClosed, type StreamList, type StreamListFilter } from './open-streams.js';
+import {
+  decodeStreamClosed,
+  decodeStreamList,
+  streamListQuery,
+  type StreamClosed,
+  type StreamList,
+  type StreamListFilter,
+} from './open-streams.js';
 import { NotificationStream } from './stream/notification-stream.js';
-import type { AdminResult, AvisoClientOptions, NotifyItem, NotifyManyOptions, NotifyOutcome, NotifyRequest, NotifyResult, SchemaList, WatchRequest } from './types.js';
+import type {
+  AdminResult,
+  AvisoClientOptions,
+  NotifyItem,
+  NotifyManyOptions,
+  NotifyOutcome,
+  NotifyRequest,
+  NotifyResult,
+  SchemaList,
+  WatchRequest,
+} from './types.js';
 import { isSecureOrLoopback, parseBaseUrl } from './url.js';
 
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -21,7 +38,8 @@ function decodeJson(text: string, what: string): Record<string, unknown> {
   } catch (error) {
     throw new DecodeError(`${what}: the response is not JSON`, { cause: error });
   }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new DecodeError(`${what}: the response is not a JSON object`);
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw new DecodeError(`${what}: the response is not a JSON object`);
   return value as Record<string, unknown>;
 }
 
@@ -100,10 +118,17 @@ export class AvisoClient {
    */
   async notify(request: NotifyRequest): Promise<NotifyResult> {
     const idempotencyKey = checkedIdempotencyKey(request.idempotencyKey);
-    const { response, text } = await this.sendIdempotent('api/v1/notification', notificationBody(request), idempotencyKey, request.retry === true, request.signal);
+    const { response, text } = await this.sendIdempotent(
+      'api/v1/notification',
+      notificationBody(request),
+      idempotencyKey,
+      request.retry === true,
+      request.signal,
+    );
     if (response.status !== 200) throw new HttpError(response.status, text, response.headers.get('x-request-id') ?? undefined);
     const json = decodeJson(text, 'notify');
-    if (typeof json.status !== 'string' || typeof json.processed_at !== 'string') throw new DecodeError('notify: unexpected response shape');
+    if (typeof json.status !== 'string' || typeof json.processed_at !== 'string')
+      throw new DecodeError('notify: unexpected response shape');
     const replayed = response.headers.get('idempotent-replayed');
     return {
       status: json.status,
@@ -123,7 +148,14 @@ export class AvisoClient {
    */
   notifyMany(notifications: readonly NotifyItem[], options: NotifyManyOptions = {}): Promise<NotifyOutcome[]> {
     return notifyInBatches(notifications, options, (bodies, idempotencyKey) =>
-      this.sendIdempotent('api/v1/notification/batch', bodies, idempotencyKey, options.retry === true, options.signal, retryableBatchAnswer),
+      this.sendIdempotent(
+        'api/v1/notification/batch',
+        bodies,
+        idempotencyKey,
+        options.retry === true,
+        options.signal,
+        retryableBatchAnswer,
+      ),
     );
   }
 
@@ -143,7 +175,8 @@ export class AvisoClient {
   ): Promise<Exchange> {
     const send = async (): Promise<Exchange> => {
       const exchange = await this.transport.exchange('POST', path, body, this.timeoutMs, signal, { 'idempotency-key': idempotencyKey });
-      if (exchange.response.headers.has('idempotent-replayed') || codeOf(exchange) === 'IDEMPOTENCY_KEY_IN_PROGRESS') this.honoursIdempotency = true;
+      if (exchange.response.headers.has('idempotent-replayed') || codeOf(exchange) === 'IDEMPOTENCY_KEY_IN_PROGRESS')
+        this.honoursIdempotency = true;
       return exchange;
     };
     return sendWithRetries(send, () => retry || this.honoursIdempotency, this.clock, signal, retryable);

@@ -77,19 +77,32 @@ export class Transport {
           await this.refresh();
           continue;
         }
-        throw new AuthError(hasAuth ? 'the server refused the credential (401) after a refresh' : 'the server requires authentication (401)', 401, {
-          cause: new HttpError(401, text, response.headers.get('x-request-id') ?? undefined),
-        });
+        throw new AuthError(
+          hasAuth ? 'the server refused the credential (401) after a refresh' : 'the server requires authentication (401)',
+          401,
+          {
+            cause: new HttpError(401, text, response.headers.get('x-request-id') ?? undefined),
+          },
+        );
       }
       return { response, text };
     }
   }
 
-  private async send(method: string, path: string, body: unknown, timeoutMs: number, signal: AbortSignal | undefined, extraHeaders: Readonly<Record<string, string>>): Promise<Response> {
+  private async send(
+    method: string,
+    path: string,
+    body: unknown,
+    timeoutMs: number,
+    signal: AbortSignal | undefined,
+    extraHeaders: Readonly<Record<string, string>>,
+  ): Promise<Response> {
     const timeout = AbortSignal.timeout(timeoutMs);
     const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
     const headers = await this.headers(
-      body === undefined ? { ...extraHeaders, accept: 'application/json' } : { ...extraHeaders, accept: 'application/json', 'content-type': 'application/json' },
+      body === undefined
+        ? { ...extraHeaders, accept: 'application/json' }
+        : { ...extraHeaders, accept: 'application/json', 'content-type': 'application/json' },
     );
     try {
       return await this.options.fetch(this.url(path), {

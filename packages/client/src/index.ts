@@ -45,7 +45,15 @@ export {
   type HistoryGap,
 } from './errors.js';
 export type { AuthProvider } from './auth/provider.js';
-export { BasicAuth, BearerAuth, ChainAuth, CredentialsFileAuth, DiscoveredAuth, EnvironmentAuth, parseCredentialsFile } from './auth/providers.js';
+export {
+  BasicAuth,
+  BearerAuth,
+  ChainAuth,
+  CredentialsFileAuth,
+  DiscoveredAuth,
+  EnvironmentAuth,
+  parseCredentialsFile,
+} from './auth/providers.js';
 export type { Checkpoint, StateStore } from './state/store.js';
 export { MemoryStore } from './state/memory-store.js';
 export { JsonFileStore } from './state/json-file-store.js';

@@ -51,8 +51,10 @@ export function serialisedSizes(bodies: readonly Record<string, unknown>[]): num
 export function checkedLimits(options: { readonly maxBatchItems?: number; readonly maxBatchBytes?: number }): BatchLimits {
   const maxItems = options.maxBatchItems ?? DEFAULT_MAX_BATCH_ITEMS;
   const maxBytes = options.maxBatchBytes ?? DEFAULT_MAX_BATCH_BYTES;
-  if (!Number.isSafeInteger(maxItems) || maxItems < 1) throw new ConfigError(`maxBatchItems must be a whole number of at least 1, got ${maxItems}`);
-  if (!Number.isSafeInteger(maxBytes) || maxBytes < 1) throw new ConfigError(`maxBatchBytes must be a whole number of at least 1, got ${maxBytes}`);
+  if (!Number.isSafeInteger(maxItems) || maxItems < 1)
+    throw new ConfigError(`maxBatchItems must be a whole number of at least 1, got ${maxItems}`);
+  if (!Number.isSafeInteger(maxBytes) || maxBytes < 1)
+    throw new ConfigError(`maxBatchBytes must be a whole number of at least 1, got ${maxBytes}`);
   return { maxItems, maxBytes };
 }
 

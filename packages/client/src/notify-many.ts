@@ -21,7 +21,15 @@ function requestIdOf(error: unknown): string | undefined {
 }
 
 function failure(index: number, reason: NotifyFailed['reason'], message: string, error: unknown): NotifyFailed {
-  return { index, stored: false, reason, code: error instanceof HttpError ? error.code : undefined, message, requestId: requestIdOf(error), error };
+  return {
+    index,
+    stored: false,
+    reason,
+    code: error instanceof HttpError ? error.code : undefined,
+    message,
+    requestId: requestIdOf(error),
+    error,
+  };
 }
 
 /**
@@ -35,9 +43,24 @@ function sendFailure(index: number, error: unknown): NotifyFailed {
 
 function outcomeOf(result: ItemResult, index: number, idempotencyKey: string, replayed: boolean | undefined): NotifyOutcome {
   if (!result.stored) {
-    return { index, stored: false, reason: result.retryable ? 'failed' : 'refused', code: result.code, message: result.message, requestId: result.requestId };
+    return {
+      index,
+      stored: false,
+      reason: result.retryable ? 'failed' : 'refused',
+      code: result.code,
+      message: result.message,
+      requestId: result.requestId,
+    };
   }
-  return { index, stored: true, status: result.status, requestId: result.requestId, processedAt: result.processedAt, idempotencyKey, replayed };
+  return {
+    index,
+    stored: true,
+    status: result.status,
+    requestId: result.requestId,
+    processedAt: result.processedAt,
+    idempotencyKey,
+    replayed,
+  };
 }
 
 /**
@@ -49,7 +72,11 @@ function outcomeOf(result: ItemResult, index: number, idempotencyKey: string, re
  * later ones are not sent, so what was stored is always in the order given (a caller who sends
  * the rest again does not put them behind notifications that came after them).
  */
-export async function notifyInBatches(notifications: readonly NotifyItem[], options: NotifyManyOptions, send: SendBatch): Promise<NotifyOutcome[]> {
+export async function notifyInBatches(
+  notifications: readonly NotifyItem[],
+  options: NotifyManyOptions,
+  send: SendBatch,
+): Promise<NotifyOutcome[]> {
   let limits = checkedLimits(options);
   const bodies = notifications.map(notificationBody);
   const sizes = serialisedSizes(bodies);
@@ -62,7 +89,15 @@ export async function notifyInBatches(notifications: readonly NotifyItem[], opti
   /** Every notification from `start` on is not sent. The code and request id of what stopped the call are not theirs. */
   const notSentFromHere = (cause: unknown, why: string): void => {
     for (let index = start; index < bodies.length; index++) {
-      outcomes.push({ index, stored: false, reason: 'not_sent', code: undefined, message: `not sent: ${why}`, requestId: undefined, ...(cause === undefined ? {} : { error: cause }) });
+      outcomes.push({
+        index,
+        stored: false,
+        reason: 'not_sent',
+        code: undefined,
+        message: `not sent: ${why}`,
+        requestId: undefined,
+        ...(cause === undefined ? {} : { error: cause }),
+      });
     }
   };
   while (start < bodies.length) {
@@ -99,7 +134,8 @@ export async function notifyInBatches(notifications: readonly NotifyItem[], opti
       notSentFromHere(error, 'an earlier batch failed');
       break;
     }
-    for (const [offset, result] of answer.results.entries()) outcomes.push(outcomeOf(result, batch.start + offset, idempotencyKey, answer.replayed));
+    for (const [offset, result] of answer.results.entries())
+      outcomes.push(outcomeOf(result, batch.start + offset, idempotencyKey, answer.replayed));
     start = batch.end;
     // The store failed for some of the batch (and the retries, if allowed, are spent): the call
     // ends here as after a batch that failed whole, so what is stored stays in order.

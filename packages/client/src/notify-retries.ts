@@ -42,7 +42,8 @@ export async function sendWithRetries(
       if (outcome instanceof TransportError) throw outcome;
       return outcome;
     }
-    const serverWait = outcome instanceof TransportError ? undefined : retryAfterDelay(outcome.response.headers.get('retry-after'), clock.now());
+    const serverWait =
+      outcome instanceof TransportError ? undefined : retryAfterDelay(outcome.response.headers.get('retry-after'), clock.now());
     await sleep(clock, serverWait ?? backoffDelay(retry, () => clock.random()), signal);
   }
 }

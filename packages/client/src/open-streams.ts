@@ -55,7 +55,11 @@ export interface StreamList {
    * time. `clusterUnreachable`: the answering process could not ask the others at all (its NATS
    * account may not use the admin subjects), so only its own streams are listed.
    */
-  readonly processes: { readonly answered: readonly string[]; readonly notAnswering: readonly string[]; readonly clusterUnreachable: boolean };
+  readonly processes: {
+    readonly answered: readonly string[];
+    readonly notAnswering: readonly string[];
+    readonly clusterUnreachable: boolean;
+  };
   readonly requestId: string;
 }
 

@@ -85,10 +85,7 @@ export function boundedGet(url: URL, options: BoundedGetOptions): Promise<GetRes
       headers: options.headers,
       agent: secure ? options.agents.https : options.agents.http,
     });
-    const totalTimer = setTimeout(
-      () => fail('timeout', `no complete answer within ${options.totalTimeoutMs} ms`),
-      options.totalTimeoutMs,
-    );
+    const totalTimer = setTimeout(() => fail('timeout', `no complete answer within ${options.totalTimeoutMs} ms`), options.totalTimeoutMs);
     const connectTimer = setTimeout(
       () => fail('connect_timeout', `no connection within ${options.connectTimeoutMs} ms`),
       options.connectTimeoutMs,

@@ -2,13 +2,7 @@ import type { Logger } from 'pino';
 import type { EcpdsConfig } from '../../config/model.js';
 import { boundedGet, createHttpAgents, ExchangeError, type HttpAgents } from './bounded-get.js';
 import { parseDestinationList } from './destination-list.js';
-import {
-  mergeServerAnswers,
-  statusOutcome,
-  type DestinationFetch,
-  type PartialOutagePolicy,
-  type ServerAnswer,
-} from './fetch-outcome.js';
+import { mergeServerAnswers, statusOutcome, type DestinationFetch, type PartialOutagePolicy, type ServerAnswer } from './fetch-outcome.js';
 
 /** Everything one fetch needs, with timeouts in milliseconds so tests can use short budgets. */
 export interface DestinationClientSettings {
@@ -82,9 +76,7 @@ export class DestinationClient {
   }
 
   async fetch(username: string, logger: Logger): Promise<DestinationFetch> {
-    const answers = await Promise.all(
-      this.settings.servers.map((server, index) => this.fetchFrom(server, index, username, logger)),
-    );
+    const answers = await Promise.all(this.settings.servers.map((server, index) => this.fetchFrom(server, index, username, logger)));
     return mergeServerAnswers(answers, this.settings.policy);
   }
 

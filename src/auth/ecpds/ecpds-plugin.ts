@@ -124,10 +124,7 @@ export function createEcpdsPlugin(config: EcpdsConfig, deps: EcpdsPluginDeps): E
           finish(verdict.decision);
           throw new AuthError(503, 'ECPDS service is inaccessible');
         case 'allow':
-          logger.info(
-            { event_name: 'auth.ecpds.check.allowed', ...fields, destination: verdict.destination },
-            'ECPDS check allowed',
-          );
+          logger.info({ event_name: 'auth.ecpds.check.allowed', ...fields, destination: verdict.destination }, 'ECPDS check allowed');
           finish(verdict.decision);
           return;
         case 'deny_destination':

@@ -3,14 +3,7 @@ import type { FetchOutcome } from './fetch-outcome.js';
 export { FETCH_OUTCOMES, type FetchOutcome } from './fetch-outcome.js';
 
 /** Labels of `aviso_ecpds_access_decisions_total` (docs/design/rules/operations.md §3.3.3). */
-export const DECISION_OUTCOMES = [
-  'allow',
-  'deny_destination',
-  'deny_match_key_missing',
-  'unavailable',
-  'admin_bypass',
-  'error',
-] as const;
+export const DECISION_OUTCOMES = ['allow', 'deny_destination', 'deny_match_key_missing', 'unavailable', 'admin_bypass', 'error'] as const;
 
 export type DecisionOutcome = (typeof DECISION_OUTCOMES)[number];
 

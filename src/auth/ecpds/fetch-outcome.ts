@@ -4,15 +4,7 @@
  */
 
 /** Metric labels of `aviso_ecpds_fetch_total`, in the order the rules list them (the series are created in this order). */
-export const FETCH_OUTCOMES = [
-  'success',
-  'http_401',
-  'http_403',
-  'http_4xx',
-  'http_5xx',
-  'invalid_response',
-  'unreachable',
-] as const;
+export const FETCH_OUTCOMES = ['success', 'http_401', 'http_403', 'http_4xx', 'http_5xx', 'invalid_response', 'unreachable'] as const;
 
 export type FetchOutcome = (typeof FETCH_OUTCOMES)[number];
 export type FailureOutcome = Exclude<FetchOutcome, 'success'>;

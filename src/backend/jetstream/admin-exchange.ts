@@ -3,14 +3,32 @@ import { PermissionViolationError, type Msg, type NatsConnection, type Subscript
 import type { Logger } from 'pino';
 import type { Clock, TimerHandle } from '../../time/clock.js';
 import {
-  ANSWER_BOUND_MS, PRESENCE_INTERVAL_MS, PRESENCE_WINDOW_MS,
-  type AskOptions, type DeploymentExchange, type GatheredAnswers, type Responder,
+  ANSWER_BOUND_MS,
+  PRESENCE_INTERVAL_MS,
+  PRESENCE_WINDOW_MS,
+  type AskOptions,
+  type DeploymentExchange,
+  type GatheredAnswers,
+  type Responder,
 } from '../deployment-exchange.js';
 import { AnswerGathering } from '../deployment/answer-gathering.js';
 import { RecentPeers } from '../deployment/recent-peers.js';
 import {
-  ADMIN_PREFIX, AnswerAssembly, PRESENCE_SUBJECT, QUESTIONS_SUBJECT, answerParts, askNumberOf, partOf, presenceOf,
-  questionOf, questionSubject, replySubject, repliesOf, senderHeaders, senderOf, type Presence,
+  ADMIN_PREFIX,
+  AnswerAssembly,
+  PRESENCE_SUBJECT,
+  QUESTIONS_SUBJECT,
+  answerParts,
+  askNumberOf,
+  partOf,
+  presenceOf,
+  questionOf,
+  questionSubject,
+  replySubject,
+  repliesOf,
+  senderHeaders,
+  senderOf,
+  type Presence,
 } from './admin-messages.js';
 import type { NatsLink } from './nats-link.js';
 import { errorText } from './nats-errors.js';
@@ -209,7 +227,8 @@ export class AdminExchange implements DeploymentExchange {
     if (body === undefined) return;
     try {
       const nc = this.link.clients().nc;
-      for (const part of answerParts(this.process, body, nc.info?.max_payload)) nc.publish(message.reply, part.data, { headers: part.headers });
+      for (const part of answerParts(this.process, body, nc.info?.max_payload))
+        nc.publish(message.reply, part.data, { headers: part.headers });
     } catch {
       // No connection: the asker reports this process as not answering.
     }

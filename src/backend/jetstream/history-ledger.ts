@@ -163,7 +163,13 @@ interface StoredEntry {
 }
 
 function encode(entry: LedgerEntry): string {
-  const stored: StoredEntry = { d: entry.deleted, w: entry.wipedThrough, wa: entry.wipedAtMs, f: entry.forgottenThrough, fa: entry.forgottenAtMs };
+  const stored: StoredEntry = {
+    d: entry.deleted,
+    w: entry.wipedThrough,
+    wa: entry.wipedAtMs,
+    f: entry.forgottenThrough,
+    fa: entry.forgottenAtMs,
+  };
   return JSON.stringify(stored);
 }
 

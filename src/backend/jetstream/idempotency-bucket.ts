@@ -2,8 +2,13 @@ import { JetStreamApiCodes, JetStreamApiError, StorageType, type StreamConfig } 
 import { Kvm, type KV } from '@nats-io/kv';
 import type { Logger } from 'pino';
 import {
-  judgeRecord, replayOf, type IdempotencyBegin, type IdempotencyClaim, type IdempotencyRecord,
-  type IdempotencyRecords, type StoredOutcome,
+  judgeRecord,
+  replayOf,
+  type IdempotencyBegin,
+  type IdempotencyClaim,
+  type IdempotencyRecord,
+  type IdempotencyRecords,
+  type StoredOutcome,
 } from '../idempotency-records.js';
 import { BucketOnLink } from './bucket-on-link.js';
 import type { NatsClients, NatsLink } from './nats-link.js';
@@ -153,7 +158,12 @@ export class IdempotencyBucket implements IdempotencyRecords {
       );
     } catch (error) {
       this.logger.warn(
-        { event_name: 'backend.jetstream.idempotency.bucket.reconcile.failed', bucket: this.settings.name, fields: drifted, error: errorText(error) },
+        {
+          event_name: 'backend.jetstream.idempotency.bucket.reconcile.failed',
+          bucket: this.settings.name,
+          fields: drifted,
+          error: errorText(error),
+        },
         `Key-value bucket ${this.settings.name} keeps its configuration`,
       );
     }

@@ -2,9 +2,23 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type {
-  BatchPublishOptions, BatchPublishOutcome, Batch, BackendStats, DeleteOutcome, FetchRequest, LiveSink, LiveSubscription,
-  NotificationBackend, NotificationToStore, PublishOptions, PublishResult, ReplayCursor,
-  StoredNotification, ReplayRequest, SchemaStorage, WipeOutcome,
+  BatchPublishOptions,
+  BatchPublishOutcome,
+  Batch,
+  BackendStats,
+  DeleteOutcome,
+  FetchRequest,
+  LiveSink,
+  LiveSubscription,
+  NotificationBackend,
+  NotificationToStore,
+  PublishOptions,
+  PublishResult,
+  ReplayCursor,
+  StoredNotification,
+  ReplayRequest,
+  SchemaStorage,
+  WipeOutcome,
 } from '../backend.js';
 import { NotificationTooLargeError } from '../backend.js';
 import type { JetStreamConfig } from '../../config/model.js';
@@ -16,10 +30,7 @@ import { IdempotencyBucket } from './idempotency-bucket.js';
 import { LiveFeeds } from './live-feeds.js';
 import { publishedBytes, toHeaders, toStoredNotification } from './message-mapping.js';
 import { NatsLink, type NatsClients } from './nats-link.js';
-import {
-  errorText, isConnectionLost, isMaxPayloadExceeded, isMessageNotFound, isNoResponders,
-  isStreamNotFound,
-} from './nats-errors.js';
+import { errorText, isConnectionLost, isMaxPayloadExceeded, isMessageNotFound, isNoResponders, isStreamNotFound } from './nats-errors.js';
 import { JetStreamReplayCursor, fetchJetStreamBatch } from './replay-fetch.js';
 import { StreamCatalog } from './stream-catalog.js';
 import type { StreamLayout } from './stream-config.js';
@@ -100,7 +111,12 @@ export class JetStreamBackend implements NotificationBackend {
     warnShortRetention(catalog, logger, windowSec);
     const bucket = new IdempotencyBucket(
       link,
-      { name: settings.idempotency_bucket, windowMs: windowSec * 1000, replicas: settings.replicas ?? 1, staleAfterMs: PENDING_STALE_AFTER_MS },
+      {
+        name: settings.idempotency_bucket,
+        windowMs: windowSec * 1000,
+        replicas: settings.replicas ?? 1,
+        staleAfterMs: PENDING_STALE_AFTER_MS,
+      },
       logger,
     );
     await bucket.ensureAtStartup();
@@ -196,7 +212,10 @@ export class JetStreamBackend implements NotificationBackend {
    * keeps all of a topic's, are sent together and their acks awaited in order, a few round trips
    * for a batch instead of one per notification (publish-waves.ts).
    */
-  async publishMany(notifications: readonly NotificationToStore[], options: BatchPublishOptions = {}): Promise<readonly BatchPublishOutcome[]> {
+  async publishMany(
+    notifications: readonly NotificationToStore[],
+    options: BatchPublishOptions = {},
+  ): Promise<readonly BatchPublishOutcome[]> {
     const ids = options.deduplicationIds ?? [];
     // A stream that keeps every notification of a topic names no predecessors: its notifications
     // of one topic go out together too. A base whose stream cannot be ensured now counts as
@@ -349,7 +368,6 @@ export class JetStreamBackend implements NotificationBackend {
   }
 }
 
-
 /** `max_msgs_per_subject` 1 unless the schema's storage policy allows duplicates (stream-config.ts). */
 function keepsPerTopicLimit(layout: StreamLayout): boolean {
   return layout.storagePolicy?.allow_duplicates !== true;
@@ -381,7 +399,13 @@ function warnShortRetention(catalog: StreamCatalog, logger: Logger, windowSec: n
   for (const { eventType, stream, maxAgeSec } of catalog.shortRetentionSchemas()) {
     if (only && !only.has(stream)) continue;
     logger.warn(
-      { event_name: 'backend.jetstream.idempotency.window_exceeds_retention', event_type: eventType, stream, max_age_seconds: maxAgeSec, window_seconds: windowSec },
+      {
+        event_name: 'backend.jetstream.idempotency.window_exceeds_retention',
+        event_type: eventType,
+        stream,
+        max_age_seconds: maxAgeSec,
+        window_seconds: windowSec,
+      },
       `Stream ${stream} of event type ${eventType} keeps notifications ${maxAgeSec}s, less than idempotency.window (${windowSec}s): a retry with an Idempotency-Key is recognised for ${maxAgeSec}s only`,
     );
   }

@@ -38,7 +38,12 @@ export class LiveAnnouncer {
       const level = this.failureWarned ? 'debug' : 'warn';
       this.failureWarned = true;
       this.logger[level](
-        { event_name: 'backend.jetstream.live.announce.failed', stream: streamName, sequence: notification.sequence, error: errorText(error) },
+        {
+          event_name: 'backend.jetstream.live.announce.failed',
+          stream: streamName,
+          sequence: notification.sequence,
+          error: errorText(error),
+        },
         'A notification was stored but could not be announced; live feeds take it from the stream',
       );
     }

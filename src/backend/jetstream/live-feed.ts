@@ -225,7 +225,10 @@ export class LiveFeed {
 
   private fail(error: unknown): void {
     if (this.stopped) return;
-    this.logger.error({ event_name: 'backend.jetstream.live.failed', stream: this.streamName, error: errorText(error) }, 'Live feed failed');
+    this.logger.error(
+      { event_name: 'backend.jetstream.live.failed', stream: this.streamName, error: errorText(error) },
+      'Live feed failed',
+    );
     this.end(error instanceof Error ? error : new Error(errorText(error)));
   }
 
@@ -267,7 +270,10 @@ export class LiveFeed {
             return;
           }
           if (Date.now() >= giveUpAt) {
-            this.logger.error({ event_name: 'backend.jetstream.live.failed', stream: this.streamName, error: errorText(error) }, 'Live consumer could not resume');
+            this.logger.error(
+              { event_name: 'backend.jetstream.live.failed', stream: this.streamName, error: errorText(error) },
+              'Live consumer could not resume',
+            );
             this.end(new Error(`live consumer on ${this.streamName} could not resume: ${errorText(error)}`));
             return;
           }
@@ -290,7 +296,10 @@ export class LiveFeed {
       if (!this.stopped && messages === this.messages) this.end(new Error(`live consumer on ${this.streamName} ended`));
     } catch (error) {
       if (!this.stopped && messages === this.messages) {
-        this.logger.error({ event_name: 'backend.jetstream.live.failed', stream: this.streamName, error: errorText(error) }, 'Live consumer failed');
+        this.logger.error(
+          { event_name: 'backend.jetstream.live.failed', stream: this.streamName, error: errorText(error) },
+          'Live consumer failed',
+        );
         this.end(error instanceof Error ? error : new Error(errorText(error)));
       }
     }

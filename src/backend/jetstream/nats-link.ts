@@ -152,7 +152,11 @@ export class NatsLink {
     this.current = clients;
     this.disconnected = false;
     this.logger.info(
-      { event_name: 'backend.jetstream.connected', server_version: clients.nc.info?.version, nats_auth: this.settings.token !== undefined ? 'token' : 'none' },
+      {
+        event_name: 'backend.jetstream.connected',
+        server_version: clients.nc.info?.version,
+        nats_auth: this.settings.token !== undefined ? 'token' : 'none',
+      },
       'Connected to NATS',
     );
     void this.watchStatus(clients.nc);

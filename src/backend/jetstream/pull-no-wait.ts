@@ -84,8 +84,7 @@ export function parseAckSubject(reply: string): { streamSequence: number; timest
     starts.push(dot + 1);
   }
   const count = starts.length;
-  const token = (i: number): string =>
-    reply.slice(starts[i], i + 1 < count ? (starts[i + 1] as number) - 1 : reply.length);
+  const token = (i: number): string => reply.slice(starts[i], i + 1 < count ? (starts[i + 1] as number) - 1 : reply.length);
   // 12 starts recorded means 12 tokens or more (the scan stopped there): the newer form either way.
   if (token(0) !== '$JS' || token(1) !== 'ACK' || (count !== 9 && count < 11)) {
     throw new Error(`not a JetStream delivery: '${reply}'`);

@@ -81,7 +81,9 @@ export class ReplayConsumer {
     this.name = undefined;
     if (!name) return;
     try {
-      void this.clients().jsm.consumers.delete(this.streamName, name).catch(() => undefined);
+      void this.clients()
+        .jsm.consumers.delete(this.streamName, name)
+        .catch(() => undefined);
     } catch {
       // No connection: the consumer's inactive threshold removes it.
     }

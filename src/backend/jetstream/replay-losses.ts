@@ -99,7 +99,13 @@ export class PredecessorLosses {
   /** One notification of the replay's topics was read; the loss its predecessor reveals. */
   observe(sequence: number, predecessor: number | undefined): HistoryLoss | undefined {
     let loss: HistoryLoss | undefined;
-    if (predecessor !== undefined && predecessor >= this.from && predecessor < sequence && !this.said(predecessor) && !this.wasRead(predecessor)) {
+    if (
+      predecessor !== undefined &&
+      predecessor >= this.from &&
+      predecessor < sequence &&
+      !this.said(predecessor) &&
+      !this.wasRead(predecessor)
+    ) {
       loss = { first: this.from, last: predecessor };
     }
     this.read.push(sequence);

@@ -36,7 +36,13 @@ export class StreamAdmin {
       const message = await jsm.streams.getMessage(name, { seq: sequence });
       if (!message) return 'not_found';
       const predecessor = Number(message.header?.get(TOPIC_PREDECESSOR_HEADER) ?? 0);
-      await this.ledger.recordDeletion(name, sequence, message.subject, message.time.getTime(), Number.isSafeInteger(predecessor) ? predecessor : 0);
+      await this.ledger.recordDeletion(
+        name,
+        sequence,
+        message.subject,
+        message.time.getTime(),
+        Number.isSafeInteger(predecessor) ? predecessor : 0,
+      );
       return (await jsm.streams.deleteMessage(name, sequence, false)) ? 'deleted' : 'not_found';
     } catch (error) {
       if (isStreamNotFound(error) || isMessageNotFound(error)) return 'not_found';

@@ -91,7 +91,9 @@ export class StreamCatalog {
     return [...this.byBase.values()].flatMap((entry) => {
       const maxAgeNs = desiredStreamConfig(this.layoutFor(entry.base), this.defaults, false).max_age;
       const maxAgeSec = maxAgeNs / 1_000_000_000;
-      return maxAgeNs > 0 && maxAgeSec < this.duplicateWindowSec ? [{ eventType: entry.eventType, stream: streamNameOf(entry.base), maxAgeSec }] : [];
+      return maxAgeNs > 0 && maxAgeSec < this.duplicateWindowSec
+        ? [{ eventType: entry.eventType, stream: streamNameOf(entry.base), maxAgeSec }]
+        : [];
     });
   }
 

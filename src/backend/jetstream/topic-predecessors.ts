@@ -56,7 +56,13 @@ export class TopicPredecessors {
    * Publishes on one topic from this process go one after the other: each must know the sequence
    * the one before it got, so sending them together would only make all but one fail and resend.
    */
-  publish(js: JetStreamClient, topic: string, payload: string, options: Partial<JetStreamPublishOptions>, deadlineMs: number): Promise<PubAck> {
+  publish(
+    js: JetStreamClient,
+    topic: string,
+    payload: string,
+    options: Partial<JetStreamPublishOptions>,
+    deadlineMs: number,
+  ): Promise<PubAck> {
     const before = this.tails.get(topic);
     const send = (): Promise<PubAck> => this.publishNow(js, topic, payload, options, deadlineMs);
     const mine = before ? before.then(send, send) : send();

@@ -1,7 +1,12 @@
 import type { Clock } from '../../time/clock.js';
 import {
-  judgeRecord, replayOf, type IdempotencyBegin, type IdempotencyClaim, type IdempotencyRecord,
-  type IdempotencyRecords, type StoredOutcome,
+  judgeRecord,
+  replayOf,
+  type IdempotencyBegin,
+  type IdempotencyClaim,
+  type IdempotencyRecord,
+  type IdempotencyRecords,
+  type StoredOutcome,
 } from '../idempotency-records.js';
 
 export interface IdempotencyTableOptions {

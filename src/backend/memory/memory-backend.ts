@@ -1,7 +1,19 @@
 import type {
-  BatchPublishOutcome, Batch, BackendStats, DeleteOutcome, FetchRequest, LiveSink, LiveSubscription,
-  NotificationBackend, NotificationToStore, PublishResult, ReplayCursor, ReplayRequest,
-  StoredNotification, WipeOutcome, SchemaStorage,
+  BatchPublishOutcome,
+  Batch,
+  BackendStats,
+  DeleteOutcome,
+  FetchRequest,
+  LiveSink,
+  LiveSubscription,
+  NotificationBackend,
+  NotificationToStore,
+  PublishResult,
+  ReplayCursor,
+  ReplayRequest,
+  StoredNotification,
+  WipeOutcome,
+  SchemaStorage,
 } from '../backend.js';
 import { NotificationTooLargeError } from '../backend.js';
 import { LiveDispatch } from '../live-dispatch.js';

@@ -1,6 +1,4 @@
-import {
-  closeSync, fdatasync, fsyncSync, mkdirSync, openSync, readFileSync, unlinkSync, writeFileSync, writeSync,
-} from 'node:fs';
+import { closeSync, fdatasync, fsyncSync, mkdirSync, openSync, readFileSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { currentBootIdentity, isSameBoot } from './boot-identity.js';
 

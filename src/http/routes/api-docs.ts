@@ -42,9 +42,7 @@ export async function registerApiDocs(app: FastifyInstance): Promise<void> {
     // The UI sets inline styles, and must work over plain HTTP on any host, so the default policy's
     // `style-src https:` and `upgrade-insecure-requests` would leave it blank.
     transformStaticCSP: (header) =>
-      header
-        .replace("style-src 'self' https:", "style-src 'self' 'unsafe-inline'")
-        .replace(/\s*upgrade-insecure-requests;?/, ''),
+      header.replace("style-src 'self' https:", "style-src 'self' 'unsafe-inline'").replace(/\s*upgrade-insecure-requests;?/, ''),
   });
   app.get('/api-docs/openapi.json', { schema: { hide: true } }, async (_request, reply) =>
     reply.type('application/json').send(JSON.stringify(app.swagger())),

@@ -58,14 +58,12 @@ export const NotificationRequest = Type.Object(
     ),
     to_id: Type.Optional(
       Type.Union([Type.String({ pattern: '^\\+?[0-9]+$' }), Type.Null()], {
-        description:
-          'replay only: inclusive end sequence, a decimal string; at most one of to_id/to_date. watch and notify refuse it.',
+        description: 'replay only: inclusive end sequence, a decimal string; at most one of to_id/to_date. watch and notify refuse it.',
       }),
     ),
     to_date: Type.Optional(
       Type.Union([Type.String(), Type.Null()], {
-        description:
-          'replay only: inclusive end time, in the from_date formats; at most one of to_id/to_date. watch and notify refuse it.',
+        description: 'replay only: inclusive end time, in the from_date formats; at most one of to_id/to_date. watch and notify refuse it.',
       }),
     ),
     payload: Type.Optional(Type.Unknown({ description: 'notify: any JSON value, stored unchanged. Ignored by watch/replay.' })),
@@ -103,7 +101,8 @@ export const NotificationBatchResult = Type.Union(
   ],
   {
     $id: 'NotificationBatchResult',
-    description: "Stored: notify's success body; not stored: notify's error body for that notification (code, error, message, ...). `index` first.",
+    description:
+      "Stored: notify's success body; not stored: notify's error body for that notification (code, error, message, ...). `index` first.",
   },
 );
 
@@ -111,7 +110,7 @@ export const NotificationBatchResponse = Type.Object(
   {
     request_id: Type.String({ format: 'uuid' }),
     status: Type.Union([Type.Literal('success'), Type.Literal('partial'), Type.Literal('error')], {
-      description: 'success: every notification stored (200); partial: some (207); error: none (400, or the storage failure\'s 5xx).',
+      description: "success: every notification stored (200); partial: some (207); error: none (400, or the storage failure's 5xx).",
     }),
     stored: Type.Integer({ minimum: 0 }),
     failed: Type.Integer({ minimum: 0 }),
@@ -135,7 +134,8 @@ export const ApiEventSchema = Type.Object(
 /** D43: changes whenever a reload changes the schemas; the opening frame of every stream carries it too. */
 const SCHEMA_VERSION = Type.String({
   pattern: '^[0-9a-f]{16}$',
-  description: 'Version of the schema configuration (notification_schema and strict mode): 16 hex digits of its SHA-256, changed by a reload that changes the schemas. Streams carry it in their opening frame.',
+  description:
+    'Version of the schema configuration (notification_schema and strict mode): 16 hex digits of its SHA-256, changed by a reload that changes the schemas. Streams carry it in their opening frame.',
 });
 
 export const SchemaListResponse = Type.Object(

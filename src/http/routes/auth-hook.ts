@@ -66,10 +66,7 @@ export function registerAuthHook(
     const { decoded: path, candidates } = requestPaths(request.routeOptions.url, request.url);
     if (!candidates.some(isAuthenticatedPath)) return;
     try {
-      request.authUser = await authenticator.authenticate(
-        candidates.some(isAdminPath),
-        presentedAuthorization(request, browserCookie),
-      );
+      request.authUser = await authenticator.authenticate(candidates.some(isAdminPath), presentedAuthorization(request, browserCookie));
     } catch (error) {
       if (!(error instanceof AuthError)) throw error;
       const refusal = authErrorResponse(error);
@@ -89,10 +86,7 @@ export function registerAuthHook(
     }
     if (request.authUser) {
       metrics.authRequest(authenticator.mode, 'success');
-      request.log.debug(
-        { event_name: 'auth.middleware.user.resolved', username: request.authUser.username, path },
-        'User resolved',
-      );
+      request.log.debug({ event_name: 'auth.middleware.user.resolved', username: request.authUser.username, path }, 'User resolved');
     }
   });
 }

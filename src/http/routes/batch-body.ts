@@ -1,12 +1,6 @@
 import { isJsonObject, jsonKind, type JsonObject, type JsonValue } from '../../json/json-value.js';
 import { JsonSyntaxError, parseJsonBody } from '../../json/lossless-parse.js';
-import {
-  batchEmptyError,
-  batchItemNotAnObjectError,
-  batchNotAnArrayError,
-  batchTooManyItemsError,
-  requestError,
-} from './error-bodies.js';
+import { batchEmptyError, batchItemNotAnObjectError, batchNotAnArrayError, batchTooManyItemsError, requestError } from './error-bodies.js';
 
 /** The media type that makes batch notify read one notification per line (docs/api.md#batch-notify-decision-d48). */
 const NDJSON_MEDIA_TYPE = 'application/x-ndjson';

@@ -33,7 +33,11 @@ export interface BrowserContext {
  * `Sec-Fetch-Site` `cross-site` or `same-site`; with neither header (every client that is not a
  * browser) it is allowed.
  */
-export function isRefusedCrossOrigin(context: BrowserContext, isOwn: (origin: string) => boolean, allows: (origin: string) => boolean): boolean {
+export function isRefusedCrossOrigin(
+  context: BrowserContext,
+  isOwn: (origin: string) => boolean,
+  allows: (origin: string) => boolean,
+): boolean {
   const origin = context.origin;
   if (origin !== undefined) return !isOwn(origin) && !allows(origin);
   const fetchSite = context.fetchSite?.trim().toLowerCase();

@@ -61,7 +61,11 @@ export function registerErrorHandling(app: FastifyInstance, options: { routes: R
 export function frameworkErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   reply.header('x-request-id', request.id);
   const apiError =
-    error.code === 'FST_ERR_BAD_URL' ? malformedUrlError() : error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? uriTooLongError() : internalError();
+    error.code === 'FST_ERR_BAD_URL'
+      ? malformedUrlError()
+      : error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+        ? uriTooLongError()
+        : internalError();
   request.log.info({ event_name: 'http.request.url.rejected', error_code: apiError.body.code }, apiError.body.message);
   void sendApiError(request, reply, apiError);
 }
@@ -108,7 +112,10 @@ function logRequestFailure(request: FastifyRequest, error: ApiError): void {
   };
   switch (errorCodeEntry(code).log) {
     case 'parse':
-      request.log.warn({ event_name: 'api.request.parse.failed', ...fields, ...(cause ? { details: cause } : {}) }, 'Request parsing failed');
+      request.log.warn(
+        { event_name: 'api.request.parse.failed', ...fields, ...(cause ? { details: cause } : {}) },
+        'Request parsing failed',
+      );
       return;
     case 'validation':
       request.log.warn(
@@ -124,7 +131,10 @@ function logRequestFailure(request: FastifyRequest, error: ApiError): void {
       request.log.error({ event_name: 'api.request.processing.failed', ...fields, details }, 'Request processing failed');
       return;
     case 'stream_setup':
-      request.log.error({ event_name: 'stream.sse.initialization.failed', ...fields, details, topic: error.body.topic }, 'Stream setup failed');
+      request.log.error(
+        { event_name: 'stream.sse.initialization.failed', ...fields, details, topic: error.body.topic },
+        'Stream setup failed',
+      );
       return;
     case undefined:
       return;

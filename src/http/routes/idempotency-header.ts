@@ -9,9 +9,7 @@ export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
 const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 
 export type IdempotencyKeyHeader =
-  | { readonly kind: 'absent' }
-  | { readonly kind: 'key'; readonly key: string }
-  | { readonly kind: 'malformed' };
+  { readonly kind: 'absent' } | { readonly kind: 'key'; readonly key: string } | { readonly kind: 'malformed' };
 
 const ABSENT: IdempotencyKeyHeader = { kind: 'absent' };
 const MALFORMED: IdempotencyKeyHeader = { kind: 'malformed' };

@@ -46,33 +46,32 @@ interface ValidItem extends KeyedItem {
  */
 export function registerNotificationBatchRoute(app: FastifyInstance, deps: NotificationBatchRouteDeps): void {
   const { metrics, limits } = deps;
-  app.post(
-    '/api/v1/notification/batch',
-    { schema: ROUTE_DOCS.notifyBatch, bodyLimit: limits.max_batch_bytes },
-    async (request, reply) => {
-      let batch: BatchItems;
-      let idempotency: IdempotencyKeyHeader;
-      try {
-        // The key's form before the body, as on the single endpoint (docs/api.md "Idempotent notify").
-        idempotency = readIdempotencyKey(request.raw.rawHeaders, request.headers);
-        if (idempotency.kind === 'malformed') throw invalidIdempotencyKeyError();
-        batch = readBatchBody(request.body as Buffer | undefined, request.rawContentType, limits.max_batch_items);
-      } catch (error) {
-        metrics.notificationBatch('refused');
-        throw error;
-      }
-      const outcomes: (ItemOutcome | undefined)[] = new Array<ItemOutcome | undefined>(batch.items.length);
-      const valid = judgeEach(deps, request, batch, outcomes);
-      if (idempotency.kind === 'key') {
-        await storeKeyed(deps, idempotency.key, valid, outcomes);
-        const stored = outcomes.filter((outcome) => outcome?.stored === true);
-        reply.header('idempotent-replayed', String(stored.length > 0 && stored.every((outcome) => outcome?.stored === true && outcome.replayed === true)));
-      } else {
-        await store(deps, valid, outcomes);
-      }
-      return answer(deps, request, reply, outcomes as ItemOutcome[]);
-    },
-  );
+  app.post('/api/v1/notification/batch', { schema: ROUTE_DOCS.notifyBatch, bodyLimit: limits.max_batch_bytes }, async (request, reply) => {
+    let batch: BatchItems;
+    let idempotency: IdempotencyKeyHeader;
+    try {
+      // The key's form before the body, as on the single endpoint (docs/api.md "Idempotent notify").
+      idempotency = readIdempotencyKey(request.raw.rawHeaders, request.headers);
+      if (idempotency.kind === 'malformed') throw invalidIdempotencyKeyError();
+      batch = readBatchBody(request.body as Buffer | undefined, request.rawContentType, limits.max_batch_items);
+    } catch (error) {
+      metrics.notificationBatch('refused');
+      throw error;
+    }
+    const outcomes: (ItemOutcome | undefined)[] = new Array<ItemOutcome | undefined>(batch.items.length);
+    const valid = judgeEach(deps, request, batch, outcomes);
+    if (idempotency.kind === 'key') {
+      await storeKeyed(deps, idempotency.key, valid, outcomes);
+      const stored = outcomes.filter((outcome) => outcome?.stored === true);
+      reply.header(
+        'idempotent-replayed',
+        String(stored.length > 0 && stored.every((outcome) => outcome?.stored === true && outcome.replayed === true)),
+      );
+    } else {
+      await store(deps, valid, outcomes);
+    }
+    return answer(deps, request, reply, outcomes as ItemOutcome[]);
+  });
 }
 
 /** Each item through the single endpoint's steps; the refused ones get their outcome now. */
@@ -150,7 +149,12 @@ async function storeKeyed(
   });
 }
 
-function answer(deps: NotificationBatchRouteDeps, request: FastifyRequest, reply: FastifyReply, outcomes: readonly ItemOutcome[]): FastifyReply {
+function answer(
+  deps: NotificationBatchRouteDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  outcomes: readonly ItemOutcome[],
+): FastifyReply {
   const processedAt = formatUtcSeconds(deps.clock.now());
   const requestId = request.id;
   let stored = 0;
@@ -162,7 +166,12 @@ function answer(deps: NotificationBatchRouteDeps, request: FastifyRequest, reply
       stored++;
       if (outcome.replayed === true) replayed++;
       results.push(
-        JSON.stringify({ index: outcome.index, status: 'success', request_id: requestId, processed_at: outcome.processedAt ?? processedAt }),
+        JSON.stringify({
+          index: outcome.index,
+          status: 'success',
+          request_id: requestId,
+          processed_at: outcome.processedAt ?? processedAt,
+        }),
       );
       continue;
     }

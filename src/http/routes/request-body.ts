@@ -17,15 +17,7 @@ export interface NotificationRequest {
   readonly payload?: JsonValue;
 }
 
-export const ALLOWED_REQUEST_FIELDS = [
-  'event_type',
-  'identifier',
-  'from_id',
-  'from_date',
-  'to_id',
-  'to_date',
-  'payload',
-] as const;
+export const ALLOWED_REQUEST_FIELDS = ['event_type', 'identifier', 'from_id', 'from_date', 'to_id', 'to_date', 'payload'] as const;
 
 function allowedList(allowed: readonly string[]): string {
   return `[${allowed.map((f) => `"${f}"`).join(', ')}]`;

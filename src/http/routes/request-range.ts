@@ -47,11 +47,7 @@ function invalidDate(field: DateField, value: string, reason: string): string {
  * The start of a stream (docs/streaming.md "Where to start"). Both fields are validated
  * (`from_id` first) before they are compared.
  */
-export function resolveStartCursor(
-  endpoint: StreamEndpoint,
-  fromId: string | undefined,
-  fromDate: string | undefined,
-): StartCursorRequest {
+export function resolveStartCursor(endpoint: StreamEndpoint, fromId: string | undefined, fromDate: string | undefined): StartCursorRequest {
   const requested = fromId === undefined ? undefined : parseFromId(fromId);
   const atNs = fromDate === undefined ? undefined : parseFromDate(fromDate);
   if (requested !== undefined && atNs !== undefined) throw new StartCursorError(BOTH_CURSORS);
@@ -77,11 +73,7 @@ export function hasEndPoint(body: { readonly to_id?: string; readonly to_date?: 
  * (`to_id` first), then refused together, then an end of the start's own kind compared with it.
  * An end of the other kind is never compared: it may well select nothing, which is not an error.
  */
-export function resolveEndPoint(
-  start: StartCursorRequest,
-  toId: string | undefined,
-  toDate: string | undefined,
-): ReplayEndRequest {
+export function resolveEndPoint(start: StartCursorRequest, toId: string | undefined, toDate: string | undefined): ReplayEndRequest {
   const requested = toId === undefined ? undefined : parseSequenceField('to_id', toId);
   const atNs = toDate === undefined ? undefined : parseDateField('to_date', toDate);
   if (requested !== undefined && atNs !== undefined) throw new StartCursorError(BOTH_ENDS);

@@ -14,7 +14,7 @@ const authErrors = {
 const writeErrors = {
   ...authErrors,
   403: error(
-    'FORBIDDEN: not allowed; CROSS_ORIGIN_REQUEST_REFUSED: sent by a page on an origin that is neither the server\'s own (application.base_url, application.additional_origins) nor allowed by application.cors.allowed_origins (an Origin header, or Sec-Fetch-Site cross-site / same-site without one)',
+    "FORBIDDEN: not allowed; CROSS_ORIGIN_REQUEST_REFUSED: sent by a page on an origin that is neither the server's own (application.base_url, application.additional_origins) nor allowed by application.cors.allowed_origins (an Origin header, or Sec-Fetch-Site cross-site / same-site without one)",
   ),
 };
 
@@ -37,9 +37,7 @@ function streamQuery(endpoint: StreamEndpoint) {
       identifier: text('The identifier object as URL-encoded JSON text, e.g. {"class":"od"}; omitted means {}.'),
       from_id: text('Inclusive start sequence; overridden by Last-Event-ID.'),
       from_date: text('Inclusive start time; overridden by Last-Event-ID.'),
-      ...(endpoint === 'replay'
-        ? { to_id: text('Inclusive end sequence.'), to_date: text('Inclusive end time.') }
-        : {}),
+      ...(endpoint === 'replay' ? { to_id: text('Inclusive end sequence.'), to_date: text('Inclusive end time.') } : {}),
     },
     { additionalProperties: false, description: 'Any other parameter (a token included) is a 400 UNKNOWN_FIELD.' },
   );
@@ -123,7 +121,7 @@ export const ROUTE_DOCS = {
     tags: ['notification'],
     summary: 'Publish several notifications in one request, each judged as a single notify would be',
     description:
-      'A JSON array of notification objects, or with Content-Type application/x-ndjson one object per line (blank lines ignored). The valid ones are stored in request order; the answer lists every notification\'s outcome in that order. Limits: notification_endpoint.max_batch_items and max_batch_bytes.',
+      "A JSON array of notification objects, or with Content-Type application/x-ndjson one object per line (blank lines ignored). The valid ones are stored in request order; the answer lists every notification's outcome in that order. Limits: notification_endpoint.max_batch_items and max_batch_bytes.",
     body: {
       content: {
         'application/json': { schema: Type.Array(ref('NotificationRequest'), { minItems: 1 }) },
@@ -134,7 +132,7 @@ export const ROUTE_DOCS = {
       'idempotency-key': Type.Optional(
         Type.String({
           description:
-            'Covers the whole batch: a retry of the batch with the same key inside idempotency.window answers each notification stored the first time from that success (nothing stored again) and stores only the others. The form of notify\'s key; otherwise 400 INVALID_IDEMPOTENCY_KEY.',
+            "Covers the whole batch: a retry of the batch with the same key inside idempotency.window answers each notification stored the first time from that success (nothing stored again) and stores only the others. The form of notify's key; otherwise 400 INVALID_IDEMPOTENCY_KEY.",
         }),
       ),
     }),
@@ -148,8 +146,13 @@ export const ROUTE_DOCS = {
         anyOf: [ref('ErrorResponse'), ref('NotificationBatchResponse')],
       },
       ...writeErrors,
-      413: error('BATCH_TOO_MANY_ITEMS: more than notification_endpoint.max_batch_items; PAYLOAD_TOO_LARGE: body over notification_endpoint.max_batch_bytes. Nothing stored'),
-      500: { ...ref('NotificationBatchResponse'), description: 'None stored: the store failed (each result says NOTIFICATION_STORAGE_FAILED)' },
+      413: error(
+        'BATCH_TOO_MANY_ITEMS: more than notification_endpoint.max_batch_items; PAYLOAD_TOO_LARGE: body over notification_endpoint.max_batch_bytes. Nothing stored',
+      ),
+      500: {
+        ...ref('NotificationBatchResponse'),
+        description: 'None stored: the store failed (each result says NOTIFICATION_STORAGE_FAILED)',
+      },
     },
   },
   watch: {

@@ -41,6 +41,11 @@ export function registerSchemaRoutes(app: FastifyInstance, registry: SchemaRegis
       });
     }
     request.log.info({ event_name: 'api.schema.get.succeeded', event_type: eventType }, 'Schema served');
-    return sendSortedJson(reply, 200, { event_type: eventType, schema: found.publicView(), schema_version: registry.version, status: 'success' });
+    return sendSortedJson(reply, 200, {
+      event_type: eventType,
+      schema: found.publicView(),
+      schema_version: registry.version,
+      status: 'success',
+    });
   });
 }

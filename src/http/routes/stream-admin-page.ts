@@ -70,8 +70,7 @@ export function streamsPage(gathered: Gathered, query: StreamsQuery): StreamsPag
 
   const matching = all.filter(
     (stream) =>
-      (query.eventType === undefined || stream.event_type === query.eventType) &&
-      (query.user === undefined || stream.user === query.user),
+      (query.eventType === undefined || stream.event_type === query.eventType) && (query.user === undefined || stream.user === query.user),
   );
   matching.sort((a, b) => compareCodePoints(a.opened_at, b.opened_at) || compareCodePoints(a.id, b.id));
   const streams = matching.slice(0, query.limit);

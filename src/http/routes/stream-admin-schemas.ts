@@ -10,7 +10,8 @@ const OpenStream = Type.Object(
     method: Type.Union([Type.Literal('GET'), Type.Literal('POST')]),
     event_type: Type.String(),
     filter: Type.Record(Type.String(), Type.Unknown(), {
-      description: 'The fields the request constrained with their canonical values (constraints as objects, point/polygon as arrays); fields left open are * in topic_pattern.',
+      description:
+        'The fields the request constrained with their canonical values (constraints as objects, point/polygon as arrays); fields left open are * in topic_pattern.',
     }),
     topic_pattern: Type.String({ description: 'The topic pattern the stream matches, e.g. mars.od.*.0001' }),
     user: Type.Union([Type.String(), Type.Null()], { description: 'The authenticated user, null when anonymous.' }),
@@ -21,7 +22,10 @@ const OpenStream = Type.Object(
       description: 'Sequence of the last notification queued for the client; null before the first.',
     }),
     delivered: Type.Integer({ minimum: 0, description: 'Notifications queued for the client since the stream opened.' }),
-    buffered_bytes: Type.Integer({ minimum: 0, description: 'Bytes the client has not taken yet: the stream queue and the socket write buffer.' }),
+    buffered_bytes: Type.Integer({
+      minimum: 0,
+      description: 'Bytes the client has not taken yet: the stream queue and the socket write buffer.',
+    }),
     lag_ms: Type.Integer({
       minimum: 0,
       description: 'How long the oldest frame of the stream queue (not yet handed to the socket) has waited, in ms; 0 when none waits.',

@@ -59,14 +59,10 @@ export function registerStreamRoutes(app: FastifyInstance, deps: StreamRouteDeps
       await serve(request, reply, endpoint, body, undefined);
     });
     // No HEAD form: a HEAD would set a stream up only to send no body.
-    app.get(
-      `/api/v1/${endpoint}`,
-      { schema: ROUTE_DOCS[`${endpoint}Get`], exposeHeadRoute: false },
-      async (request, reply) => {
-        const body = parseStreamQuery(endpoint, request.url);
-        await serve(request, reply, endpoint, body, { lastEventId: request.headers['last-event-id'] });
-      },
-    );
+    app.get(`/api/v1/${endpoint}`, { schema: ROUTE_DOCS[`${endpoint}Get`], exposeHeadRoute: false }, async (request, reply) => {
+      const body = parseStreamQuery(endpoint, request.url);
+      await serve(request, reply, endpoint, body, { lastEventId: request.headers['last-event-id'] });
+    });
   }
 }
 
@@ -179,12 +175,12 @@ async function runReadPlugins(
     // Startup refuses a schema that names an unknown plugin; a missing one here would silently widen access.
     if (!plugin) throw authError(500, 'Server configuration error');
     await plugin.check({
-        eventType: schema.eventType,
-        user,
-        isAdmin: deps.access.isAdmin(user),
-        canonicalValue: (field) => exact.get(field),
-        logger,
-      });
+      eventType: schema.eventType,
+      user,
+      isAdmin: deps.access.isAdmin(user),
+      canonicalValue: (field) => exact.get(field),
+      logger,
+    });
   }
 }
 

@@ -8,11 +8,7 @@ import { limitHttp2HeadTime } from './http2-head-timeout.js';
 import { closeAfterResetFloods } from './http2-reset-flood.js';
 import { limitHttp2RequestTime } from './http2-request-timeout.js';
 import { limitConnections } from './connection-limit.js';
-import {
-  connectionsCheckingInterval,
-  serverLimitOptions,
-  type ServerLimits,
-} from './server-limits.js';
+import { connectionsCheckingInterval, serverLimitOptions, type ServerLimits } from './server-limits.js';
 import { connectionFree } from './http1-stream-sink.js';
 import { secureServerOptions, type TlsMaterial } from './tls-options.js';
 

@@ -46,9 +46,7 @@ export function loadTlsMaterial(tls: TlsConfig): TlsMaterial {
   try {
     createSecureContext(material);
   } catch (error) {
-    throw new TlsFileError(
-      `application.tls: cannot use ${tls.cert_file} with ${tls.key_file}: ${reasonOf(error)}`,
-    );
+    throw new TlsFileError(`application.tls: cannot use ${tls.cert_file} with ${tls.key_file}: ${reasonOf(error)}`);
   }
   return material;
 }

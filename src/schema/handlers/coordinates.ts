@@ -51,9 +51,7 @@ export function readJsonCoordinatePair(value: JsonValue | undefined): Coordinate
 
 /** Written so that NaN is out of range too. */
 export function latitudeRangeProblem(latitude: number): string | undefined {
-  return latitude >= -90 && latitude <= 90
-    ? undefined
-    : `latitude ${canonicalFloatText(latitude)} is outside the valid range [-90, 90]`;
+  return latitude >= -90 && latitude <= 90 ? undefined : `latitude ${canonicalFloatText(latitude)} is outside the valid range [-90, 90]`;
 }
 
 export function longitudeRangeProblem(longitude: number): string | undefined {

@@ -26,8 +26,7 @@ const NOT_AN_ARRAY = 'polygon must be an array of [lat,lon] points or a compatib
  * `spatial_geometry` header.
  */
 export function createPolygonHandler(field: string): PolygonFieldHandler {
-  const invalid = (reason: string): IdentifierError =>
-    new IdentifierError(`field '${field}' must be a valid polygon: ${reason}`);
+  const invalid = (reason: string): IdentifierError => new IdentifierError(`field '${field}' must be a valid polygon: ${reason}`);
   return {
     kind: 'polygon',
     parse(value: JsonValue): PolygonValue {
@@ -84,9 +83,7 @@ function parseTextRing(text: string, invalid: Invalid): LatLon[] {
   if (closes && !opens) throw invalid("polygon coordinate string has closing ')' but is missing the opening '('");
   const inner = opens ? trimmed.slice(1, -1) : trimmed;
   if (inner.includes('(') || inner.includes(')')) {
-    throw invalid(
-      "polygon coordinate string must have at most one outer pair of parentheses; nested '(' or ')' are not allowed",
-    );
+    throw invalid("polygon coordinate string must have at most one outer pair of parentheses; nested '(' or ')' are not allowed");
   }
   if (trimRust(inner).length === 0) throw invalid('polygon coordinate string is empty between parentheses');
   const tokens = inner.split(',').map(trimRust);
@@ -109,9 +106,7 @@ function parseTextRing(text: string, invalid: Invalid): LatLon[] {
 /** Ring-level checks common to every form: enough vertices, and closed. */
 function checkRing(ring: readonly LatLon[], invalid: Invalid): void {
   if (ring.length < 4) {
-    throw invalid(
-      'polygon must have at least 4 coordinate pairs (3 unique vertices plus a closing repeat of the first vertex)',
-    );
+    throw invalid('polygon must have at least 4 coordinate pairs (3 unique vertices plus a closing repeat of the first vertex)');
   }
   const first = ring[0];
   const last = ring[ring.length - 1];

@@ -131,4 +131,3 @@ export async function startCuttingProxy(options: CuttingProxyOptions): Promise<C
     },
   };
 }
-

@@ -52,7 +52,14 @@ function poster(target: StreamTarget): Poster {
   const post = (body: string): Promise<number> =>
     new Promise((resolve, reject) => {
       const outgoing = httpsRequest(
-        { host: hostname, port, path: '/api/v1/notification', method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+        {
+          host: hostname,
+          port,
+          path: '/api/v1/notification',
+          method: 'POST',
+          agent,
+          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+        },
         (response) => {
           response.resume();
           response.on('end', () => resolve(response.statusCode ?? 0));

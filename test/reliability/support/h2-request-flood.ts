@@ -81,7 +81,8 @@ class FloodConnection {
     private readonly done: (error?: Error) => void,
   ) {
     const repeated = options.repeatedHeader ?? { name: ':path', value: options.path };
-    if (repeated.name.length + repeated.value.length + 32 > 4096) throw new Error('the repeated field does not fit the HPACK dynamic table');
+    if (repeated.name.length + repeated.value.length + 32 > 4096)
+      throw new Error('the repeated field does not fit the HPACK dynamic table');
     const head = (path: Buffer): Buffer[] => [hpack.indexed(2), hpack.indexed(7), path, hpack.literalWithIndexedName(1, 'localhost')];
     if (options.repeatedHeader) {
       const path = hpack.literalWithIndexedName(4, options.path);
@@ -95,7 +96,13 @@ class FloodConnection {
 
   static run(options: RequestFloodOptions, count: number): Promise<RequestFloodResult> {
     return new Promise((resolve, reject) => {
-      const socket = connectTls({ host: '127.0.0.1', port: options.port, servername: 'localhost', rejectUnauthorized: false, ALPNProtocols: ['h2'] });
+      const socket = connectTls({
+        host: '127.0.0.1',
+        port: options.port,
+        servername: 'localhost',
+        rejectUnauthorized: false,
+        ALPNProtocols: ['h2'],
+      });
       let settled = false;
       const done = (error?: Error): void => {
         if (settled) return;
@@ -132,7 +139,9 @@ class FloodConnection {
       this.sent++;
       this.inFlight++;
       this.bodySizes.set(streamId, 0);
-      frames.push(frame(FrameType.HEADERS, Flag.END_HEADERS | Flag.END_STREAM, streamId, streamId === 1 ? this.firstBlock : this.laterBlock));
+      frames.push(
+        frame(FrameType.HEADERS, Flag.END_HEADERS | Flag.END_STREAM, streamId, streamId === 1 ? this.firstBlock : this.laterBlock),
+      );
     }
     if (frames.length > 0) this.write(frames);
   }

@@ -69,7 +69,9 @@ export class PausableStream {
     const stream = new PausableStream(target);
     const opened = new Promise<void>((resolve, reject) => {
       stream.firstFrame = resolve;
-      void stream.ended().then((end) => reject(new Error(`stream ended before its first frame: ${JSON.stringify(end)} (status ${stream.status})`)));
+      void stream
+        .ended()
+        .then((end) => reject(new Error(`stream ended before its first frame: ${JSON.stringify(end)} (status ${stream.status})`)));
     });
     if (target.transport === 'h2') stream.openHttp2(path, body);
     else stream.openHttp1(path, body);
@@ -140,7 +142,10 @@ export class PausableStream {
       });
     };
     const outgoing = tls
-      ? httpsRequest({ ...options, agent: new HttpsAgent({ ca: this.target.ca, keepAlive: false, ALPNProtocols: ['http/1.1'] }) }, onResponse)
+      ? httpsRequest(
+          { ...options, agent: new HttpsAgent({ ca: this.target.ca, keepAlive: false, ALPNProtocols: ['http/1.1'] }) },
+          onResponse,
+        )
       : httpRequest({ ...options, agent: PLAIN_AGENT }, onResponse);
     outgoing.on('error', (error) => this.finish({ kind: 'reset', detail: (error as NodeJS.ErrnoException).code ?? error.message }));
     outgoing.end(text);

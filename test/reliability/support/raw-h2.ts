@@ -103,8 +103,15 @@ export function requestHeaderBlock(method: 'GET' | 'POST', path: string, fields:
 }
 
 /** The HEADERS frame (and DATA frame, for a body) of a whole request on `streamId`. */
-export function requestFrames(streamId: number, method: 'GET' | 'POST', path: string, body?: string, fields: readonly Buffer[] = []): Buffer {
-  if (body === undefined) return frame(FrameType.HEADERS, Flag.END_HEADERS | Flag.END_STREAM, streamId, requestHeaderBlock(method, path, fields));
+export function requestFrames(
+  streamId: number,
+  method: 'GET' | 'POST',
+  path: string,
+  body?: string,
+  fields: readonly Buffer[] = [],
+): Buffer {
+  if (body === undefined)
+    return frame(FrameType.HEADERS, Flag.END_HEADERS | Flag.END_STREAM, streamId, requestHeaderBlock(method, path, fields));
   const contentType = hpack.literalWithIndexedName(31, 'application/json');
   return Buffer.concat([
     frame(FrameType.HEADERS, Flag.END_HEADERS, streamId, requestHeaderBlock(method, path, [contentType, ...fields])),
@@ -185,7 +192,9 @@ export class RawH2Connection {
     settings.writeUInt16BE(SETTINGS_INITIAL_WINDOW_SIZE, 0);
     settings.writeUInt32BE(LARGE_WINDOW, 2);
     connection.send(PREFACE, frame(FrameType.SETTINGS, 0, 0, settings), frame(FrameType.WINDOW_UPDATE, 0, 0, window));
-    await connection.waitFor('the server SETTINGS', () => connection.received.some((f) => f.type === FrameType.SETTINGS && !(f.flags & Flag.ACK)));
+    await connection.waitFor('the server SETTINGS', () =>
+      connection.received.some((f) => f.type === FrameType.SETTINGS && !(f.flags & Flag.ACK)),
+    );
     return connection;
   }
 
@@ -214,7 +223,9 @@ export class RawH2Connection {
 
   /** RST_STREAM frames of the server: stream and error code. */
   resets(): { streamId: number; errorCode: number }[] {
-    return this.received.filter((f) => f.type === FrameType.RST_STREAM).map((f) => ({ streamId: f.streamId, errorCode: f.payload.readUInt32BE(0) }));
+    return this.received
+      .filter((f) => f.type === FrameType.RST_STREAM)
+      .map((f) => ({ streamId: f.streamId, errorCode: f.payload.readUInt32BE(0) }));
   }
 
   count(type: number, flags = 0): number {
@@ -233,7 +244,9 @@ export class RawH2Connection {
 
   /** The DATA bytes received on `streamId`, as text. */
   dataText(streamId: number): string {
-    return Buffer.concat(this.received.filter((f) => f.type === FrameType.DATA && f.streamId === streamId).map((f) => f.payload)).toString('utf8');
+    return Buffer.concat(this.received.filter((f) => f.type === FrameType.DATA && f.streamId === streamId).map((f) => f.payload)).toString(
+      'utf8',
+    );
   }
 
   /** Waits until `done` holds for the frames received so far; fails at once if the connection closes first. */

@@ -145,11 +145,7 @@ export class RawSseStream {
 }
 
 /** Opens `count` streams, at most `concurrency` at a time, each waited for until its opening frame. */
-export async function openStreams(
-  count: number,
-  open: (index: number) => RawSseStream,
-  concurrency = 50,
-): Promise<RawSseStream[]> {
+export async function openStreams(count: number, open: (index: number) => RawSseStream, concurrency = 50): Promise<RawSseStream[]> {
   const streams: RawSseStream[] = [];
   let next = 0;
   const slot = async (): Promise<void> => {

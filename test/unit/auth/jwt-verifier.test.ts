@@ -62,9 +62,7 @@ describe('JwtVerifier: accepted tokens and the user model (docs/design/rules/ope
 
   it('falls back to sub when username is absent or null', async () => {
     const { username: _username, ...withoutUsername } = BASE;
-    expect((await verifier.verify(await token({ ...withoutUsername, sub: 'subject', exp: NOW_S + 60 }))).username).toBe(
-      'subject',
-    );
+    expect((await verifier.verify(await token({ ...withoutUsername, sub: 'subject', exp: NOW_S + 60 }))).username).toBe('subject');
     expect((await verifier.verify(await valid({ username: null, sub: 'subject' }))).username).toBe('subject');
   });
 
@@ -108,9 +106,7 @@ describe('JwtVerifier: accepted tokens and the user model (docs/design/rules/ope
   });
 
   it('ignores unknown claims', async () => {
-    expect((await verifier.verify(await valid({ email: 'x@example.com', custom: { nested: [1, 2] } }))).username).toBe(
-      'reader-user',
-    );
+    expect((await verifier.verify(await valid({ email: 'x@example.com', custom: { nested: [1, 2] } }))).username).toBe('reader-user');
   });
 });
 

@@ -55,13 +55,13 @@ describe('hasAnyRole (docs/design/rules/operations.md §2.6)', () => {
     expect(hasAnyRole(user('localrealm', ['*']), { localrealm: ['admin'] })).toBe(false);
   });
 
-  it('5. any one of the user\'s roles equal to any listed role matches', () => {
+  it("5. any one of the user's roles equal to any listed role matches", () => {
     expect(hasAnyRole(user('localrealm', ['reader']), MAP)).toBe(true);
     expect(hasAnyRole(user('localrealm', ['nobody', 'admin']), MAP)).toBe(true);
     expect(hasAnyRole(user('partner', ['producer']), MAP)).toBe(true);
   });
 
-  it('5. roles are only compared within the user\'s realm', () => {
+  it("5. roles are only compared within the user's realm", () => {
     // `producer` is listed, but for `partner` only.
     expect(hasAnyRole(user('localrealm', ['producer']), MAP)).toBe(false);
     expect(hasAnyRole(user('partner', ['admin']), MAP)).toBe(false);

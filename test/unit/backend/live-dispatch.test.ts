@@ -51,11 +51,32 @@ type Operation =
   | { readonly kind: 'notify'; readonly wire: string };
 
 // Small alphabets so that equal tokens, wildcards, escapes and bare bases are common.
-const patternToken = fc.oneof({ weight: 3, arbitrary: fc.constant('*') }, { weight: 5, arbitrary: fc.constantFrom('a', 'A', 'a.b', '%', '', 'é', '\u0000') });
+const patternToken = fc.oneof(
+  { weight: 3, arbitrary: fc.constant('*') },
+  { weight: 5, arbitrary: fc.constantFrom('a', 'A', 'a.b', '%', '', 'é', '\u0000') },
+);
 const base = fc.constantFrom('mars', 'diss');
 const patternTokens = fc.tuple(base, fc.array(patternToken, { maxLength: 3 })).map(([b, rest]) => [b, ...rest]);
 /** Wire tokens: canonical encodings of the pattern values, non-canonical escapes of them, broken escapes. */
-const wireToken = fc.constantFrom('a', 'a', 'A', '%41', 'a%2Eb', 'a%2eb', '%25', '', '', '%C3%A9', 'é', '%2A', 'b', '%ZZ', '%', '%00', 'a%00');
+const wireToken = fc.constantFrom(
+  'a',
+  'a',
+  'A',
+  '%41',
+  'a%2Eb',
+  'a%2eb',
+  '%25',
+  '',
+  '',
+  '%C3%A9',
+  'é',
+  '%2A',
+  'b',
+  '%ZZ',
+  '%',
+  '%00',
+  'a%00',
+);
 const wireTopic = fc.tuple(base, fc.array(wireToken, { maxLength: 3 })).map(([b, rest]) => [b, ...rest].join('.'));
 
 const operation: fc.Arbitrary<Operation> = fc.oneof(
@@ -129,7 +150,10 @@ describe('LiveDispatch', () => {
       },
       end: () => undefined,
     });
-    removeSecond = dispatch.register(new TopicPattern(['mars', 'a']), { deliver: (n) => received.push(`second:${n.sequence}`), end: () => undefined });
+    removeSecond = dispatch.register(new TopicPattern(['mars', 'a']), {
+      deliver: (n) => received.push(`second:${n.sequence}`),
+      end: () => undefined,
+    });
     dispatch.dispatch(notification(1, 'mars.a'));
     dispatch.dispatch(notification(2, 'mars.a'));
     expect(received).toEqual(['first:1', 'first:2']);

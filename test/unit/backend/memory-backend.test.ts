@@ -45,7 +45,9 @@ describe('MemoryBackend.publish', () => {
   it('keeps payload, metadata and storage time', async () => {
     const { memory, clock } = backend();
     await memory.publish({ topic: 'mars.a', payload: '{"x":1}', metadata: { aviso_identifier: '{"k":"a"}' } });
-    const [stored] = (await memory.fetchBatch({ pattern: pattern('mars.a'), start: { kind: 'sequence', sequence: 0 }, limit: 10, upperBound: 10 })).messages;
+    const [stored] = (
+      await memory.fetchBatch({ pattern: pattern('mars.a'), start: { kind: 'sequence', sequence: 0 }, limit: 10, upperBound: 10 })
+    ).messages;
     expect(stored).toEqual({
       sequence: 1,
       topic: 'mars.a',
@@ -75,7 +77,7 @@ describe('MemoryBackend.publish', () => {
     expect(await fetchAll(memory, everything('mars'))).toEqual([1, 3, 4]);
   });
 
-  it('counts max_topics over all bases and evicts from the evicted topic\'s own base only', async () => {
+  it("counts max_topics over all bases and evicts from the evicted topic's own base only", async () => {
     const { memory, clock, evicted } = backend({ maxTopics: 2 });
     await memory.publish({ topic: 'mars.a', payload: 'null' }); // mars@1
     clock.advance(1000);
@@ -98,7 +100,12 @@ describe('MemoryBackend.publish', () => {
     await memory.publish({ topic: 'mars.a', payload: 'null' });
     clock.advance(-5000);
     await memory.publish({ topic: 'mars.a', payload: 'null' });
-    const batch = await memory.fetchBatch({ pattern: pattern('mars.a'), start: { kind: 'sequence', sequence: 0 }, limit: 10, upperBound: 10 });
+    const batch = await memory.fetchBatch({
+      pattern: pattern('mars.a'),
+      start: { kind: 'sequence', sequence: 0 },
+      limit: 10,
+      upperBound: 10,
+    });
     expect(batch.messages[1]?.timestampNs).toBe(batch.messages[0]?.timestampNs);
   });
 });
@@ -108,7 +115,12 @@ describe('MemoryBackend.fetchBatch', () => {
     const { memory } = backend();
     // mars@1 a, diss@1, mars@2 b, mars@3 a.x, mars@4 c, mars@5 d
     for (const topic of ['mars.a', 'diss.a', 'mars.b', 'mars.a.x', 'mars.c', 'mars.d']) await memory.publish({ topic, payload: 'null' });
-    const batch = await memory.fetchBatch({ pattern: everything('mars'), start: { kind: 'sequence', sequence: 2 }, limit: 10, upperBound: 4 });
+    const batch = await memory.fetchBatch({
+      pattern: everything('mars'),
+      start: { kind: 'sequence', sequence: 2 },
+      limit: 10,
+      upperBound: 4,
+    });
     expect(batch.messages.map((m) => m.sequence)).toEqual([2, 4]);
     expect(batch.exhausted).toBe(true);
     expect(batch.nextSequence).toBe(5);
@@ -117,12 +129,27 @@ describe('MemoryBackend.fetchBatch', () => {
   it('pages with limit and continues from nextSequence', async () => {
     const { memory } = backend();
     for (let i = 0; i < 5; i++) await memory.publish({ topic: `mars.${i}`, payload: 'null' });
-    const first = await memory.fetchBatch({ pattern: everything('mars'), start: { kind: 'sequence', sequence: 0 }, limit: 2, upperBound: 5 });
+    const first = await memory.fetchBatch({
+      pattern: everything('mars'),
+      start: { kind: 'sequence', sequence: 0 },
+      limit: 2,
+      upperBound: 5,
+    });
     expect(first.messages.map((m) => m.sequence)).toEqual([1, 2]);
     expect(first.exhausted).toBe(false);
-    const second = await memory.fetchBatch({ pattern: everything('mars'), start: { kind: 'sequence', sequence: first.nextSequence }, limit: 2, upperBound: 5 });
+    const second = await memory.fetchBatch({
+      pattern: everything('mars'),
+      start: { kind: 'sequence', sequence: first.nextSequence },
+      limit: 2,
+      upperBound: 5,
+    });
     expect(second.messages.map((m) => m.sequence)).toEqual([3, 4]);
-    const third = await memory.fetchBatch({ pattern: everything('mars'), start: { kind: 'sequence', sequence: second.nextSequence }, limit: 2, upperBound: 5 });
+    const third = await memory.fetchBatch({
+      pattern: everything('mars'),
+      start: { kind: 'sequence', sequence: second.nextSequence },
+      limit: 2,
+      upperBound: 5,
+    });
     expect(third.messages.map((m) => m.sequence)).toEqual([5]);
     expect(third.exhausted).toBe(true);
   });
@@ -139,18 +166,36 @@ describe('MemoryBackend.fetchBatch', () => {
     expect(batch.messages.map((m) => m.sequence)).toEqual([2, 3]);
   });
 
-  it('reads only the pattern\'s own base: another base\'s equal sequences never leak in', async () => {
+  it("reads only the pattern's own base: another base's equal sequences never leak in", async () => {
     const { memory } = backend();
     for (const topic of ['diss.a', 'diss.b', 'mars.a', 'diss.c']) await memory.publish({ topic, payload: 'null' });
-    const batch = await memory.fetchBatch({ pattern: everything('mars'), start: { kind: 'sequence', sequence: 0 }, limit: 10, upperBound: 3 });
+    const batch = await memory.fetchBatch({
+      pattern: everything('mars'),
+      start: { kind: 'sequence', sequence: 0 },
+      limit: 10,
+      upperBound: 3,
+    });
     expect(batch.messages.map((m) => [m.topic, m.sequence])).toEqual([['mars.a', 1]]);
-    const diss = await memory.fetchBatch({ pattern: everything('diss'), start: { kind: 'sequence', sequence: 2 }, limit: 10, upperBound: 3 });
-    expect(diss.messages.map((m) => [m.topic, m.sequence])).toEqual([['diss.b', 2], ['diss.c', 3]]);
+    const diss = await memory.fetchBatch({
+      pattern: everything('diss'),
+      start: { kind: 'sequence', sequence: 2 },
+      limit: 10,
+      upperBound: 3,
+    });
+    expect(diss.messages.map((m) => [m.topic, m.sequence])).toEqual([
+      ['diss.b', 2],
+      ['diss.c', 3],
+    ]);
   });
 
   it('returns an empty exhausted batch when nothing was stored', async () => {
     const { memory } = backend();
-    const batch = await memory.fetchBatch({ pattern: everything('mars'), start: { kind: 'sequence', sequence: 0 }, limit: 10, upperBound: 0 });
+    const batch = await memory.fetchBatch({
+      pattern: everything('mars'),
+      start: { kind: 'sequence', sequence: 0 },
+      limit: 10,
+      upperBound: 0,
+    });
     expect(batch).toEqual({ messages: [], nextSequence: 1, exhausted: true });
   });
 
@@ -158,7 +203,12 @@ describe('MemoryBackend.fetchBatch', () => {
     const { memory } = backend({ maxHistoryPerTopic: 1 });
     for (let i = 0; i < 5000; i++) await memory.publish({ topic: `mars.${i % 3}`, payload: 'null' });
     expect(await fetchAll(memory, everything('mars'))).toEqual([4998, 4999, 5000]);
-    const batch = await memory.fetchBatch({ pattern: everything('mars'), start: { kind: 'sequence', sequence: 4999 }, limit: 10, upperBound: 5000 });
+    const batch = await memory.fetchBatch({
+      pattern: everything('mars'),
+      start: { kind: 'sequence', sequence: 4999 },
+      limit: 10,
+      upperBound: 5000,
+    });
     expect(batch.messages.map((m) => m.sequence)).toEqual([4999, 5000]);
   });
 });
@@ -175,7 +225,7 @@ describe('MemoryBackend live subscriptions', () => {
     }
   }
 
-  it('captures H as the last sequence of the pattern\'s base and delivers only later matching notifications', async () => {
+  it("captures H as the last sequence of the pattern's base and delivers only later matching notifications", async () => {
     const { memory } = backend();
     await memory.publish({ topic: 'mars.a', payload: 'null' });
     await memory.publish({ topic: 'diss.a', payload: 'null' });
@@ -242,7 +292,7 @@ describe('MemoryBackend admin operations', () => {
     expect(await memory.deleteMessage('mars', 1)).toBe('not_found');
   });
 
-  it('deletes by the base\'s own sequence: the same number in another base is another notification', async () => {
+  it("deletes by the base's own sequence: the same number in another base is another notification", async () => {
     const { memory } = backend();
     await memory.publish({ topic: 'mars.a', payload: 'null' });
     await memory.publish({ topic: 'diss.a', payload: 'null' });

@@ -58,9 +58,7 @@ async function heldBytes(memory: MemoryBackend): Promise<number> {
 describe('what a stored notification counts', () => {
   it('counts topic, payload and every metadata name and value, plus the fixed overhead', () => {
     const notification = { topic: 'mars.a', payload: '{"x":1}', metadata: { aviso_identifier: '{"k":"a"}', spatial_bbox: '1,2,3,4' } };
-    expect(storedBytes(notification)).toBe(
-      NOTIFICATION_OVERHEAD_BYTES + 6 + 7 + 'aviso_identifier'.length + 9 + 'spatial_bbox'.length + 7,
-    );
+    expect(storedBytes(notification)).toBe(NOTIFICATION_OVERHEAD_BYTES + 6 + 7 + 'aviso_identifier'.length + 9 + 'spatial_bbox'.length + 7);
   });
 
   it('counts one byte a character up to U+00FF and two for the whole string beyond, as V8 stores it', () => {
@@ -111,7 +109,7 @@ describe('evicting to stay within max_total_size', () => {
     expect(evictions.bytes).toBe(2);
   });
 
-  it('lets the count bounds make room first: replacing a topic\'s only notification evicts nothing else', async () => {
+  it("lets the count bounds make room first: replacing a topic's only notification evicts nothing else", async () => {
     const { memory, evictions } = backend({ maxTotalBytes: 3 * SMALL, maxHistoryPerTopic: 1 });
     for (const topic of ['mars.a', 'mars.b', 'mars.c']) await memory.publish({ topic, payload: 'null' });
     await memory.publish({ topic: 'mars.b', payload: 'null' });
@@ -142,9 +140,19 @@ describe('evicting to stay within max_total_size', () => {
   it('reports a replay of an evicted range as nothing stored there, like the count bounds, and says what was lost (D42)', async () => {
     const { memory } = backend({ maxTotalBytes: 2 * SMALL });
     for (const topic of ['mars.a', 'mars.b', 'mars.c', 'mars.d']) await memory.publish({ topic, payload: 'null' });
-    const evictedRange = await memory.fetchBatch({ pattern: everything('mars'), start: { kind: 'sequence', sequence: 1 }, limit: 2, upperBound: 2 });
+    const evictedRange = await memory.fetchBatch({
+      pattern: everything('mars'),
+      start: { kind: 'sequence', sequence: 1 },
+      limit: 2,
+      upperBound: 2,
+    });
     expect(evictedRange).toEqual({ messages: [], nextSequence: 3, exhausted: true, losses: [{ first: 1, last: 2, count: 2 }] });
-    const fromFirst = await memory.fetchBatch({ pattern: everything('mars'), start: { kind: 'sequence', sequence: 1 }, limit: 10, upperBound: 4 });
+    const fromFirst = await memory.fetchBatch({
+      pattern: everything('mars'),
+      start: { kind: 'sequence', sequence: 1 },
+      limit: 10,
+      upperBound: 4,
+    });
     expect(fromFirst.messages.map((m) => m.sequence)).toEqual([3, 4]);
   });
 
@@ -188,7 +196,7 @@ describe('evicting to stay within max_total_size', () => {
 });
 
 describe('accounting after deletes and wipes', () => {
-  it('gives back what a deleted notification counted and leaves the others\' order alone', async () => {
+  it("gives back what a deleted notification counted and leaves the others' order alone", async () => {
     const { memory } = backend({ maxTotalBytes: 3 * SMALL });
     for (const topic of ['mars.a', 'mars.b', 'mars.c']) await memory.publish({ topic, payload: 'null' });
     expect(await memory.deleteMessage('mars', 2)).toBe('deleted');
@@ -199,7 +207,7 @@ describe('accounting after deletes and wipes', () => {
     expect(await sequences(memory, 'mars')).toEqual([3, 4, 5]);
   });
 
-  it('gives back a wiped stream\'s bytes and keeps the other bases\' order', async () => {
+  it("gives back a wiped stream's bytes and keeps the other bases' order", async () => {
     const { memory } = backend({ maxTotalBytes: 3 * SMALL });
     await memory.publish({ topic: 'diss.a', payload: 'null' });
     await memory.publish({ topic: 'mars.a', payload: 'null' });
@@ -295,7 +303,10 @@ class ReferenceHistory {
       this.topics.push(topic);
     }
     while (this.entries.filter((e) => e.topic === topic).length >= this.limits.maxHistoryPerTopic) {
-      this.entries.splice(this.entries.findIndex((e) => e.topic === topic), 1);
+      this.entries.splice(
+        this.entries.findIndex((e) => e.topic === topic),
+        1,
+      );
       this.evictions.per_topic++;
     }
     while (this.heldBytes + bytes > this.limits.maxTotalBytes) {
@@ -348,7 +359,14 @@ const operation: fc.Arbitrary<Operation> = fc.oneof(
       identifier: fc.option(fc.string({ maxLength: 200 }), { nil: undefined }),
     }),
   },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('delete' as const), base: fc.constantFrom(...BASES), sequence: fc.integer({ min: 1, max: 40 }) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('delete' as const),
+      base: fc.constantFrom(...BASES),
+      sequence: fc.integer({ min: 1, max: 40 }),
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('wipeStream' as const), base: fc.constantFrom(...BASES) }) },
   { weight: 1, arbitrary: fc.constant({ kind: 'wipeAll' as const }) },
 );

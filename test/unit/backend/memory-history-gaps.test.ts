@@ -39,7 +39,7 @@ async function replay(
   const cursor = await backend.openReplay({ pattern, start, upperBound });
   const sequences: number[] = [];
   const losses: HistoryLoss[] = [];
-  for (let batch: Batch | undefined; !batch?.exhausted; ) {
+  for (let batch: Batch | undefined; !batch?.exhausted;) {
     batch = await cursor.next(limit);
     sequences.push(...batch.messages.map((m) => m.sequence));
     losses.push(...(batch.losses ?? []));
@@ -55,7 +55,7 @@ describe('history losses of the in-memory backend', () => {
     expect(await replay(backend, ALL)).toEqual({ sequences: [1, 2, 3], losses: [] });
   });
 
-  it('names the per-topic limit\'s removals of the request\'s topics only, with their count', async () => {
+  it("names the per-topic limit's removals of the request's topics only, with their count", async () => {
     const backend = memory({ maxHistoryPerTopic: 1 });
     await publish(backend, 'a', 'b', 'a', 'a', 'b');
     expect(await replay(backend, only('a'))).toEqual({ sequences: [4], losses: [{ first: 1, last: 3, count: 2 }] });
@@ -67,7 +67,10 @@ describe('history losses of the in-memory backend', () => {
     const backend = memory({ maxHistoryPerTopic: 1 });
     await publish(backend, 'a', 'a', 'a');
     expect(await replay(backend, ALL, { kind: 'sequence', sequence: 3 })).toEqual({ sequences: [3], losses: [] });
-    expect(await replay(backend, ALL, { kind: 'sequence', sequence: 2 })).toEqual({ sequences: [3], losses: [{ first: 2, last: 2, count: 1 }] });
+    expect(await replay(backend, ALL, { kind: 'sequence', sequence: 2 })).toEqual({
+      sequences: [3],
+      losses: [{ first: 2, last: 2, count: 1 }],
+    });
   });
 
   it('separates runs that a held notification of the request divides', async () => {
@@ -92,7 +95,7 @@ describe('history losses of the in-memory backend', () => {
     expect(await replay(backend, ALL)).toEqual({ sequences: [1], losses: [{ first: 2, last: 3, count: 2 }] });
   });
 
-  it('keeps a loss within the replay\'s upper bound', async () => {
+  it("keeps a loss within the replay's upper bound", async () => {
     const backend = memory();
     await publish(backend, 'a', 'a', 'a', 'a');
     await backend.deleteMessage('mars', 2);
@@ -131,7 +134,10 @@ describe('history losses of the in-memory backend', () => {
     clock.advance(1000);
     const since = BigInt(clock.now()) * 1_000_000n;
     await publish(backend, 'a', 'a');
-    expect(await replay(backend, ALL, { kind: 'date', atNs: since })).toEqual({ sequences: [3], losses: [{ first: 2, last: 2, count: 1 }] });
+    expect(await replay(backend, ALL, { kind: 'date', atNs: since })).toEqual({
+      sequences: [3],
+      losses: [{ first: 2, last: 2, count: 1 }],
+    });
   });
 
   it('batches of one page through the removals without saying any twice', async () => {
@@ -142,7 +148,7 @@ describe('history losses of the in-memory backend', () => {
     expect(whole.losses.reduce((sum, loss) => sum + (loss.count ?? 0), 0)).toBe(4);
   });
 
-  it('after a restart, the previous process\'s numbering goes on and its history is said lost, topics unknown', async () => {
+  it("after a restart, the previous process's numbering goes on and its history is said lost, topics unknown", async () => {
     const clock = new ManualClock();
     clock.advance(5_000);
     const journal = fakeJournal({ MARS: 5 });
@@ -164,7 +170,7 @@ describe('history losses of the in-memory backend', () => {
     expect(await backend.captureHistoryBound(ALL)).toBe(6);
   });
 
-  it('forgets the oldest removals past its record\'s bound, saying them as a range whose topics are unknown', async () => {
+  it("forgets the oldest removals past its record's bound, saying them as a range whose topics are unknown", async () => {
     // The smallest record: 10,000 removals.
     const backend = memory({ maxHistoryPerTopic: 1, maxTotalBytes: 1_000_000 });
     const topics = Array.from({ length: 12_001 }, (_, i) => (i % 2 === 0 ? 'a' : 'b'));
@@ -184,9 +190,7 @@ describe('history losses of the in-memory backend', () => {
 
 describe('history losses, property: a loss exactly when something of the pattern was lost', () => {
   type Step =
-    | { readonly kind: 'publish'; readonly topic: string }
-    | { readonly kind: 'delete'; readonly pick: number }
-    | { readonly kind: 'wipe' };
+    { readonly kind: 'publish'; readonly topic: string } | { readonly kind: 'delete'; readonly pick: number } | { readonly kind: 'wipe' };
 
   const step: fc.Arbitrary<Step> = fc.oneof(
     { weight: 6, arbitrary: fc.constantFrom('a', 'b', 'c', 'd').map((topic) => ({ kind: 'publish' as const, topic })) },
@@ -208,7 +212,11 @@ describe('history losses, property: a loss exactly when something of the pattern
         fc.integer({ min: 1, max: 5 }),
         async (steps, limits, patternTopic, start, limit) => {
           const small = NOTIFICATION_OVERHEAD_BYTES + 'mars.a'.length + 'null'.length;
-          const backend = memory({ maxHistoryPerTopic: limits.maxHistoryPerTopic, maxTopics: limits.maxTopics, maxTotalBytes: limits.budgetIn * small });
+          const backend = memory({
+            maxHistoryPerTopic: limits.maxHistoryPerTopic,
+            maxTopics: limits.maxTopics,
+            maxTotalBytes: limits.budgetIn * small,
+          });
           const topicOf = new Map<number, string>();
           for (const s of steps) {
             if (s.kind === 'publish') topicOf.set((await backend.publish({ topic: `mars.${s.topic}`, payload: 'null' })).sequence, s.topic);

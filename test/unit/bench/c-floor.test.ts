@@ -74,7 +74,8 @@ async function settled(server: CFloorServer): Promise<void> {
 /** The floor, ended with the test run should a test not stop it. */
 const startFloor = (program: string): Promise<CFloorServer> => startCFloor(program, reapOnExit);
 
-const notifications = (received: Received): string[] => received.frames.filter((frame) => frame.event === 'live-notification').map((frame) => frame.data);
+const notifications = (received: Received): string[] =>
+  received.frames.filter((frame) => frame.event === 'live-notification').map((frame) => frame.data);
 
 describe('the C floor', () => {
   let dir: string;
@@ -97,23 +98,34 @@ describe('the C floor', () => {
 
   it('writes every published frame once to every stream, and counts the streams it holds', async () => {
     server = await startFloor(program);
-    const streams = [await open(server, 'POST', fanoutWatchBody(0)), await open(server, 'POST', fanoutWatchBody(1)), await open(server, 'GET', '')];
+    const streams = [
+      await open(server, 'POST', fanoutWatchBody(0)),
+      await open(server, 'POST', fanoutWatchBody(1)),
+      await open(server, 'GET', ''),
+    ];
     expect(await server.clients()).toBe(3);
     // The bare server's second opening frame.
-    for (const stream of streams) expect(stream.frames).toEqual([{ event: 'heartbeat', data: expect.stringContaining('"topic":"extreme_event.north.1200.*.*"') }]);
+    for (const stream of streams)
+      expect(stream.frames).toEqual([{ event: 'heartbeat', data: expect.stringContaining('"topic":"extreme_event.north.1200.*.*"') }]);
 
     const sent = [fanoutCloudEvent(0, 1_000.5), fanoutCloudEvent(1, 2_000.25)];
     for (const json of sent) server.publish(json);
-    await eventually('both frames on every stream', () => streams.every((stream) => notifications(stream).length >= 2), { timeoutMs: 5_000 });
+    await eventually('both frames on every stream', () => streams.every((stream) => notifications(stream).length >= 2), {
+      timeoutMs: 5_000,
+    });
     await settled(server);
     for (const stream of streams) expect(notifications(stream)).toEqual(sent);
 
     streams[1]?.destroy();
     await eventually('two streams held', async () => (await (server as CFloorServer).clients()) === 2, { timeoutMs: 5_000 });
     server.publish(fanoutCloudEvent(2, 3_000));
-    await eventually('the third frame on the two open streams', () => [streams[0], streams[2]].every((stream) => notifications(stream as Received).length === 3), {
-      timeoutMs: 5_000,
-    });
+    await eventually(
+      'the third frame on the two open streams',
+      () => [streams[0], streams[2]].every((stream) => notifications(stream as Received).length === 3),
+      {
+        timeoutMs: 5_000,
+      },
+    );
     expect(notifications(streams[1] as Received)).toEqual(sent);
   });
 
@@ -121,7 +133,9 @@ describe('the C floor', () => {
     server = await startFloor(program);
     const client = await rawClient(server.port);
     const body = fanoutWatchBody(2);
-    client.socket.write(`POST /api/v1/watch HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n`);
+    client.socket.write(
+      `POST /api/v1/watch HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n`,
+    );
     client.socket.write(body.slice(0, 10));
     await settled(server);
     // Not answered while the body is incomplete.
@@ -159,7 +173,9 @@ describe('the C floor', () => {
     }
     expect(await server.clients()).toBe(1);
     await eventually('every frame on the reading stream', () => notifications(reading).length === published, { timeoutMs: 10_000 });
-    expect(notifications(reading).map((data) => (JSON.parse(data) as { payload: { i: number } }).payload.i)).toEqual(Array.from({ length: published }, (_, i) => i));
+    expect(notifications(reading).map((data) => (JSON.parse(data) as { payload: { i: number } }).payload.i)).toEqual(
+      Array.from({ length: published }, (_, i) => i),
+    );
     stalled.socket.destroy();
   });
 });

@@ -1,14 +1,28 @@
 import { describe, expect, it } from 'vitest';
-import { checkTargets, FANOUT_CAPACITY_TARGETS, type PointFigures, type TargetRule } from '../../../bench/support/fanout-capacity-targets.js';
+import {
+  checkTargets,
+  FANOUT_CAPACITY_TARGETS,
+  type PointFigures,
+  type TargetRule,
+} from '../../../bench/support/fanout-capacity-targets.js';
 
-const side = (deliveriesPerSecond: number, cpuMicrosPerDelivery: number): { deliveriesPerSecond: number; cpuMicrosPerDelivery: number } => ({
+const side = (
+  deliveriesPerSecond: number,
+  cpuMicrosPerDelivery: number,
+): { deliveriesPerSecond: number; cpuMicrosPerDelivery: number } => ({
   deliveriesPerSecond,
   cpuMicrosPerDelivery,
 });
 
 const POINTS: readonly PointFigures[] = [
-  { watchers: 1_000, sides: { aviso_memory: side(30_000, 13), bare_node: side(35_000, 12), nchan: side(40_000, 10), c_floor: side(80_000, 10) } },
-  { watchers: 10_000, sides: { aviso_memory: side(10_000, 12), bare_node: side(0, 12), nchan: side(10_000, 12.5), c_floor: side(20_000, 9) } },
+  {
+    watchers: 1_000,
+    sides: { aviso_memory: side(30_000, 13), bare_node: side(35_000, 12), nchan: side(40_000, 10), c_floor: side(80_000, 10) },
+  },
+  {
+    watchers: 10_000,
+    sides: { aviso_memory: side(10_000, 12), bare_node: side(0, 12), nchan: side(10_000, 12.5), c_floor: side(20_000, 9) },
+  },
 ];
 
 describe('checkTargets', () => {

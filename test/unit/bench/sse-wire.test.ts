@@ -48,15 +48,17 @@ function byLibrary(text: string): Seen[] {
 }
 
 const cutsOf = (length: number): fc.Arbitrary<number[]> =>
-  fc.uniqueArray(fc.integer({ min: 1, max: Math.max(1, length - 1) }), { maxLength: 8 }).map((cuts) => cuts.filter((cut) => cut < length).sort((a, b) => a - b));
+  fc
+    .uniqueArray(fc.integer({ min: 1, max: Math.max(1, length - 1) }), { maxLength: 8 })
+    .map((cuts) => cuts.filter((cut) => cut < length).sort((a, b) => a - b));
 
 describe('ChunkedDecoder', () => {
   it('hands on the chunks’ data in order and ends at the zero-size chunk, however the bytes are split', () => {
     fc.assert(
       fc.property(
-        fc.array(fc.string({ minLength: 1, maxLength: 40, unit: 'grapheme' }), { maxLength: 6 }).chain((pieces) =>
-          cutsOf(chunked(pieces).length).map((cuts) => ({ pieces, cuts })),
-        ),
+        fc
+          .array(fc.string({ minLength: 1, maxLength: 40, unit: 'grapheme' }), { maxLength: 6 })
+          .chain((pieces) => cutsOf(chunked(pieces).length).map((cuts) => ({ pieces, cuts }))),
         ({ pieces, cuts }) => {
           const out: Buffer[] = [];
           const decoder = new ChunkedDecoder((bytes) => out.push(Buffer.from(bytes)));
@@ -99,7 +101,10 @@ describe('SseScanner', () => {
       fc.constantFrom(': hi', 'event: live-notification', 'event:heartbeat', 'data:', 'data', 'id: 7', 'retry: 10'),
       fc.string({ unit: fc.constantFrom('a', 'é', '{', '"', ':', ' ', '1') }).map((value) => `data: ${value}`),
     );
-    const frames = fc.array(fc.array(line, { minLength: 1, maxLength: 4 }).map((lines) => `${lines.join('\n')}\n\n`), { maxLength: 6 });
+    const frames = fc.array(
+      fc.array(line, { minLength: 1, maxLength: 4 }).map((lines) => `${lines.join('\n')}\n\n`),
+      { maxLength: 6 },
+    );
     fc.assert(
       fc.property(
         frames.chain((parts) => {

@@ -19,12 +19,16 @@ describe('application.cors.allowed_origins (docs/design/rules/browser.md §2)', 
     expect(loadDoc({}).application.cors).toEqual({ allowed_origins: [] });
   });
 
-  it.each([['https://console.example.org'], ['http://localhost:5173'], ['http://127.0.0.1:8080'], ['http://[::1]:3000'], ['*'], ['*', 'https://a.example']])(
-    'accepts %j',
-    (...allowed) => {
-      expect(() => validateConfig(loadDoc(origins(...allowed)))).not.toThrow();
-    },
-  );
+  it.each([
+    ['https://console.example.org'],
+    ['http://localhost:5173'],
+    ['http://127.0.0.1:8080'],
+    ['http://[::1]:3000'],
+    ['*'],
+    ['*', 'https://a.example'],
+  ])('accepts %j', (...allowed) => {
+    expect(() => validateConfig(loadDoc(origins(...allowed)))).not.toThrow();
+  });
 
   it.each([
     ['https://console.example.org/', 'https://console.example.org'],
@@ -38,15 +42,22 @@ describe('application.cors.allowed_origins (docs/design/rules/browser.md §2)', 
     });
   });
 
-  it.each(['console.example.org', 'ftp://files.example', 'https://x.example/path', 'https://u:p@x.example', 'https://x.example?q', '*.example.org', '', 'null', 'https://x .example'])(
-    'refuses %j as no origin at all',
-    (origin) => {
-      expect(failure(origins(origin))).toEqual({
-        event: CONFIGURATION,
-        message: `application.cors.allowed_origins[0]: ${JSON.stringify(origin)} is not an origin: write scheme://host[:port] with http or https and no path, or "*"`,
-      });
-    },
-  );
+  it.each([
+    'console.example.org',
+    'ftp://files.example',
+    'https://x.example/path',
+    'https://u:p@x.example',
+    'https://x.example?q',
+    '*.example.org',
+    '',
+    'null',
+    'https://x .example',
+  ])('refuses %j as no origin at all', (origin) => {
+    expect(failure(origins(origin))).toEqual({
+      event: CONFIGURATION,
+      message: `application.cors.allowed_origins[0]: ${JSON.stringify(origin)} is not an origin: write scheme://host[:port] with http or https and no path, or "*"`,
+    });
+  });
 });
 
 describe('application.tls (docs/design/rules/browser.md §3)', () => {
@@ -55,8 +66,12 @@ describe('application.tls (docs/design/rules/browser.md §3)', () => {
   });
 
   it('names a blank file field', () => {
-    expect(failure({ application: { tls: { cert_file: '', key_file: 'k.pem' } } }).message).toBe('application.tls.cert_file: must not be blank');
-    expect(failure({ application: { tls: { cert_file: 'c.pem', key_file: ' ' } } }).message).toBe('application.tls.key_file: must not be blank');
+    expect(failure({ application: { tls: { cert_file: '', key_file: 'k.pem' } } }).message).toBe(
+      'application.tls.cert_file: must not be blank',
+    );
+    expect(failure({ application: { tls: { cert_file: 'c.pem', key_file: ' ' } } }).message).toBe(
+      'application.tls.key_file: must not be blank',
+    );
     expect(failure({ application: { tls: { cert_file: 'c.pem', key_file: 'k.pem', ca_file: '' } } }).message).toBe(
       'application.tls.ca_file: must not be blank when set',
     );
@@ -70,9 +85,12 @@ describe('application.additional_origins (D46)', () => {
     expect(loadDoc({}).application.additional_origins).toEqual([]);
   });
 
-  it.each([['https://aviso.example.org'], ['http://localhost:8080'], ['http://[::1]:3000'], ['https://a.example', 'http://10.0.0.5:8000']])('accepts %j', (...origins) => {
-    expect(() => validateConfig(loadDoc(additional(...origins)))).not.toThrow();
-  });
+  it.each([['https://aviso.example.org'], ['http://localhost:8080'], ['http://[::1]:3000'], ['https://a.example', 'http://10.0.0.5:8000']])(
+    'accepts %j',
+    (...origins) => {
+      expect(() => validateConfig(loadDoc(additional(...origins)))).not.toThrow();
+    },
+  );
 
   it.each([
     ['https://aviso.example.org/', 'https://aviso.example.org'],
@@ -85,10 +103,13 @@ describe('application.additional_origins (D46)', () => {
     });
   });
 
-  it.each(['*', 'aviso.example.org', 'https://aviso.example.org/console', 'null', ''])('refuses %j as no origin at all, "*" included', (origin) => {
-    expect(failure(additional(origin))).toEqual({
-      event: CONFIGURATION,
-      message: `application.additional_origins[0]: ${JSON.stringify(origin)} is not an origin: write scheme://host[:port] with http or https and no path`,
-    });
-  });
+  it.each(['*', 'aviso.example.org', 'https://aviso.example.org/console', 'null', ''])(
+    'refuses %j as no origin at all, "*" included',
+    (origin) => {
+      expect(failure(additional(origin))).toEqual({
+        event: CONFIGURATION,
+        message: `application.additional_origins[0]: ${JSON.stringify(origin)} is not an origin: write scheme://host[:port] with http or https and no path`,
+      });
+    },
+  );
 });

@@ -15,12 +15,7 @@ describe('environment overrides: the docs/design/rules/operations.md §1.2 examp
       (c: Cfg) => c.notification_backend.jetstream.nats_url,
       'nats://nats:4222',
     ],
-    [
-      'AVISOSERVER_NOTIFICATION_BACKEND__JETSTREAM__TOKEN',
-      's3cret',
-      (c: Cfg) => c.notification_backend.jetstream.token,
-      's3cret',
-    ],
+    ['AVISOSERVER_NOTIFICATION_BACKEND__JETSTREAM__TOKEN', 's3cret', (c: Cfg) => c.notification_backend.jetstream.token, 's3cret'],
     ['AVISOSERVER_WATCH_ENDPOINT__REPLAY_BATCH_SIZE', '200', (c: Cfg) => c.watch_endpoint.replay_batch_size, 200],
     ['AVISOSERVER_AUTH__ENABLED', 'true', (c: Cfg) => c.auth.enabled, true],
     ['AVISOSERVER_AUTH__JWT_SECRET', 'secret', (c: Cfg) => c.auth.jwt_secret, 'secret'],
@@ -106,9 +101,12 @@ describe('environment override grammar', () => {
   });
 
   it('addresses operator-chosen map keys in lower case', () => {
-    const config = loadDoc({ notification_schema: { mars: schema('mars') } }, {
-      AVISOSERVER_NOTIFICATION_SCHEMA__MARS__TOPIC__BASE: 'mars2',
-    });
+    const config = loadDoc(
+      { notification_schema: { mars: schema('mars') } },
+      {
+        AVISOSERVER_NOTIFICATION_SCHEMA__MARS__TOPIC__BASE: 'mars2',
+      },
+    );
     expect(config.notification_schema?.mars?.topic?.base).toBe('mars2');
   });
 });
@@ -156,15 +154,13 @@ describe('environment value typing', () => {
   });
 
   it('rejects integers beyond the safe JS range', () => {
-    expect(() =>
-      loadYaml(MINIMAL_YAML, { AVISOSERVER_NOTIFICATION_BACKEND__JETSTREAM__MAX_BYTES: '9223372036854775807' }),
-    ).toThrow('notification_backend.jetstream.max_bytes: must be an integer (at most 9007199254740991 in magnitude is supported)');
+    expect(() => loadYaml(MINIMAL_YAML, { AVISOSERVER_NOTIFICATION_BACKEND__JETSTREAM__MAX_BYTES: '9223372036854775807' })).toThrow(
+      'notification_backend.jetstream.max_bytes: must be an integer (at most 9007199254740991 in magnitude is supported)',
+    );
   });
 
   it('takes strings verbatim, without trimming', () => {
-    expect(loadYaml(MINIMAL_YAML, { AVISOSERVER_APPLICATION__BASE_URL: ' https://x ' }).application.base_url).toBe(
-      ' https://x ',
-    );
+    expect(loadYaml(MINIMAL_YAML, { AVISOSERVER_APPLICATION__BASE_URL: ' https://x ' }).application.base_url).toBe(' https://x ');
   });
 
   it('takes a numeric-looking string verbatim for a string field', () => {
@@ -185,7 +181,9 @@ describe('empty environment values', () => {
   });
 
   it('make an optional string present', () => {
-    expect(loadYaml(MINIMAL_YAML, { AVISOSERVER_NOTIFICATION_BACKEND__JETSTREAM__TOKEN: '' }).notification_backend.jetstream.token).toBe('');
+    expect(loadYaml(MINIMAL_YAML, { AVISOSERVER_NOTIFICATION_BACKEND__JETSTREAM__TOKEN: '' }).notification_backend.jetstream.token).toBe(
+      '',
+    );
   });
 
   it('are a load error for a numeric field', () => {
@@ -231,17 +229,23 @@ describe('unknown keys set through the environment follow the section strictness
 
 describe('environment values inside notification_schema', () => {
   it('are coerced to the rule type (unlike YAML values there)', () => {
-    const config = loadDoc({ notification_schema: { mars: schema('mars') } }, {
-      AVISOSERVER_NOTIFICATION_SCHEMA__MARS__IDENTIFIER__CLASS__REQUIRED: 'no',
-      AVISOSERVER_NOTIFICATION_SCHEMA__MARS__IDENTIFIER__CLASS__MAX_LENGTH: '3',
-    });
+    const config = loadDoc(
+      { notification_schema: { mars: schema('mars') } },
+      {
+        AVISOSERVER_NOTIFICATION_SCHEMA__MARS__IDENTIFIER__CLASS__REQUIRED: 'no',
+        AVISOSERVER_NOTIFICATION_SCHEMA__MARS__IDENTIFIER__CLASS__MAX_LENGTH: '3',
+      },
+    );
     expect(config.notification_schema?.mars?.identifier.class).toEqual({ type: 'StringHandler', required: false, max_length: 3 });
   });
 
   it('accept a JSON list literal for a list field', () => {
-    const config = loadDoc({ notification_schema: { mars: schema('mars') } }, {
-      AVISOSERVER_NOTIFICATION_SCHEMA__MARS__TOPIC__KEY_ORDER: '["date", "class"]',
-    });
+    const config = loadDoc(
+      { notification_schema: { mars: schema('mars') } },
+      {
+        AVISOSERVER_NOTIFICATION_SCHEMA__MARS__TOPIC__KEY_ORDER: '["date", "class"]',
+      },
+    );
     expect(config.notification_schema?.mars?.topic?.key_order).toEqual(['date', 'class']);
   });
 

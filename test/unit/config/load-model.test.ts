@@ -40,12 +40,25 @@ describe('defaults', () => {
         cors: { allowed_origins: [] },
         workers: 1,
       },
-      logging: { level: 'info', access_log: 'debug', max_buffered_bytes: 16_777_216, client_error_lines_per_second: 20, otlp: { enabled: false, protocol: 'grpc' } },
+      logging: {
+        level: 'info',
+        access_log: 'debug',
+        max_buffered_bytes: 16_777_216,
+        client_error_lines_per_second: 20,
+        otlp: { enabled: false, protocol: 'grpc' },
+      },
       auth: { enabled: false, mode: 'direct', auth_o_tron_url: '', jwt_secret: '', admin_roles: {}, timeout_ms: 5000 },
       metrics: { enabled: false, host: '127.0.0.1' },
       notification_backend: {
         kind: 'in_memory',
-        in_memory: { max_history_per_topic: 1, max_topics: 10000, max_total_size: '256Mi', enable_metrics: false, persist_sequences: true, state_directory: './state' },
+        in_memory: {
+          max_history_per_topic: 1,
+          max_topics: 10000,
+          max_total_size: '256Mi',
+          enable_metrics: false,
+          persist_sequences: true,
+          state_directory: './state',
+        },
         jetstream: {
           nats_url: 'nats://localhost:4222',
           timeout_seconds: 30,
@@ -98,11 +111,29 @@ describe('defaults', () => {
   it('defaults each logging field on its own (docs/design/rules/operations.md §7 item 3)', () => {
     const otlp = { enabled: false, protocol: 'grpc' };
     const bounds = { max_buffered_bytes: 16_777_216, client_error_lines_per_second: 20 };
-    expect(loadDoc({ logging: { format: 'json' } }).logging).toEqual({ level: 'info', format: 'json', access_log: 'debug', ...bounds, otlp });
+    expect(loadDoc({ logging: { format: 'json' } }).logging).toEqual({
+      level: 'info',
+      format: 'json',
+      access_log: 'debug',
+      ...bounds,
+      otlp,
+    });
     expect(loadDoc({ logging: { level: 'debug' } }).logging).toEqual({ level: 'debug', access_log: 'debug', ...bounds, otlp });
     expect(loadDoc({ logging: { access_log: 'info' } }).logging).toEqual({ level: 'info', access_log: 'info', ...bounds, otlp });
-    expect(loadDoc({ logging: { max_buffered_bytes: 1_048_576 } }).logging).toEqual({ level: 'info', access_log: 'debug', ...bounds, max_buffered_bytes: 1_048_576, otlp });
-    expect(loadDoc({ logging: { client_error_lines_per_second: 1 } }).logging).toEqual({ level: 'info', access_log: 'debug', ...bounds, client_error_lines_per_second: 1, otlp });
+    expect(loadDoc({ logging: { max_buffered_bytes: 1_048_576 } }).logging).toEqual({
+      level: 'info',
+      access_log: 'debug',
+      ...bounds,
+      max_buffered_bytes: 1_048_576,
+      otlp,
+    });
+    expect(loadDoc({ logging: { client_error_lines_per_second: 1 } }).logging).toEqual({
+      level: 'info',
+      access_log: 'debug',
+      ...bounds,
+      client_error_lines_per_second: 1,
+      otlp,
+    });
   });
 
   it('refuses a stdout bound under 1 MiB and a line limit under 1 before any logger exists (D45)', () => {
@@ -234,7 +265,9 @@ describe('A3: missing required fields', () => {
 
   it('an EnumHandler without values', () => {
     expect(
-      loadError(() => loadDoc({ notification_schema: { mars: schema('mars', { identifier: { region: { type: 'EnumHandler', required: true } } }) } })),
+      loadError(() =>
+        loadDoc({ notification_schema: { mars: schema('mars', { identifier: { region: { type: 'EnumHandler', required: true } } }) } }),
+      ),
     ).toBe('notification_schema.mars.identifier.region.values: required field is missing');
   });
 
@@ -299,7 +332,8 @@ describe('A4: types and ranges', () => {
   });
 
   it('an integer literal beyond Number.MAX_SAFE_INTEGER in YAML', () => {
-    const yaml = 'application: { host: h, port: 1 }\nnotification_backend:\n  kind: in_memory\n  jetstream:\n    max_messages: 9007199254740993\n';
+    const yaml =
+      'application: { host: h, port: 1 }\nnotification_backend:\n  kind: in_memory\n  jetstream:\n    max_messages: 9007199254740993\n';
     expect(loadError(() => loadYaml(yaml))).toBe(
       'notification_backend.jetstream.max_messages: must be an integer (at most 9007199254740991 in magnitude is supported), got 9007199254740992',
     );
@@ -334,9 +368,7 @@ describe('A4: types and ranges', () => {
 
   it('keeps notification_schema strictly typed: a YAML yes is a string there', () => {
     const yaml = `${MINIMAL_YAML}notification_schema:\n  mars:\n    topic: { base: mars, key_order: [] }\n    identifier: {}\n    payload: { required: yes }\n`;
-    expect(loadError(() => loadYaml(yaml))).toBe(
-      'notification_schema.mars.payload.required: must be a boolean (true or false), got "yes"',
-    );
+    expect(loadError(() => loadYaml(yaml))).toBe('notification_schema.mars.payload.required: must be a boolean (true or false), got "yes"');
   });
 
   it('asks for quotes when a YAML number is given for a string rule field', () => {
@@ -348,13 +380,23 @@ describe('A4: types and ranges', () => {
 
   it('rejects a range that is not a pair', () => {
     expect(
-      loadError(() => loadDoc({ notification_schema: { mars: schema('mars', { identifier: { step: { type: 'IntHandler', required: false, range: [1, 2, 3] } } }) } })),
+      loadError(() =>
+        loadDoc({
+          notification_schema: {
+            mars: schema('mars', { identifier: { step: { type: 'IntHandler', required: false, range: [1, 2, 3] } } }),
+          },
+        }),
+      ),
     ).toBe('notification_schema.mars.identifier.step.range: must be a list of exactly 2 items, got 3');
   });
 
   it('rejects a fractional IntHandler range', () => {
     expect(
-      loadError(() => loadDoc({ notification_schema: { mars: schema('mars', { identifier: { step: { type: 'IntHandler', required: false, range: [0, 1.5] } } }) } })),
+      loadError(() =>
+        loadDoc({
+          notification_schema: { mars: schema('mars', { identifier: { step: { type: 'IntHandler', required: false, range: [0, 1.5] } } }) },
+        }),
+      ),
     ).toBe('notification_schema.mars.identifier.step.range[1]: must be an integer, got 1.5');
   });
 
@@ -365,9 +407,9 @@ describe('A4: types and ranges', () => {
   });
 
   it('rejects per-schema max_historical_notifications "unlimited"', () => {
-    expect(
-      loadError(() => loadDoc({ notification_schema: { mars: schema('mars', { max_historical_notifications: 'unlimited' }) } })),
-    ).toBe('notification_schema.mars.max_historical_notifications: must be an integer, got "unlimited"');
+    expect(loadError(() => loadDoc({ notification_schema: { mars: schema('mars', { max_historical_notifications: 'unlimited' }) } }))).toBe(
+      'notification_schema.mars.max_historical_notifications: must be an integer, got "unlimited"',
+    );
   });
 
   it('rejects an event schema that is not a mapping', () => {
@@ -399,14 +441,24 @@ describe('application.workers: a count or auto (D36)', () => {
 describe('A5: enumerations', () => {
   it.each([
     ['auth.mode', { auth: { mode: 'proxy' } }, 'direct, trusted_proxy', '"proxy"'],
-    ['notification_backend.jetstream.storage_type', { notification_backend: { jetstream: { storage_type: 'disk' } } }, 'file, memory', '"disk"'],
+    [
+      'notification_backend.jetstream.storage_type',
+      { notification_backend: { jetstream: { storage_type: 'disk' } } },
+      'file, memory',
+      '"disk"',
+    ],
     [
       'notification_backend.jetstream.retention_policy',
       { notification_backend: { jetstream: { retention_policy: 'Limits' } } },
       'limits, interest, workqueue',
       '"Limits"',
     ],
-    ['notification_backend.jetstream.discard_policy', { notification_backend: { jetstream: { discard_policy: 'oldest' } } }, 'old, new', '"oldest"'],
+    [
+      'notification_backend.jetstream.discard_policy',
+      { notification_backend: { jetstream: { discard_policy: 'oldest' } } },
+      'old, new',
+      '"oldest"',
+    ],
     [
       'ecpds.partial_outage_policy',
       { ecpds: { username: 'u', password: 'p', servers: [], match_key: 'm', partial_outage_policy: 'any' } },
@@ -419,7 +471,9 @@ describe('A5: enumerations', () => {
 
   it('DateHandler canonical_format other than the two formats (D19)', () => {
     expect(
-      loadError(() => loadDoc({ notification_schema: { mars: schema('mars', { identifier: { date: { canonical_format: '%d/%m/%Y' } } }) } })),
+      loadError(() =>
+        loadDoc({ notification_schema: { mars: schema('mars', { identifier: { date: { canonical_format: '%d/%m/%Y' } } }) } }),
+      ),
     ).toBe('notification_schema.mars.identifier.date.canonical_format: must be one of %Y%m%d, %Y-%m-%d, got "%d/%m/%Y"');
   });
 
@@ -442,27 +496,27 @@ describe('A6: unknown keys', () => {
   });
 
   it('inside a stream auth block', () => {
-    expect(loadError(() => loadDoc({ notification_schema: { mars: schema('mars', { auth: { required: false, allowed_roles: [] } }) } }))).toBe(
-      'notification_schema.mars.auth: unknown field(s): allowed_roles',
-    );
+    expect(
+      loadError(() => loadDoc({ notification_schema: { mars: schema('mars', { auth: { required: false, allowed_roles: [] } }) } })),
+    ).toBe('notification_schema.mars.auth: unknown field(s): allowed_roles');
   });
 
   it('inside a payload block (e.g. a legacy type list)', () => {
-    expect(loadError(() => loadDoc({ notification_schema: { mars: schema('mars', { payload: { required: true, type: ['json'] } }) } }))).toBe(
-      'notification_schema.mars.payload: unknown field(s): type',
-    );
+    expect(
+      loadError(() => loadDoc({ notification_schema: { mars: schema('mars', { payload: { required: true, type: ['json'] } }) } })),
+    ).toBe('notification_schema.mars.payload: unknown field(s): type');
   });
 
   it('inside an identifier rule', () => {
-    expect(
-      loadError(() => loadDoc({ notification_schema: { mars: schema('mars', { identifier: { class: { max_len: 2 } } }) } })),
-    ).toBe('notification_schema.mars.identifier.class: unknown field(s): max_len');
+    expect(loadError(() => loadDoc({ notification_schema: { mars: schema('mars', { identifier: { class: { max_len: 2 } } }) } }))).toBe(
+      'notification_schema.mars.identifier.class: unknown field(s): max_len',
+    );
   });
 
-  it('inside an identifier rule: another handler\'s field', () => {
-    expect(
-      loadError(() => loadDoc({ notification_schema: { mars: schema('mars', { identifier: { date: { values: ['a'] } } }) } })),
-    ).toBe('notification_schema.mars.identifier.date: unknown field(s): values');
+  it("inside an identifier rule: another handler's field", () => {
+    expect(loadError(() => loadDoc({ notification_schema: { mars: schema('mars', { identifier: { date: { values: ['a'] } } }) } }))).toBe(
+      'notification_schema.mars.identifier.date: unknown field(s): values',
+    );
   });
 
   it('inside storage_policy (a typo would silently lose retention)', () => {

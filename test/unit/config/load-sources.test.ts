@@ -123,9 +123,7 @@ describe('AVISOSERVER_CONFIG_FILE (A1)', () => {
   it.each(['', '   '])('rejects a blank value %j, saying the variable is empty', (value) => {
     const box = sandbox();
     writeFile(path.join(box.cwd, 'config', 'config.yaml'), MINIMAL_YAML);
-    expect(() => loadIn(box, { AVISOSERVER_CONFIG_FILE: value })).toThrow(
-      new ConfigLoadError('AVISOSERVER_CONFIG_FILE is set but empty'),
-    );
+    expect(() => loadIn(box, { AVISOSERVER_CONFIG_FILE: value })).toThrow(new ConfigLoadError('AVISOSERVER_CONFIG_FILE is set but empty'));
   });
 
   it('rejects a path that does not exist, quoting it', () => {

@@ -14,11 +14,9 @@ describe('ownOrigins', () => {
   });
 
   it('adds the additional origins as written (startup checked their form)', () => {
-    expect(originsOf({ baseUrl: 'https://aviso.example.org', additionalOrigins: ['https://aviso.example.int', 'http://10.0.0.5:8000'] })).toEqual([
-      'http://10.0.0.5:8000',
-      'https://aviso.example.int',
-      'https://aviso.example.org',
-    ]);
+    expect(
+      originsOf({ baseUrl: 'https://aviso.example.org', additionalOrigins: ['https://aviso.example.int', 'http://10.0.0.5:8000'] }),
+    ).toEqual(['http://10.0.0.5:8000', 'https://aviso.example.int', 'https://aviso.example.org']);
   });
 
   it('names no public origin for a base_url that is no http(s) URL: only the listed ones are own', () => {
@@ -43,16 +41,38 @@ describe('ownOrigins', () => {
 
   it('keeps the default port out, and the listening port speaks https with TLS', () => {
     expect(originsOf({ baseUrl: 'http://localhost' }, 8443)).toEqual(
-      ['http://127.0.0.1', 'http://[::1]', 'http://localhost', 'http://127.0.0.1:8443', 'http://[::1]:8443', 'http://localhost:8443'].sort(),
+      [
+        'http://127.0.0.1',
+        'http://[::1]',
+        'http://localhost',
+        'http://127.0.0.1:8443',
+        'http://[::1]:8443',
+        'http://localhost:8443',
+      ].sort(),
     );
-    expect(originsOf({ baseUrl: 'http://localhost:8000' }, 8000)).toEqual(['http://127.0.0.1:8000', 'http://[::1]:8000', 'http://localhost:8000']);
+    expect(originsOf({ baseUrl: 'http://localhost:8000' }, 8000)).toEqual([
+      'http://127.0.0.1:8000',
+      'http://[::1]:8000',
+      'http://localhost:8000',
+    ]);
     expect(originsOf({ baseUrl: 'http://localhost', tls: true }, 8443)).toEqual(
-      ['http://127.0.0.1', 'http://[::1]', 'http://localhost', 'https://127.0.0.1:8443', 'https://[::1]:8443', 'https://localhost:8443'].sort(),
+      [
+        'http://127.0.0.1',
+        'http://[::1]',
+        'http://localhost',
+        'https://127.0.0.1:8443',
+        'https://[::1]:8443',
+        'https://localhost:8443',
+      ].sort(),
     );
   });
 
   it('has no listening-port names before the server listens', () => {
-    expect(originsOf({ baseUrl: 'http://localhost:8000' })).toEqual(['http://127.0.0.1:8000', 'http://[::1]:8000', 'http://localhost:8000']);
+    expect(originsOf({ baseUrl: 'http://localhost:8000' })).toEqual([
+      'http://127.0.0.1:8000',
+      'http://[::1]:8000',
+      'http://localhost:8000',
+    ]);
   });
 
   it('gives a public base_url no loopback name, nor a loopback one a name it does not resolve alone', () => {

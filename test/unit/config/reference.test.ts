@@ -2,7 +2,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { CONFIG_JSON_SCHEMA_PATH, CONFIG_REFERENCE_MARKDOWN_PATH, renderConfigReference } from '../../../scripts/config-reference/reference.js';
+import {
+  CONFIG_JSON_SCHEMA_PATH,
+  CONFIG_REFERENCE_MARKDOWN_PATH,
+  renderConfigReference,
+} from '../../../scripts/config-reference/reference.js';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const REGENERATE = 'regenerate with: npm run build && node dist/scripts/generate-config-reference.js';

@@ -26,7 +26,9 @@ describe('schemaChanges (docs/design/rules/browser.md §5: what a reload changed
     const identifier = { date: { type: 'DateHandler', required: false }, class: { required: true, type: 'StringHandler' } };
     const before = loadDoc({ notification_schema: { mars: { topic: { base: 'mars', key_order: ['class', 'date'] }, identifier } } });
     const reordered = Object.fromEntries(Object.entries(identifier).reverse());
-    const after = loadDoc({ notification_schema: { mars: { identifier: reordered, topic: { key_order: ['class', 'date'], base: 'mars' } } } });
+    const after = loadDoc({
+      notification_schema: { mars: { identifier: reordered, topic: { key_order: ['class', 'date'], base: 'mars' } } },
+    });
     expect(schemaChanges(before.notification_schema, after.notification_schema)).toEqual({ added: [], removed: [], changed: [] });
   });
 

@@ -12,7 +12,12 @@ const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../.
 /** Loads a repository file alone (no /etc, no $HOME), the way an operator would point at it. */
 function loadRepoFile(relative: string, env: Record<string, string> = {}) {
   const box = sandbox();
-  return loadConfig({ env: { ...env, AVISOSERVER_CONFIG_FILE: path.join(REPO, relative) }, cwd: box.cwd, home: box.home, systemFile: box.systemFile });
+  return loadConfig({
+    env: { ...env, AVISOSERVER_CONFIG_FILE: path.join(REPO, relative) },
+    cwd: box.cwd,
+    home: box.home,
+    systemFile: box.systemFile,
+  });
 }
 
 describe('config/config.yaml (the shipped default, D16)', () => {
@@ -37,9 +42,17 @@ describe('config/config.yaml (the shipped default, D16)', () => {
   it('exercises every identifier handler', () => {
     const config = loadRepoFile('config/config.yaml');
     const types = new Set(Object.values(config.notification_schema ?? {}).flatMap((s) => Object.values(s.identifier).map((r) => r.type)));
-    expect([...types].sort()).toEqual(
-      ['DateHandler', 'EnumHandler', 'ExpverHandler', 'FloatHandler', 'IntHandler', 'PointCloudHandler', 'PolygonHandler', 'StringHandler', 'TimeHandler'],
-    );
+    expect([...types].sort()).toEqual([
+      'DateHandler',
+      'EnumHandler',
+      'ExpverHandler',
+      'FloatHandler',
+      'IntHandler',
+      'PointCloudHandler',
+      'PolygonHandler',
+      'StringHandler',
+      'TimeHandler',
+    ]);
   });
 
   it('defines the documented schemas and bases', () => {

@@ -14,17 +14,29 @@ describe('application.trusted_proxies', () => {
   });
 
   it('accepts IPv4 and IPv6 addresses and networks', () => {
-    expect(trustedProxiesProblem(['10.0.0.7', '10.0.0.0/8', '0.0.0.0/0', '::1', 'fd00::/8', '::/0', '192.168.1.1/32', '2001:db8::1/128'])).toBeUndefined();
+    expect(
+      trustedProxiesProblem(['10.0.0.7', '10.0.0.0/8', '0.0.0.0/0', '::1', 'fd00::/8', '::/0', '192.168.1.1/32', '2001:db8::1/128']),
+    ).toBeUndefined();
     expect(() => validateConfig(loadDoc({ application: { trusted_proxies: ['127.0.0.1', '::1'] } }))).not.toThrow();
   });
 
-  it.each([['localhost'], ['10.0.0.0/33'], ['fd00::/129'], ['10.0.0.0/'], ['10.0.0/8'], ['10.0.0.0/8/8'], ['10.0.0.0/x'], [''], [' 10.0.0.1']])(
-    'refuses %j at startup, naming the entry',
-    (entry) => {
-      const error = thrownError(() => validateConfig(loadDoc({ application: { trusted_proxies: ['10.0.0.1', entry] } })), ConfigValidationError);
-      expect(error.message).toBe(
-        `application.trusted_proxies[1]: ${JSON.stringify(entry)} is not an IP address or network: write e.g. "10.0.0.7", "10.0.0.0/8" or "fd00::/8"`,
-      );
-    },
-  );
+  it.each([
+    ['localhost'],
+    ['10.0.0.0/33'],
+    ['fd00::/129'],
+    ['10.0.0.0/'],
+    ['10.0.0/8'],
+    ['10.0.0.0/8/8'],
+    ['10.0.0.0/x'],
+    [''],
+    [' 10.0.0.1'],
+  ])('refuses %j at startup, naming the entry', (entry) => {
+    const error = thrownError(
+      () => validateConfig(loadDoc({ application: { trusted_proxies: ['10.0.0.1', entry] } })),
+      ConfigValidationError,
+    );
+    expect(error.message).toBe(
+      `application.trusted_proxies[1]: ${JSON.stringify(entry)} is not an IP address or network: write e.g. "10.0.0.7", "10.0.0.0/8" or "fd00::/8"`,
+    );
+  });
 });

@@ -1,11 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  ConfigValidationError,
-  validateConfig,
-  validateJetStreamSettings,
-  type ValidatedConfig,
-} from '../../../src/config/validate.js';
+import { ConfigValidationError, validateConfig, validateJetStreamSettings, type ValidatedConfig } from '../../../src/config/validate.js';
 import type { JetStreamConfig } from '../../../src/config/model.js';
 import { loadDoc, merged, removeSandboxes, schema, type Doc } from './config-fixture.js';
 import { thrownError } from '../../support/thrown-error.js';
@@ -101,10 +96,12 @@ describe('backend settings (D8, D22)', () => {
 
   it('accepts an in_memory.max_total_size of exactly 4 × max_body_bytes + 8 KiB', () => {
     // 4 × 1024 + 8192 = 12288 bytes = 12Ki.
-    expect(() => validate({ application: { max_body_bytes: 1024 }, notification_backend: { in_memory: { max_total_size: '12Ki' } } })).not.toThrow();
-    expect(failure({ application: { max_body_bytes: 1025 }, notification_backend: { in_memory: { max_total_size: '12Ki' } } }).message).toMatch(
-      /^notification_backend\.in_memory\.max_total_size: must be at least 12292 bytes/,
-    );
+    expect(() =>
+      validate({ application: { max_body_bytes: 1024 }, notification_backend: { in_memory: { max_total_size: '12Ki' } } }),
+    ).not.toThrow();
+    expect(
+      failure({ application: { max_body_bytes: 1025 }, notification_backend: { in_memory: { max_total_size: '12Ki' } } }).message,
+    ).toMatch(/^notification_backend\.in_memory\.max_total_size: must be at least 12292 bytes/);
   });
 
   it.each(['workqueue', 'interest'])('rejects jetstream.retention_policy: %s', (policy) => {
@@ -265,12 +262,27 @@ describe('B1.6 storage_policy support by backend', () => {
 describe('topic.base syntax (D31, docs/design/rules/reference-0.13.md §6)', () => {
   const rule = 'topic base must match [A-Za-z0-9][A-Za-z0-9_-]*';
 
-  it.each(['', '.', '%', '*', '>', 'ma.rs', 'ma*', 'ma>', 'ma%2E', 'ma rs', 'ma\trs', 'mars\n', '\u00e9', '_mars', '-mars', 'ma/rs', 'ma+rs'])(
-    'rejects %j, naming the schema',
-    (base) => {
-      expectFailure(withSchemas({ mars: schema(base) }), CONFIGURATION, `Schema 'mars' has invalid topic base: ${rule}`);
-    },
-  );
+  it.each([
+    '',
+    '.',
+    '%',
+    '*',
+    '>',
+    'ma.rs',
+    'ma*',
+    'ma>',
+    'ma%2E',
+    'ma rs',
+    'ma\trs',
+    'mars\n',
+    '\u00e9',
+    '_mars',
+    '-mars',
+    'ma/rs',
+    'ma+rs',
+  ])('rejects %j, naming the schema', (base) => {
+    expectFailure(withSchemas({ mars: schema(base) }), CONFIGURATION, `Schema 'mars' has invalid topic base: ${rule}`);
+  });
 
   it.each(['mars', 'extreme_event', 'Diss-2', 'weather_v2', '9', 'UPPER', 'a-', 'a_'])('accepts %j', (base) => {
     expect(() => validate(withSchemas({ mars: schema(base) }))).not.toThrow();
@@ -333,7 +345,9 @@ describe('spatial identifier fields (D19, docs/design/rules/schema-and-validatio
   });
 
   it.each([1, 10000])('accepts max_points %i', (max) => {
-    expect(() => validate(withSchemas({ ev: schema('ev', { identifier: { point_cloud: { ...cloudRule, max_points: max } } }) }))).not.toThrow();
+    expect(() =>
+      validate(withSchemas({ ev: schema('ev', { identifier: { point_cloud: { ...cloudRule, max_points: max } } }) })),
+    ).not.toThrow();
   });
 
   it('rejects point_cloud in key_order', () => {
@@ -349,7 +363,9 @@ describe('spatial identifier fields (D19, docs/design/rules/schema-and-validatio
       withSchemas({ ev: schema('ev', { topic: { key_order: ['class', 'polygon'] }, identifier: { polygon: polygonRule } }) }),
     );
     const warning = result.warnings.find((w) => w.event === 'configuration.schema.spatial_key_order');
-    expect(warning?.message).toMatch(/^notification_schema\.ev\.topic\.key_order\[1\]: PolygonHandler field 'polygon' is listed in key_order/);
+    expect(warning?.message).toMatch(
+      /^notification_schema\.ev\.topic\.key_order\[1\]: PolygonHandler field 'polygon' is listed in key_order/,
+    );
   });
 
   it('gives no spatial warning when polygon stays out of key_order', () => {
@@ -371,7 +387,9 @@ describe('ranges (D19)', () => {
   });
 
   it('accepts a single-value range', () => {
-    expect(() => validate(withSchemas({ mars: schema('mars', { identifier: { step: { type: 'IntHandler', required: false, range: [3, 3] } } }) }))).not.toThrow();
+    expect(() =>
+      validate(withSchemas({ mars: schema('mars', { identifier: { step: { type: 'IntHandler', required: false, range: [3, 3] } } }) })),
+    ).not.toThrow();
   });
 });
 
@@ -437,7 +455,11 @@ describe('B2 global auth', () => {
   });
 
   it('rejects direct mode without auth_o_tron_url', () => {
-    expectFailure(merged(AUTH_ON, { auth: { auth_o_tron_url: '' } }), AUTH, 'auth.auth_o_tron_url: must not be blank when auth.mode is direct');
+    expectFailure(
+      merged(AUTH_ON, { auth: { auth_o_tron_url: '' } }),
+      AUTH,
+      'auth.auth_o_tron_url: must not be blank when auth.mode is direct',
+    );
   });
 
   it('rejects direct mode without jwt_secret', () => {
@@ -558,7 +580,9 @@ describe('B4 stream auth', () => {
   });
 
   it('accepts required: true with role maps when global auth is enabled', () => {
-    expect(() => validate(withStreamAuth({ required: true, read_roles: { localrealm: ['*'] }, write_roles: { localrealm: ['producer'] } }))).not.toThrow();
+    expect(() =>
+      validate(withStreamAuth({ required: true, read_roles: { localrealm: ['*'] }, write_roles: { localrealm: ['producer'] } })),
+    ).not.toThrow();
   });
 });
 
@@ -803,9 +827,12 @@ describe('application.homepage links (D29, docs/design/rules/reference-0.13.md �
     });
   }
 
-  it.each(['http://localhost:8000/docs', 'https://docs.example.int/a?b=c#d', 'https://[::1]/x', 'HTTPS://Example.INT'])('accepts %j', (value) => {
-    for (const key of KEYS) expect(() => validate(homepage(key, value))).not.toThrow();
-  });
+  it.each(['http://localhost:8000/docs', 'https://docs.example.int/a?b=c#d', 'https://[::1]/x', 'HTTPS://Example.INT'])(
+    'accepts %j',
+    (value) => {
+      for (const key of KEYS) expect(() => validate(homepage(key, value))).not.toThrow();
+    },
+  );
 
   it('reports the first bad key in the documented order', () => {
     const error = failure({ application: { homepage: { server_repository_url: '/x', client_repository_url: '/y' } } });
@@ -834,16 +861,20 @@ describe('C1 JetStream settings', () => {
     });
   });
 
-  it.each(['timeout_seconds', 'retry_attempts', 'reconnect_delay_ms', 'publish_retry_attempts', 'publish_retry_base_delay_ms', 'live_gap_wait_ms'] as const)(
-    'rejects %s: 0',
-    (field) => {
-      const error = c1Failure(js({ [field]: 0 }));
-      expect({ event: error.eventName, message: error.message }).toEqual({
-        event: BACKEND,
-        message: `notification_backend.jetstream.${field}: must be greater than 0, got 0`,
-      });
-    },
-  );
+  it.each([
+    'timeout_seconds',
+    'retry_attempts',
+    'reconnect_delay_ms',
+    'publish_retry_attempts',
+    'publish_retry_base_delay_ms',
+    'live_gap_wait_ms',
+  ] as const)('rejects %s: 0', (field) => {
+    const error = c1Failure(js({ [field]: 0 }));
+    expect({ event: error.eventName, message: error.message }).toEqual({
+      event: BACKEND,
+      message: `notification_backend.jetstream.${field}: must be greater than 0, got 0`,
+    });
+  });
 
   it('accepts max_reconnect_attempts: 0 (unlimited)', () => {
     expect(() => validateJetStreamSettings(js({ max_reconnect_attempts: 0 }))).not.toThrow();
@@ -865,12 +896,19 @@ describe('C1 JetStream settings', () => {
 describe('notification_endpoint (D48, docs/api.md#batch-notify-decision-d48)', () => {
   it('defaults to 1000 items and 16 MiB a batch, and takes a partial section', () => {
     expect(loadDoc({}).notification_endpoint).toEqual({ max_batch_items: 1000, max_batch_bytes: 16777216 });
-    expect(loadDoc({ notification_endpoint: { max_batch_items: 50 } }).notification_endpoint).toEqual({ max_batch_items: 50, max_batch_bytes: 16777216 });
+    expect(loadDoc({ notification_endpoint: { max_batch_items: 50 } }).notification_endpoint).toEqual({
+      max_batch_items: 50,
+      max_batch_bytes: 16777216,
+    });
     expect(() => validate({ notification_endpoint: { max_batch_items: 1, max_batch_bytes: 1 } })).not.toThrow();
   });
 
   it.each(['max_batch_items', 'max_batch_bytes'])('rejects %s: 0', (field) => {
-    expectFailure({ notification_endpoint: { [field]: 0 } }, CONFIGURATION, `notification_endpoint.${field}: must be greater than 0, got 0`);
+    expectFailure(
+      { notification_endpoint: { [field]: 0 } },
+      CONFIGURATION,
+      `notification_endpoint.${field}: must be greater than 0, got 0`,
+    );
   });
 
   it('takes max_batch_items from AVISOSERVER_NOTIFICATION_ENDPOINT__MAX_BATCH_ITEMS', () => {
@@ -895,11 +933,19 @@ describe('idempotency (docs/configuration.md, docs/api.md "Idempotent notify")',
   });
 
   it('rejects a window that is no duration literal, with the parser reason', () => {
-    expectFailure({ idempotency: { window: '2 minutes' } }, CONFIGURATION, "idempotency.window: duration '2 minutes' has an unknown unit ' minutes' (expected s, m, h, d or w)");
+    expectFailure(
+      { idempotency: { window: '2 minutes' } },
+      CONFIGURATION,
+      "idempotency.window: duration '2 minutes' has an unknown unit ' minutes' (expected s, m, h, d or w)",
+    );
   });
 
   it('rejects in_memory_max_keys: 0', () => {
-    expectFailure({ idempotency: { in_memory_max_keys: 0 } }, CONFIGURATION, 'idempotency.in_memory_max_keys: must be greater than 0, got 0');
+    expectFailure(
+      { idempotency: { in_memory_max_keys: 0 } },
+      CONFIGURATION,
+      'idempotency.in_memory_max_keys: must be greater than 0, got 0',
+    );
   });
 
   it('takes the window from AVISOSERVER_IDEMPOTENCY__WINDOW', () => {
@@ -907,8 +953,8 @@ describe('idempotency (docs/configuration.md, docs/api.md "Idempotent notify")',
   });
 
   it('refuses a bucket name NATS cannot take when the JetStream backend starts', () => {
-    const settings = loadDoc(merged(JETSTREAM, { notification_backend: { jetstream: { idempotency_bucket: 'a.b' } } }))
-      .notification_backend.jetstream;
+    const settings = loadDoc(merged(JETSTREAM, { notification_backend: { jetstream: { idempotency_bucket: 'a.b' } } })).notification_backend
+      .jetstream;
     let caught: unknown;
     try {
       validateJetStreamSettings(settings);
@@ -924,7 +970,10 @@ describe('idempotency (docs/configuration.md, docs/api.md "Idempotent notify")',
 
   it.each([
     ['a.b', "notification_backend.jetstream.history_ledger_bucket: must consist of letters, digits, '_' and '-', got 'a.b'"],
-    ['AVISO_IDEMPOTENCY', "notification_backend.jetstream.history_ledger_bucket: must differ from idempotency_bucket ('AVISO_IDEMPOTENCY')"],
+    [
+      'AVISO_IDEMPOTENCY',
+      "notification_backend.jetstream.history_ledger_bucket: must differ from idempotency_bucket ('AVISO_IDEMPOTENCY')",
+    ],
   ])('refuses the history ledger bucket %s when the JetStream backend starts (D42)', (name, message) => {
     const settings = loadDoc(merged(JETSTREAM, { notification_backend: { jetstream: { history_ledger_bucket: name } } }))
       .notification_backend.jetstream;

@@ -13,7 +13,9 @@ describe('the console: publish several', () => {
     expect(parsePastedBatch('  ')).toEqual({ problem: 'Paste a JSON array of notifications, or one JSON object per line.' });
     expect(parsePastedBatch('[]')).toEqual({ problem: 'The array is empty.' });
     expect(parsePastedBatch('[{"a": 1},')).toMatchObject({ problem: expect.stringMatching(/^Not valid JSON: /) as unknown });
-    expect(parsePastedBatch('{"a": 1}\n{oops}')).toMatchObject({ problem: expect.stringMatching(/^Line 2 is not valid JSON: /) as unknown });
+    expect(parsePastedBatch('{"a": 1}\n{oops}')).toMatchObject({
+      problem: expect.stringMatching(/^Line 2 is not valid JSON: /) as unknown,
+    });
   });
 
   it('summarises an answer and names each item that was not stored', () => {

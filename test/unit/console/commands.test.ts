@@ -7,7 +7,9 @@ const BASE = 'http://localhost:8000';
 /** What a POSIX shell makes of a command line: its words, each printed on its own line. */
 function shellWords(command: string): string[] {
   const script = `set -- ${command.replace(/^\S+/, '')}; for w in "$@"; do printf '%s\\0' "$w"; done`;
-  return execFileSync('sh', ['-c', script], { env: { AVISO_TOKEN: 'tok' }, encoding: 'utf8' }).split('\0').slice(0, -1);
+  return execFileSync('sh', ['-c', script], { env: { AVISO_TOKEN: 'tok' }, encoding: 'utf8' })
+    .split('\0')
+    .slice(0, -1);
 }
 
 describe('shell quoting', () => {
@@ -29,7 +31,9 @@ describe('the curl command', () => {
 
   it('streams with -N and posts the exact JSON body', () => {
     const command = curlCommand({ baseUrl: BASE, operation: 'watch', body, withToken: false });
-    expect(command).toBe(`curl -N -X POST http://localhost:8000/api/v1/watch -H 'Content-Type: application/json' -d '{"event_type":"mars","identifier":{"class":"o'\\''d"},"from_id":"3"}'`);
+    expect(command).toBe(
+      `curl -N -X POST http://localhost:8000/api/v1/watch -H 'Content-Type: application/json' -d '{"event_type":"mars","identifier":{"class":"o'\\''d"},"from_id":"3"}'`,
+    );
     expect(JSON.parse(shellWords(command).at(-1)!)).toEqual(body);
   });
 
@@ -47,7 +51,19 @@ describe('the aviso command', () => {
     const command = avisoCommand({
       baseUrl: BASE,
       operation: 'notify',
-      body: { event_type: 'test_polygon', identifier: { date: '20250706', polygon: [[50, 10], [52, 10], [52, 12], [50, 10]] }, payload: { note: "it's" } },
+      body: {
+        event_type: 'test_polygon',
+        identifier: {
+          date: '20250706',
+          polygon: [
+            [50, 10],
+            [52, 10],
+            [52, 12],
+            [50, 10],
+          ],
+        },
+        payload: { note: "it's" },
+      },
       withToken: true,
     });
     expect(shellWords(command)).toEqual([
@@ -73,16 +89,23 @@ describe('the aviso command', () => {
       withToken: false,
     });
     expect(command).toBe(`aviso --base-url http://localhost:8000 listen --event mars --identifiers '{"step":{"gte":6}}' --from 9`);
-    expect(avisoCommand({ baseUrl: BASE, operation: 'watch', body: { event_type: 'mars', identifier: {}, from_id: '0' }, withToken: false })).toContain(
-      '--from 0',
-    );
-    expect(avisoCommand({ baseUrl: BASE, operation: 'watch', body: { event_type: 'mars', identifier: {} }, withToken: false })).not.toContain('--from');
+    expect(
+      avisoCommand({ baseUrl: BASE, operation: 'watch', body: { event_type: 'mars', identifier: {}, from_id: '0' }, withToken: false }),
+    ).toContain('--from 0');
+    expect(
+      avisoCommand({ baseUrl: BASE, operation: 'watch', body: { event_type: 'mars', identifier: {} }, withToken: false }),
+    ).not.toContain('--from');
   });
 
   it('replay: --from and an inclusive --until, by sequence or date', () => {
-    expect(avisoCommand({ baseUrl: BASE, operation: 'replay', body: { event_type: 'mars', identifier: {}, from_id: '1', to_id: '5' }, withToken: false })).toBe(
-      `aviso --base-url http://localhost:8000 replay --event mars --identifiers '{}' --from 0 --until 5`,
-    );
+    expect(
+      avisoCommand({
+        baseUrl: BASE,
+        operation: 'replay',
+        body: { event_type: 'mars', identifier: {}, from_id: '1', to_id: '5' },
+        withToken: false,
+      }),
+    ).toBe(`aviso --base-url http://localhost:8000 replay --event mars --identifiers '{}' --from 0 --until 5`);
     const dated = avisoCommand({
       baseUrl: BASE,
       operation: 'replay',

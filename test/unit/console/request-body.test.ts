@@ -37,7 +37,14 @@ describe('the watch and replay bodies built from the console form', () => {
 
   it('sends geometry typed as a JSON array as that array, and any other text unchanged', () => {
     const ring = '[[50,10],[52,10],[52,12],[50,10]]';
-    expect(streamBody(form([value('polygon', ring, 'polygon')]), 'watch').identifier).toEqual({ polygon: [[50, 10], [52, 10], [52, 12], [50, 10]] });
+    expect(streamBody(form([value('polygon', ring, 'polygon')]), 'watch').identifier).toEqual({
+      polygon: [
+        [50, 10],
+        [52, 10],
+        [52, 12],
+        [50, 10],
+      ],
+    });
     expect(streamBody(form([value('point', '51, 11', 'point')]), 'watch').identifier).toEqual({ point: '51, 11' });
     expect(streamBody(form([value('polygon', '[[50,10', 'polygon')]), 'watch').identifier).toEqual({ polygon: '[[50,10' });
   });
@@ -82,6 +89,8 @@ describe('the notify body built from the console form', () => {
   });
 
   it('keeps a constraint object, which the server refuses on notify with its own message', () => {
-    expect(notifyBody(form([{ name: 'severity', operator: 'gte', input: 'number', text: '5' }])).identifier).toEqual({ severity: { gte: 5 } });
+    expect(notifyBody(form([{ name: 'severity', operator: 'gte', input: 'number', text: '5' }])).identifier).toEqual({
+      severity: { gte: 5 },
+    });
   });
 });

@@ -46,7 +46,14 @@ describe('the console: streams of the server', () => {
   });
 
   it('recognises a listing, not an error body', () => {
-    const listing: StreamListing = { streams: [], total: 0, truncated: false, counts: {}, processes: { answered: ['h:1'], not_answering: [] }, request_id: 'r' };
+    const listing: StreamListing = {
+      streams: [],
+      total: 0,
+      truncated: false,
+      counts: {},
+      processes: { answered: ['h:1'], not_answering: [] },
+      request_id: 'r',
+    };
     expect(isStreamListing(listing)).toBe(true);
     expect(isStreamListing({ code: 'FORBIDDEN', message: 'no', request_id: 'r' })).toBe(false);
     expect(isStreamListing({ ...listing, processes: { answered: [] } })).toBe(false);
@@ -82,9 +89,17 @@ describe('the console: streams of the server', () => {
   });
 
   it('names the processes whose streams are missing, and a server that could not ask the others', () => {
-    const listing: StreamListing = { streams: [], total: 0, truncated: false, counts: {}, processes: { answered: ['a:1'], not_answering: [], cluster_unreachable: false } };
+    const listing: StreamListing = {
+      streams: [],
+      total: 0,
+      truncated: false,
+      counts: {},
+      processes: { answered: ['a:1'], not_answering: [], cluster_unreachable: false },
+    };
     expect(missingText(listing)).toBe('');
-    expect(missingText({ ...listing, processes: { answered: ['a:1'], not_answering: ['b:2', 'c:3'] } })).toBe('Not answering, so their streams are missing: b:2, c:3.');
+    expect(missingText({ ...listing, processes: { answered: ['a:1'], not_answering: ['b:2', 'c:3'] } })).toBe(
+      'Not answering, so their streams are missing: b:2, c:3.',
+    );
     expect(missingText({ ...listing, processes: { answered: ['a:1'], not_answering: [], cluster_unreachable: true } })).toBe(
       'The server could not ask the other processes of its deployment: only the streams of a:1 are listed.',
     );

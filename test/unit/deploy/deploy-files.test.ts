@@ -36,7 +36,7 @@ function composeCommand(): readonly string[] {
   }
   throw new Error(
     'Neither `docker compose` nor `docker-compose` is installed, so docker-compose.yml cannot be validated. ' +
-      'Install Debian\'s docker-compose (`apt-get update && apt-get install -y docker-compose`) or the Docker ' +
+      "Install Debian's docker-compose (`apt-get update && apt-get install -y docker-compose`) or the Docker " +
       'compose plugin, or run `npm test` as root, which installs docker-compose when missing.',
   );
 }
@@ -95,7 +95,8 @@ function portMappings(service: ComposeService): string[] {
 /** Short-syntax volumes as `{ source, target, mode }`. */
 function volumeMounts(service: ComposeService): { source: string; target: string; readOnly: boolean }[] {
   return (service.volumes ?? []).map((volume) => {
-    if (typeof volume === 'object') return { source: volume.source ?? '', target: volume.target ?? '', readOnly: volume.read_only === true };
+    if (typeof volume === 'object')
+      return { source: volume.source ?? '', target: volume.target ?? '', readOnly: volume.read_only === true };
     const [source = '', target = '', mode = ''] = volume.split(':');
     return { source, target, readOnly: mode.split(',').includes('ro') };
   });
@@ -175,7 +176,7 @@ describe('docker-compose.yml (docs/design/rules/operations.md §5.4)', () => {
     expect(portMappings(aviso)).toEqual(expect.arrayContaining(['8000:8000', '9090:9090']));
   });
 
-  it('gives aviso a stop_grace_period over the server\'s own 30 s drain', () => {
+  it("gives aviso a stop_grace_period over the server's own 30 s drain", () => {
     const grace = service('aviso').stop_grace_period;
     expect(grace).toBeDefined();
     expect(durationSeconds(grace ?? '')).toBeGreaterThan(30);
@@ -184,7 +185,7 @@ describe('docker-compose.yml (docs/design/rules/operations.md §5.4)', () => {
   it('mounts a configuration that, with the service environment, listens on 8000/9090 beyond loopback and uses the nats service', () => {
     const aviso = service('aviso');
     const mount = volumeMounts(aviso).find((m) => m.target === '/app/config/config.yaml');
-    expect(mount, 'a config mounted at the image\'s default path').toBeDefined();
+    expect(mount, "a config mounted at the image's default path").toBeDefined();
     const config = loadConfig({
       env: { ...environmentOf(aviso), AVISOSERVER_CONFIG_FILE: resolve(ROOT, mount?.source ?? '') },
     });
@@ -212,7 +213,7 @@ describe('docker-compose.yml, profile monitoring (docs/deployment.md#monitoring)
     expect(service('grafana').image).toMatch(/^grafana\/grafana:\d+\.\d+\.\d+$/);
   });
 
-  it('prometheus scrapes aviso\'s metrics port and loads the rules directory it mounts', () => {
+  it("prometheus scrapes aviso's metrics port and loads the rules directory it mounts", () => {
     const prometheus = service('prometheus');
     const mounts = volumeMounts(prometheus);
     const configMount = mounts.find((mount) => mount.target === '/etc/prometheus/prometheus.yml');
@@ -235,9 +236,13 @@ describe('docker-compose.yml, profile monitoring (docs/deployment.md#monitoring)
     const mounts = volumeMounts(grafana);
     const provisioning = mounts.find((mount) => mount.target === '/etc/grafana/provisioning');
     expect(provisioning?.source).toBe('./deploy/grafana/provisioning');
-    const datasources = parse(readFileSync(join(ROOT, 'deploy/grafana/provisioning/datasources/prometheus.yml'), 'utf8')) as { datasources: { type: string; url: string }[] };
+    const datasources = parse(readFileSync(join(ROOT, 'deploy/grafana/provisioning/datasources/prometheus.yml'), 'utf8')) as {
+      datasources: { type: string; url: string }[];
+    };
     expect(datasources.datasources).toEqual([expect.objectContaining({ type: 'prometheus', url: 'http://prometheus:9090' })]);
-    const providers = parse(readFileSync(join(ROOT, 'deploy/grafana/provisioning/dashboards/aviso-ts.yml'), 'utf8')) as { providers: { options: { path: string } }[] };
+    const providers = parse(readFileSync(join(ROOT, 'deploy/grafana/provisioning/dashboards/aviso-ts.yml'), 'utf8')) as {
+      providers: { options: { path: string } }[];
+    };
     const dashboardMount = mounts.find((mount) => mount.source === './deploy/grafana/aviso-ts.json');
     expect(posix.dirname(dashboardMount?.target ?? '')).toBe(providers.providers[0]?.options.path);
   });
@@ -264,7 +269,7 @@ describe('deploy/config.yaml and config/config.yaml', () => {
     expect(Object.keys(result.config.notification_schema ?? {}).length).toBeGreaterThan(0);
   });
 
-  it('both find the static files at /app/static when run from the image\'s working directory', () => {
+  it("both find the static files at /app/static when run from the image's working directory", () => {
     for (const file of ['deploy/config.yaml', 'config/config.yaml']) {
       expect(posix.resolve('/app', loadFile(file).application.static_files_path), file).toBe('/app/static');
     }
@@ -324,7 +329,8 @@ function parseDockerfile(text: string): { globalArgs: Map<string, string>; stage
 const dockerfile = parseDockerfile(readFileSync(join(ROOT, 'Dockerfile'), 'utf8'));
 
 /** Where the image's configuration keeps the in-memory sequence journal, relative to the working directory. */
-const CONFIG_DEFAULTS_STATE_DIRECTORY = loadConfig({ env: { AVISOSERVER_CONFIG_FILE: join(ROOT, 'config/config.yaml') } }).notification_backend.in_memory.state_directory;
+const CONFIG_DEFAULTS_STATE_DIRECTORY = loadConfig({ env: { AVISOSERVER_CONFIG_FILE: join(ROOT, 'config/config.yaml') } })
+  .notification_backend.in_memory.state_directory;
 
 function stage(name: string): Stage {
   const found = dockerfile.stages.find((s) => s.name === name);
@@ -360,7 +366,10 @@ function copies(s: Stage): Copy[] {
     const words = instruction.args.split(/\s+/);
     const flags = words.filter((w) => w.startsWith('--'));
     const paths = words.filter((w) => !w.startsWith('--'));
-    const from = flags.find((f) => f.startsWith('--from='))?.slice('--from='.length).toLowerCase();
+    const from = flags
+      .find((f) => f.startsWith('--from='))
+      ?.slice('--from='.length)
+      .toLowerCase();
     const destination = paths.at(-1) ?? '';
     result.push({ from, sources: paths.slice(0, -1), destination: posix.resolve(workdir, destination) });
   }
@@ -390,7 +399,7 @@ describe('Dockerfile (docs/design/rules/operations.md §5.2)', () => {
     expect((user ?? '').split(':')[0]).not.toMatch(/^(root|0)$/);
   });
 
-  it('release: the sequence journal\'s directory (D40) is a volume the non-root user owns, writable with a read-only root filesystem', () => {
+  it("release: the sequence journal's directory (D40) is a volume the non-root user owns, writable with a read-only root filesystem", () => {
     const workdir = last(release, 'WORKDIR') ?? '/';
     const directory = posix.resolve(workdir, CONFIG_DEFAULTS_STATE_DIRECTORY);
     const volumes = all(release, 'VOLUME').flatMap((args) => (args.startsWith('[') ? (JSON.parse(args) as string[]) : args.split(/\s+/)));
@@ -400,7 +409,9 @@ describe('Dockerfile (docs/design/rules/operations.md §5.2)', () => {
   });
 
   it('release: EXPOSE 8000 9090', () => {
-    const exposed = all(release, 'EXPOSE').flatMap((args) => args.split(/\s+/)).map((port) => port.replace(/\/tcp$/, ''));
+    const exposed = all(release, 'EXPOSE')
+      .flatMap((args) => args.split(/\s+/))
+      .map((port) => port.replace(/\/tcp$/, ''));
     expect(exposed).toEqual(expect.arrayContaining(['8000', '9090']));
   });
 
@@ -434,7 +445,9 @@ describe('Dockerfile (docs/design/rules/operations.md §5.2)', () => {
     const depsStage = stage(modules[0]?.from ?? '');
     expect(all(depsStage, 'RUN').some((run) => /npm ci\b.*--omit[= ]dev|npm ci\b.*--production/.test(run))).toBe(true);
     expect(modules[0]?.destination).toBe('/app/node_modules');
-    expect(releaseCopies.some((c) => c.from !== undefined && c.sources.some((src) => src.endsWith('dist')) && c.destination === '/app/dist')).toBe(true);
+    expect(
+      releaseCopies.some((c) => c.from !== undefined && c.sources.some((src) => src.endsWith('dist')) && c.destination === '/app/dist'),
+    ).toBe(true);
     expect(releaseCopies.some((c) => c.sources.includes('package.json'))).toBe(true);
   });
 
@@ -482,8 +495,21 @@ describe('.dockerignore (docs/design/rules/operations.md §5.2 item 8)', () => {
   });
 
   it('keeps what the image build needs', () => {
-    for (const needed of ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'src', 'scripts', 'static', 'config', 'console']) {
-      expect(patterns.filter((pattern) => pattern.replace(/^\/|\/$/g, '') === needed || pattern === `${needed}/**`), needed).toEqual([]);
+    for (const needed of [
+      'package.json',
+      'package-lock.json',
+      'tsconfig.json',
+      'tsconfig.build.json',
+      'src',
+      'scripts',
+      'static',
+      'config',
+      'console',
+    ]) {
+      expect(
+        patterns.filter((pattern) => pattern.replace(/^\/|\/$/g, '') === needed || pattern === `${needed}/**`),
+        needed,
+      ).toEqual([]);
     }
   });
 });

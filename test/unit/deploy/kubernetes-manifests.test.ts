@@ -68,7 +68,13 @@ function find<T = KubernetesObject>(objects: readonly KubernetesObject[], kind: 
 }
 
 interface Workload extends KubernetesObject {
-  readonly spec: { replicas?: number; selector: { matchLabels: Record<string, string> }; template: { metadata: { labels: Record<string, string> }; spec: IPodSpec }; strategy?: { type?: string }; serviceName?: string };
+  readonly spec: {
+    replicas?: number;
+    selector: { matchLabels: Record<string, string> };
+    template: { metadata: { labels: Record<string, string> }; spec: IPodSpec };
+    strategy?: { type?: string };
+    serviceName?: string;
+  };
 }
 
 function avisoDeployment(overlay: Overlay): Workload {
@@ -126,7 +132,9 @@ describe(`deploy/kubernetes rendered by kubectl ${kubectlVersion()} kustomize`, 
   });
 
   it('is checked by a validator that rejects a wrong field type and an unknown kind', () => {
-    const deployment = structuredClone(avisoDeployment('in-memory')) as unknown as { spec: { template: { spec: { containers: { ports: { containerPort: unknown }[] }[] } } } };
+    const deployment = structuredClone(avisoDeployment('in-memory')) as unknown as {
+      spec: { template: { spec: { containers: { ports: { containerPort: unknown }[] }[] } } };
+    };
     const port = deployment.spec.template.spec.containers[0]?.ports[0];
     if (port) port.containerPort = 'http';
     expect(() => validate(deployment as unknown as KubernetesObject)).toThrow(/containerPort/);
@@ -135,10 +143,29 @@ describe(`deploy/kubernetes rendered by kubectl ${kubectlVersion()} kustomize`, 
   });
 
   it('renders what each overlay is for', () => {
-    const kinds = (overlay: Overlay) => render(overlay).map((o) => `${o.kind}/${o.metadata.name.replace(/-[a-z0-9]{10}$/, '')}`).sort();
-    const shared = ['ConfigMap/aviso-config', 'ConfigMap/aviso-grafana-dashboard', 'Deployment/aviso', 'PodDisruptionBudget/aviso', 'PrometheusRule/aviso', 'Service/aviso', 'ServiceMonitor/aviso'];
+    const kinds = (overlay: Overlay) =>
+      render(overlay)
+        .map((o) => `${o.kind}/${o.metadata.name.replace(/-[a-z0-9]{10}$/, '')}`)
+        .sort();
+    const shared = [
+      'ConfigMap/aviso-config',
+      'ConfigMap/aviso-grafana-dashboard',
+      'Deployment/aviso',
+      'PodDisruptionBudget/aviso',
+      'PrometheusRule/aviso',
+      'Service/aviso',
+      'ServiceMonitor/aviso',
+    ];
     expect(kinds('in-memory')).toEqual(shared.sort());
-    const jetstream = [...shared, 'ConfigMap/aviso-nats-config', 'HorizontalPodAutoscaler/aviso', 'PodDisruptionBudget/aviso-nats', 'Service/aviso-nats', 'Service/aviso-nats-headless', 'StatefulSet/aviso-nats'];
+    const jetstream = [
+      ...shared,
+      'ConfigMap/aviso-nats-config',
+      'HorizontalPodAutoscaler/aviso',
+      'PodDisruptionBudget/aviso-nats',
+      'Service/aviso-nats',
+      'Service/aviso-nats-headless',
+      'StatefulSet/aviso-nats',
+    ];
     expect(kinds('jetstream')).toEqual(jetstream.sort());
     expect(kinds('ingress-nginx')).toEqual([...jetstream, 'Ingress/aviso'].sort());
   });
@@ -178,11 +205,15 @@ describe('the aviso-ts Deployment', () => {
     const aviso = container(avisoDeployment(overlay), 'aviso');
     expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 1000 });
     expect(pod.securityContext?.runAsUser).not.toBe(0);
-    expect(aviso.securityContext).toMatchObject({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+    expect(aviso.securityContext).toMatchObject({
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ['ALL'] },
+    });
     expect(pod.automountServiceAccountToken).toBe(false);
   });
 
-  it.each(OVERLAYS)('%s: the reference chart\'s resources, and a grace period longer than the server\'s stop', (overlay) => {
+  it.each(OVERLAYS)("%s: the reference chart's resources, and a grace period longer than the server's stop", (overlay) => {
     const deployment = avisoDeployment(overlay);
     const aviso = container(deployment, 'aviso');
     expect(aviso.resources).toEqual({ requests: { cpu: '500m', memory: '512Mi' }, limits: { cpu: '2', memory: '2Gi' } });
@@ -192,24 +223,29 @@ describe('the aviso-ts Deployment', () => {
     expect(deployment.spec.template.spec.terminationGracePeriodSeconds).toBeGreaterThan(pause + SERVER_WORST_CASE_STOP_SECONDS);
   });
 
-  it.each(OVERLAYS)('%s: the config is the generated ConfigMap, mounted as a directory (so the kubelet updates it) and named by AVISOSERVER_CONFIG_FILE', (overlay) => {
-    const deployment = avisoDeployment(overlay);
-    const aviso = container(deployment, 'aviso');
-    const volume = deployment.spec.template.spec.volumes?.find((v) => v.name === 'config');
-    expect(volume?.configMap?.name).toMatch(/^aviso-config-[a-z0-9]{10}$/);
-    const mount = aviso.volumeMounts?.find((m) => m.name === 'config');
-    expect(mount?.subPath).toBeUndefined();
-    expect(mount?.readOnly).toBe(true);
-    expect(aviso.env?.find((e) => e.name === 'AVISOSERVER_CONFIG_FILE')?.value).toBe(`${mount?.mountPath}/config.yaml`);
-  });
+  it.each(OVERLAYS)(
+    '%s: the config is the generated ConfigMap, mounted as a directory (so the kubelet updates it) and named by AVISOSERVER_CONFIG_FILE',
+    (overlay) => {
+      const deployment = avisoDeployment(overlay);
+      const aviso = container(deployment, 'aviso');
+      const volume = deployment.spec.template.spec.volumes?.find((v) => v.name === 'config');
+      expect(volume?.configMap?.name).toMatch(/^aviso-config-[a-z0-9]{10}$/);
+      const mount = aviso.volumeMounts?.find((m) => m.name === 'config');
+      expect(mount?.subPath).toBeUndefined();
+      expect(mount?.readOnly).toBe(true);
+      expect(aviso.env?.find((e) => e.name === 'AVISOSERVER_CONFIG_FILE')?.value).toBe(`${mount?.mountPath}/config.yaml`);
+    },
+  );
 
   it('an edit of the config gives the ConfigMap a new name, and the Deployment follows it (the pods roll)', () => {
     const copy = mkdtempSync(join(tmpdir(), 'aviso-k8s-'));
     temporary.push(copy);
     cpSync(join(ROOT, 'deploy'), join(copy, 'deploy'), { recursive: true });
     const overlay = join(copy, 'deploy/kubernetes/overlays/jetstream');
-    const configMapName = (objects: KubernetesObject[]) => objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name.startsWith('aviso-config-'))?.metadata.name;
-    const mounted = (objects: KubernetesObject[]) => find<Workload>(objects, 'Deployment', 'aviso').spec.template.spec.volumes?.find((v) => v.name === 'config')?.configMap?.name;
+    const configMapName = (objects: KubernetesObject[]) =>
+      objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name.startsWith('aviso-config-'))?.metadata.name;
+    const mounted = (objects: KubernetesObject[]) =>
+      find<Workload>(objects, 'Deployment', 'aviso').spec.template.spec.volumes?.find((v) => v.name === 'config')?.configMap?.name;
 
     const before = kustomize(overlay);
     expect(configMapName(before)).toBe(configMapName(render('jetstream')));
@@ -244,15 +280,21 @@ describe('the aviso-ts Deployment', () => {
 
   it('jetstream: 3 replicas, an autoscaler from 3 on CPU and memory, the streams replicated 3 times', () => {
     expect(avisoDeployment('jetstream').spec.replicas).toBe(3);
-    const hpa = find<{ spec: { scaleTargetRef: { kind: string; name: string }; minReplicas: number; maxReplicas: number; metrics: { resource: { name: string; target: { averageUtilization: number } } }[] } }>(
-      render('jetstream'),
-      'HorizontalPodAutoscaler',
-      'aviso',
-    );
+    const hpa = find<{
+      spec: {
+        scaleTargetRef: { kind: string; name: string };
+        minReplicas: number;
+        maxReplicas: number;
+        metrics: { resource: { name: string; target: { averageUtilization: number } } }[];
+      };
+    }>(render('jetstream'), 'HorizontalPodAutoscaler', 'aviso');
     expect(hpa.spec.scaleTargetRef).toMatchObject({ kind: 'Deployment', name: 'aviso' });
     expect(hpa.spec.minReplicas).toBe(3);
     expect(hpa.spec.maxReplicas).toBeGreaterThan(3);
-    expect(Object.fromEntries(hpa.spec.metrics.map((m) => [m.resource.name, m.resource.target.averageUtilization]))).toEqual({ cpu: 70, memory: 80 });
+    expect(Object.fromEntries(hpa.spec.metrics.map((m) => [m.resource.name, m.resource.target.averageUtilization]))).toEqual({
+      cpu: 70,
+      memory: 80,
+    });
     const config = serverConfigOf('jetstream');
     expect(config.notification_backend.kind).toBe('jetstream');
     expect(() => validateJetStreamSettings(config.notification_backend.jetstream)).not.toThrow();
@@ -262,7 +304,11 @@ describe('the aviso-ts Deployment', () => {
 
   it('a PodDisruptionBudget that selects the pods and lets one go at a time', () => {
     for (const overlay of OVERLAYS) {
-      const pdb = find<{ spec: { maxUnavailable: number; selector: { matchLabels: Record<string, string> } } }>(render(overlay), 'PodDisruptionBudget', 'aviso');
+      const pdb = find<{ spec: { maxUnavailable: number; selector: { matchLabels: Record<string, string> } } }>(
+        render(overlay),
+        'PodDisruptionBudget',
+        'aviso',
+      );
       expect(pdb.spec.maxUnavailable).toBe(1);
       expect(avisoDeployment(overlay).spec.template.metadata.labels).toMatchObject(pdb.spec.selector.matchLabels);
     }
@@ -272,7 +318,10 @@ describe('the aviso-ts Deployment', () => {
 describe('Service and ServiceMonitor', () => {
   it('the Service selects the pods and carries the API and metrics ports; the ServiceMonitor scrapes the metrics one', () => {
     const objects = render('jetstream');
-    const service = find<{ metadata: { labels: Record<string, string> }; spec: { selector: Record<string, string>; ports: { name: string; port: number; targetPort: string }[] } }>(objects, 'Service', 'aviso');
+    const service = find<{
+      metadata: { labels: Record<string, string> };
+      spec: { selector: Record<string, string>; ports: { name: string; port: number; targetPort: string }[] };
+    }>(objects, 'Service', 'aviso');
     const deployment = avisoDeployment('jetstream');
     expect(deployment.spec.template.metadata.labels).toMatchObject(service.spec.selector);
     const aviso = container(deployment, 'aviso');
@@ -281,7 +330,11 @@ describe('Service and ServiceMonitor', () => {
       expect(port, name).toBeDefined();
       expect(aviso.ports?.some((p) => p.name === port?.targetPort)).toBe(true);
     }
-    const monitor = find<{ spec: { selector: { matchLabels: Record<string, string> }; endpoints: { port: string; path: string }[] } }>(objects, 'ServiceMonitor', 'aviso');
+    const monitor = find<{ spec: { selector: { matchLabels: Record<string, string> }; endpoints: { port: string; path: string }[] } }>(
+      objects,
+      'ServiceMonitor',
+      'aviso',
+    );
     expect(service.metadata.labels).toMatchObject(monitor.spec.selector.matchLabels);
     expect(monitor.spec.endpoints).toEqual([expect.objectContaining({ port: 'metrics', path: '/metrics' })]);
   });
@@ -291,9 +344,15 @@ describe('Service and ServiceMonitor', () => {
     const rule = find<{ spec: { groups: unknown } }>(objects, 'PrometheusRule', 'aviso');
     const rulesFile = parse(readFileSync(join(ROOT, 'deploy/prometheus/rules/aviso-ts.rules.yml'), 'utf8')) as { groups: unknown };
     expect(rule.spec.groups).toEqual(rulesFile.groups);
-    const dashboard = find<{ metadata: { labels: Record<string, string> }; data: Record<string, string> }>(objects, 'ConfigMap', 'aviso-grafana-dashboard');
+    const dashboard = find<{ metadata: { labels: Record<string, string> }; data: Record<string, string> }>(
+      objects,
+      'ConfigMap',
+      'aviso-grafana-dashboard',
+    );
     expect(dashboard.metadata.labels.grafana_dashboard).toBe('1');
-    expect(JSON.parse(dashboard.data['aviso-ts.json'] ?? '')).toEqual(JSON.parse(readFileSync(join(ROOT, 'deploy/grafana/aviso-ts.json'), 'utf8')));
+    expect(JSON.parse(dashboard.data['aviso-ts.json'] ?? '')).toEqual(
+      JSON.parse(readFileSync(join(ROOT, 'deploy/grafana/aviso-ts.json'), 'utf8')),
+    );
   });
 });
 
@@ -301,9 +360,15 @@ describe('the NATS JetStream cluster of the jetstream overlay', () => {
   const objects = () => render('jetstream');
 
   it('a 3-node StatefulSet governed by a headless Service, with persistent storage', () => {
-    const nats = find<Workload & { spec: { volumeClaimTemplates: { metadata: { name: string } }[] } }>(objects(), 'StatefulSet', 'aviso-nats');
+    const nats = find<Workload & { spec: { volumeClaimTemplates: { metadata: { name: string } }[] } }>(
+      objects(),
+      'StatefulSet',
+      'aviso-nats',
+    );
     expect(nats.spec.replicas).toBe(3);
-    const headless = find<{ spec: { clusterIP: string; publishNotReadyAddresses: boolean; selector: Record<string, string>; ports: { name: string }[] } }>(objects(), 'Service', nats.spec.serviceName ?? '');
+    const headless = find<{
+      spec: { clusterIP: string; publishNotReadyAddresses: boolean; selector: Record<string, string>; ports: { name: string }[] };
+    }>(objects(), 'Service', nats.spec.serviceName ?? '');
     expect(headless.spec.clusterIP).toBe('None');
     expect(headless.spec.publishNotReadyAddresses).toBe(true);
     expect(nats.spec.template.metadata.labels).toMatchObject(headless.spec.selector);
@@ -317,7 +382,11 @@ describe('the NATS JetStream cluster of the jetstream overlay', () => {
 
   it('aviso-ts reaches it through the client Service', () => {
     const url = new URL(serverConfigOf('jetstream').notification_backend.jetstream.nats_url);
-    const client = find<{ spec: { selector: Record<string, string>; ports: { port: number; targetPort: string }[] } }>(objects(), 'Service', url.hostname);
+    const client = find<{ spec: { selector: Record<string, string>; ports: { port: number; targetPort: string }[] } }>(
+      objects(),
+      'Service',
+      url.hostname,
+    );
     expect(client.spec.ports.map((p) => p.port)).toContain(Number(url.port));
     expect(find<Workload>(objects(), 'StatefulSet', 'aviso-nats').spec.template.metadata.labels).toMatchObject(client.spec.selector);
   });
@@ -346,14 +415,22 @@ describe('the NATS JetStream cluster of the jetstream overlay', () => {
 });
 
 describe('the ingress-nginx overlay', () => {
-  it('streams pass through unbuffered, with timeouts past a stream\'s life, TLS from a Secret, to the API port only', () => {
+  it("streams pass through unbuffered, with timeouts past a stream's life, TLS from a Secret, to the API port only", () => {
     const objects = render('ingress-nginx');
-    const ingress = find<{ metadata: { annotations: Record<string, string> }; spec: { tls: { secretName: string; hosts: string[] }[]; rules: { host: string; http: { paths: { backend: { service: { name: string; port: { name: string } } } }[] } }[] } }>(objects, 'Ingress', 'aviso');
+    const ingress = find<{
+      metadata: { annotations: Record<string, string> };
+      spec: {
+        tls: { secretName: string; hosts: string[] }[];
+        rules: { host: string; http: { paths: { backend: { service: { name: string; port: { name: string } } } }[] } }[];
+      };
+    }>(objects, 'Ingress', 'aviso');
     const annotations = ingress.metadata.annotations;
     expect(annotations['nginx.ingress.kubernetes.io/proxy-buffering']).toBe('off');
     const config = serverConfigOf('ingress-nginx');
     for (const key of ['proxy-read-timeout', 'proxy-send-timeout']) {
-      expect(Number(annotations[`nginx.ingress.kubernetes.io/${key}`]), key).toBeGreaterThan(config.watch_endpoint.connection_max_duration_sec);
+      expect(Number(annotations[`nginx.ingress.kubernetes.io/${key}`]), key).toBeGreaterThan(
+        config.watch_endpoint.connection_max_duration_sec,
+      );
     }
     expect(ingress.spec.tls).toEqual([{ secretName: 'aviso-tls', hosts: [ingress.spec.rules[0]?.host] }]);
     const backends = ingress.spec.rules.flatMap((rule) => rule.http.paths.map((path) => path.backend.service));

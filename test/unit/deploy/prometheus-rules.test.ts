@@ -63,7 +63,9 @@ describe('alert rules (promtool)', () => {
         }
       }
     }
-    const alerts = allAlertRules().map((rule) => rule.alert).sort();
+    const alerts = allAlertRules()
+      .map((rule) => rule.alert)
+      .sort();
     expect([...cases.keys()].sort()).toEqual(alerts);
     for (const alert of alerts) {
       expect(cases.get(alert)?.fires, `${alert} firing`).toBeGreaterThan(0);
@@ -76,7 +78,13 @@ describe('alert rules (promtool)', () => {
     temporary.push(copy);
     cpSync(join(ROOT, 'deploy/prometheus'), copy, { recursive: true });
     const file = join(copy, 'rules/aviso-ts.rules.yml');
-    writeFileSync(file, readFileSync(file, 'utf8').replace('aviso_sse_buffered_bytes / aviso_sse_max_total_buffered_bytes > 0.8', 'aviso_sse_buffered_bytes / aviso_sse_max_total_buffered_bytes > 0.95'));
+    writeFileSync(
+      file,
+      readFileSync(file, 'utf8').replace(
+        'aviso_sse_buffered_bytes / aviso_sse_max_total_buffered_bytes > 0.8',
+        'aviso_sse_buffered_bytes / aviso_sse_max_total_buffered_bytes > 0.95',
+      ),
+    );
     const result = promtool(['test', 'rules', 'tests/aviso-ts.rules.test.yml'], copy);
     expect(result.status).not.toBe(0);
     expect(result.stdout + result.stderr).toContain('AvisoStreamBuffersNearLimit');
@@ -95,7 +103,9 @@ describe('alert rules (promtool)', () => {
 
   it('the PrometheusRule files are up to date with the rules files (npm run deploy:generate)', () => {
     for (const source of PROMETHEUS_RULE_SOURCES) {
-      expect(readFileSync(join(ROOT, source.output), 'utf8'), `${source.output}: regenerate with npm run deploy:generate`).toBe(renderPrometheusRule(ROOT, source));
+      expect(readFileSync(join(ROOT, source.output), 'utf8'), `${source.output}: regenerate with npm run deploy:generate`).toBe(
+        renderPrometheusRule(ROOT, source),
+      );
     }
   });
 
@@ -127,9 +137,11 @@ describe('metrics the rules and the dashboard read', () => {
   const family = (name: string) => name.replace(/_(bucket|count|sum)$/, '');
 
   it('finds the metric names of an expression', () => {
-    expect(metricNames('sum by (le, route) (rate(aviso_http_request_duration_seconds_bucket{route=~"/api/v1/(watch|replay)"}[$__rate_interval]))')).toEqual([
-      'aviso_http_request_duration_seconds_bucket',
-    ]);
+    expect(
+      metricNames(
+        'sum by (le, route) (rate(aviso_http_request_duration_seconds_bucket{route=~"/api/v1/(watch|replay)"}[$__rate_interval]))',
+      ),
+    ).toEqual(['aviso_http_request_duration_seconds_bucket']);
     expect(metricNames('sum without (route, event_type) (aviso_sse_connections_active) / aviso_sse_max_streams > 0.8').sort()).toEqual([
       'aviso_sse_connections_active',
       'aviso_sse_max_streams',
@@ -140,7 +152,9 @@ describe('metrics the rules and the dashboard read', () => {
     const expressions = [...allAlertRules().map((rule) => rule.expr), ...dashboardQueries().map((query) => query.expr)];
     const names = new Set(expressions.flatMap((expr) => metricNames(expr)).map(family));
     expect(names.size).toBeGreaterThan(20);
-    const undocumented = [...names].filter((name) => !documented.includes(`\`${name}\``) && !(name.startsWith('nodejs_') && documented.includes('`nodejs_*`')));
+    const undocumented = [...names].filter(
+      (name) => !documented.includes(`\`${name}\``) && !(name.startsWith('nodejs_') && documented.includes('`nodejs_*`')),
+    );
     expect(undocumented).toEqual([]);
   });
 });
@@ -182,7 +196,11 @@ describe('deploy/grafana/aviso-ts.json', () => {
   });
 
   it('shows what operators need (issue list): notify, streams, deliveries, closes, backend, auth, OTLP, process', () => {
-    const read = new Set(dashboardQueries().flatMap((query) => metricNames(query.expr)).map((name) => name.replace(/_(bucket|count|sum)$/, '')));
+    const read = new Set(
+      dashboardQueries()
+        .flatMap((query) => metricNames(query.expr))
+        .map((name) => name.replace(/_(bucket|count|sum)$/, '')),
+    );
     for (const name of [
       'aviso_notifications_total',
       'aviso_http_requests_total',

@@ -27,17 +27,25 @@ describe('readBoundingBox', () => {
     expect(readBoundingBox('3,4,1,2')).toEqual([1, 2, 3, 4]);
   });
 
-  it.each([undefined, '', '1,2,3', '1,2,3,4,5', 'a,2,3,4', '1,,3,4', '0x1,2,3,4', '1 2,3,4,5'])(
-    'reads %j as no box',
-    (text) => {
-      expect(readBoundingBox(text)).toBeUndefined();
-    },
-  );
+  it.each([undefined, '', '1,2,3', '1,2,3,4,5', 'a,2,3,4', '1,,3,4', '0x1,2,3,4', '1 2,3,4,5'])('reads %j as no box', (text) => {
+    expect(readBoundingBox(text)).toBeUndefined();
+  });
 });
 
 describe('readLegacyPayloadPolygon', () => {
   it('converts latitude-first GeoJSON-style pairs to (lon, lat) and closes the ring', () => {
-    const payload = JSON.stringify({ spatial_geometry: { type: 'Polygon', coordinates: [[[0, 10], [0, 12], [2, 12]]] } });
+    const payload = JSON.stringify({
+      spatial_geometry: {
+        type: 'Polygon',
+        coordinates: [
+          [
+            [0, 10],
+            [0, 12],
+            [2, 12],
+          ],
+        ],
+      },
+    });
     expect(readLegacyPayloadPolygon(payload)?.geometry.coordinates).toEqual([
       [
         [10, 0],

@@ -56,7 +56,9 @@ describe('SharedFilters', () => {
     const filters = new SharedFilters();
     const chosen = selection('extreme_event', SEVERE);
     const counter = counted(chosen);
-    const streams = Array.from({ length: 100 }, () => filters.acquire(selection('extreme_event', SEVERE), registry.get('extreme_event'), counter.compile));
+    const streams = Array.from({ length: 100 }, () =>
+      filters.acquire(selection('extreme_event', SEVERE), registry.get('extreme_event'), counter.compile),
+    );
     expect(counter.compiled).toBe(1);
     const strong = notification(4);
     const weak = notification(1);
@@ -71,9 +73,13 @@ describe('SharedFilters', () => {
   it('keeps filters that select differently apart', () => {
     const filters = new SharedFilters();
     const schema = registry.get('extreme_event');
-    const a = filters.acquire(selection('extreme_event', SEVERE), schema, () => compileWatchFilter(selection('extreme_event', SEVERE), identities));
+    const a = filters.acquire(selection('extreme_event', SEVERE), schema, () =>
+      compileWatchFilter(selection('extreme_event', SEVERE), identities),
+    );
     const otherSource = '{"region":"north","run_time":"1200","severity":{"gte":5}}';
-    const b = filters.acquire(selection('extreme_event', otherSource), schema, () => compileWatchFilter(selection('extreme_event', otherSource), identities));
+    const b = filters.acquire(selection('extreme_event', otherSource), schema, () =>
+      compileWatchFilter(selection('extreme_event', otherSource), identities),
+    );
     expect(filters.sizeOf(schema)).toBe(2);
     const n = notification(4);
     expect([a.predicate(n), b.predicate(n)]).toEqual([true, false]);

@@ -11,8 +11,7 @@ const BBOX = METADATA_KEYS.spatialBbox;
 const GEOMETRY = METADATA_KEYS.spatialGeometry;
 const CLOUD = METADATA_KEYS.spatialPointCloud;
 
-const intersects = (text: string): SpatialPredicate =>
-  compileSpatialFilter({ kind: 'polygon_intersects', polygon: polygon(text) });
+const intersects = (text: string): SpatialPredicate => compileSpatialFilter({ kind: 'polygon_intersects', polygon: polygon(text) });
 const containsPoint = (point: LatLon): SpatialPredicate => compileSpatialFilter({ kind: 'point_in_polygon', point });
 const cloudIn = (text: string): SpatialPredicate => compileSpatialFilter({ kind: 'cloud_in_polygon', polygon: polygon(text) });
 
@@ -193,14 +192,31 @@ describe('legacy payload polygon (docs/design/rules/schema-and-validation.md §9
   });
 
   it('reads a GeoJSON-style polygon with latitude-first pairs and closes the ring', () => {
-    const payload = { spatial_geometry: { type: 'Polygon', coordinates: [[[0, 10], [0, 12], [2, 12]]] } };
+    const payload = {
+      spatial_geometry: {
+        type: 'Polygon',
+        coordinates: [
+          [
+            [0, 10],
+            [0, 12],
+            [2, 12],
+          ],
+        ],
+      },
+    };
     const candidate = withPayload(payload, {});
     expect(containsPoint([0.5, 11.5])(candidate)).toBe(true);
     expect(containsPoint([11.5, 0.5])(candidate)).toBe(false);
   });
 
   it('reads a GeoJSON-style polygon that is already closed', () => {
-    const ring = [[0, 0], [0, 2], [2, 2], [2, 0], [0, 0]];
+    const ring = [
+      [0, 0],
+      [0, 2],
+      [2, 2],
+      [2, 0],
+      [0, 0],
+    ];
     expect(request(withPayload({ spatial_geometry: { type: 'Polygon', coordinates: [ring] } }))).toBe(true);
   });
 
@@ -210,9 +226,45 @@ describe('legacy payload polygon (docs/design/rules/schema-and-validation.md §9
   });
 
   it.each([
-    ['another geometry type', { type: 'MultiPolygon', coordinates: [[[0, 0], [0, 2], [2, 2]]] }],
-    ['fewer than 3 usable pairs', { type: 'Polygon', coordinates: [[[0, 0], [0, 2], ['a', 2]]] }],
-    ['three pairs that close on themselves', { type: 'Polygon', coordinates: [[[0, 0], [2, 2], [0, 0]]] }],
+    [
+      'another geometry type',
+      {
+        type: 'MultiPolygon',
+        coordinates: [
+          [
+            [0, 0],
+            [0, 2],
+            [2, 2],
+          ],
+        ],
+      },
+    ],
+    [
+      'fewer than 3 usable pairs',
+      {
+        type: 'Polygon',
+        coordinates: [
+          [
+            [0, 0],
+            [0, 2],
+            ['a', 2],
+          ],
+        ],
+      },
+    ],
+    [
+      'three pairs that close on themselves',
+      {
+        type: 'Polygon',
+        coordinates: [
+          [
+            [0, 0],
+            [2, 2],
+            [0, 0],
+          ],
+        ],
+      },
+    ],
     ['no coordinates', { type: 'Polygon' }],
     ['an empty ring list', { type: 'Polygon', coordinates: [] }],
     ['a number', 5],
@@ -221,12 +273,9 @@ describe('legacy payload polygon (docs/design/rules/schema-and-validation.md §9
     expect(request(withPayload({ spatial_geometry: geometry }))).toBe(false);
   });
 
-  it.each(['not json', '[1,2]', 'null', '"(0,0,0,2,2,2,2,0,0,0)"', '{"other":1}', ''])(
-    'finds no polygon in the payload %j',
-    (payload) => {
-      expect(request(withPayload(payload))).toBe(false);
-    },
-  );
+  it.each(['not json', '[1,2]', 'null', '"(0,0,0,2,2,2,2,0,0,0)"', '{"other":1}', ''])('finds no polygon in the payload %j', (payload) => {
+    expect(request(withPayload(payload))).toBe(false);
+  });
 
   it('falls back to the payload when spatial_geometry cannot be read', () => {
     const metadata = { [BBOX]: '0,0,2,2', [GEOMETRY]: '(garbled' };
@@ -243,7 +292,14 @@ describe('cloud_in_polygon (docs/design/rules/schema-and-validation.md §9.4)', 
   const request = cloudIn(SQUARE);
 
   it('matches when a later point is inside', () => {
-    expect(request(storedCloud([[5, 5], [1, 1]]))).toBe(true);
+    expect(
+      request(
+        storedCloud([
+          [5, 5],
+          [1, 1],
+        ]),
+      ),
+    ).toBe(true);
   });
 
   it('matches a point on an edge', () => {
@@ -251,11 +307,26 @@ describe('cloud_in_polygon (docs/design/rules/schema-and-validation.md §9.4)', 
   });
 
   it('matches a point on a vertex, with boxes touching at that corner', () => {
-    expect(request(storedCloud([[2, 2], [3, 3]]))).toBe(true);
+    expect(
+      request(
+        storedCloud([
+          [2, 2],
+          [3, 3],
+        ]),
+      ),
+    ).toBe(true);
   });
 
   it('does not match when every point is outside, even with overlapping boxes', () => {
-    expect(request(storedCloud([[3, 3], [-1, 1], [1, 3]]))).toBe(false);
+    expect(
+      request(
+        storedCloud([
+          [3, 3],
+          [-1, 1],
+          [1, 3],
+        ]),
+      ),
+    ).toBe(false);
   });
 
   it('does not match a point in the notch of a concave request polygon', () => {
@@ -277,12 +348,9 @@ describe('cloud_in_polygon (docs/design/rules/schema-and-validation.md §9.4)', 
     expect(request(notification({ [BBOX]: '1,1', [CLOUD]: '[[1,1]]' }))).toBe(false);
   });
 
-  it.each(['', '[[1,1]', '[]', '{}', '[[1,"1"]]', '[[1,1],[1]]', '[[91,1]]', '[1,1]'])(
-    'rejects a spatial_point_cloud of %j',
-    (cloud) => {
-      expect(request(notification({ [BBOX]: '0,0,2,2', [CLOUD]: cloud }))).toBe(false);
-    },
-  );
+  it.each(['', '[[1,1]', '[]', '{}', '[[1,"1"]]', '[[1,1],[1]]', '[[91,1]]', '[1,1]'])('rejects a spatial_point_cloud of %j', (cloud) => {
+    expect(request(notification({ [BBOX]: '0,0,2,2', [CLOUD]: cloud }))).toBe(false);
+  });
 
   it('rejects a notification without a cloud', () => {
     expect(request(notification({ [BBOX]: '0,0,2,2' }))).toBe(false);
@@ -338,10 +406,7 @@ describe('per-notification geometry cache', () => {
   });
 
   it('reads a point cloud once and never reads the payload for it', () => {
-    const { candidate, headerReads, payloadReads } = countingNotification(
-      { [BBOX]: '1,1,5,5', [CLOUD]: '[[5,5],[1,1]]' },
-      'null',
-    );
+    const { candidate, headerReads, payloadReads } = countingNotification({ [BBOX]: '1,1,5,5', [CLOUD]: '[[5,5],[1,1]]' }, 'null');
     for (let i = 0; i < 20; i++) expect(cloudIn(rectangleText(0, 0, 2 + i, 2 + i))(candidate)).toBe(true);
     expect(headerReads.get(CLOUD)).toBe(1);
     expect(headerReads.get(BBOX)).toBe(1);

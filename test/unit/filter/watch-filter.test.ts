@@ -73,14 +73,22 @@ describe('compileWatchFilter', () => {
 
   it('combines the pattern with a spatial filter', () => {
     const matches = filter('test_polygon', '{"point":"0.5,0.5"}');
-    const inside = stored('polygon.20250706.1200', { date: '20250706', time: '1200', polygon: '(0,0,0,1,1,1,1,0,0,0)' }, {
-      spatial_bbox: '0,0,1,1',
-      spatial_geometry: '(0,0,0,1,1,1,1,0,0,0)',
-    });
-    const elsewhere = stored('polygon.20250706.1200', { date: '20250706', time: '1200' }, {
-      spatial_bbox: '5,5,6,6',
-      spatial_geometry: '(5,5,5,6,6,6,6,5,5,5)',
-    });
+    const inside = stored(
+      'polygon.20250706.1200',
+      { date: '20250706', time: '1200', polygon: '(0,0,0,1,1,1,1,0,0,0)' },
+      {
+        spatial_bbox: '0,0,1,1',
+        spatial_geometry: '(0,0,0,1,1,1,1,0,0,0)',
+      },
+    );
+    const elsewhere = stored(
+      'polygon.20250706.1200',
+      { date: '20250706', time: '1200' },
+      {
+        spatial_bbox: '5,5,6,6',
+        spatial_geometry: '(5,5,5,6,6,6,6,5,5,5)',
+      },
+    );
     expect(matches(inside)).toBe(true);
     expect(matches(elsewhere)).toBe(false);
   });

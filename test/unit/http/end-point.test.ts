@@ -65,9 +65,7 @@ describe('resolveEndPoint: refusals and their order', () => {
 
   it('refuses a sequence end below a sequence start, quoting both as integers', () => {
     expect(messageOf(() => resolveEndPoint(fromId('5'), '4', undefined))).toBe('to_id (4) must not be lower than from_id (5)');
-    expect(messageOf(() => resolveEndPoint(fromId('+0100'), '+099', undefined))).toBe(
-      'to_id (99) must not be lower than from_id (100)',
-    );
+    expect(messageOf(() => resolveEndPoint(fromId('+0100'), '+099', undefined))).toBe('to_id (99) must not be lower than from_id (100)');
   });
 
   it('refuses a date end before a date start, both in RFC 3339 with +00:00', () => {
@@ -75,9 +73,9 @@ describe('resolveEndPoint: refusals and their order', () => {
       'to_date (2026-01-01T00:00:00+00:00) must not be earlier than from_date (2026-01-02T00:00:00+00:00)',
     );
     // Compared at full precision; the fraction is quoted as chrono prints it.
-    expect(
-      messageOf(() => resolveEndPoint(fromDate('2026-01-01T00:00:00.5+01:00'), undefined, '2025-12-31 23:00:00.25')),
-    ).toBe('to_date (2025-12-31T23:00:00.250+00:00) must not be earlier than from_date (2025-12-31T23:00:00.500+00:00)');
+    expect(messageOf(() => resolveEndPoint(fromDate('2026-01-01T00:00:00.5+01:00'), undefined, '2025-12-31 23:00:00.25'))).toBe(
+      'to_date (2025-12-31T23:00:00.250+00:00) must not be earlier than from_date (2025-12-31T23:00:00.500+00:00)',
+    );
   });
 
   it.each(['', '   ', '\t\n'])('refuses an empty or blank to_id %j', (value) => {
@@ -112,9 +110,7 @@ describe('end point on other endpoints', () => {
 
   it('names the endpoint in the refusal', () => {
     expect(endPointNotSupported('/watch')).toBe('to_id and to_date are only supported for the replay endpoint, not /watch');
-    expect(endPointNotSupported('/notification')).toBe(
-      'to_id and to_date are only supported for the replay endpoint, not /notification',
-    );
+    expect(endPointNotSupported('/notification')).toBe('to_id and to_date are only supported for the replay endpoint, not /notification');
   });
 });
 

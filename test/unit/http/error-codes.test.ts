@@ -93,7 +93,10 @@ describe('the table of error codes and docs/api.md', () => {
   });
 
   it('fail for a code added without documentation', () => {
-    const added = { ...ERROR_CODES, RATE_LIMITED: { status: 429, error: 'rate_limited', message: 'Slow down', doc: 'docs/api.md#error-codes' } };
+    const added = {
+      ...ERROR_CODES,
+      RATE_LIMITED: { status: 429, error: 'rate_limited', message: 'Slow down', doc: 'docs/api.md#error-codes' },
+    };
     expect(mismatches(added, readDoc(API_DOC), readDoc)).toEqual(['RATE_LIMITED: no row in docs/api.md#error-codes']);
   });
 
@@ -102,7 +105,10 @@ describe('the table of error codes and docs/api.md', () => {
     expect(mismatches(ERROR_CODES, doc, readDoc)).toEqual(['RATE_LIMITED: named in docs/api.md, not in the table']);
     const wrong = readDoc(API_DOC)
       .replace('| `BATCH_EMPTY` | `400` |', '| `BATCH_EMPTY` | `413` |')
-      .replace('| `INVALID_QUERY` | `400` | `invalid_query` | [the admin streams list](#get-apiv1adminstreams) |', '| `INVALID_QUERY` | `400` | `invalid_query` | [reload](#post-apiv1adminreload) |');
+      .replace(
+        '| `INVALID_QUERY` | `400` | `invalid_query` | [the admin streams list](#get-apiv1adminstreams) |',
+        '| `INVALID_QUERY` | `400` | `invalid_query` | [reload](#post-apiv1adminreload) |',
+      );
     expect(mismatches(ERROR_CODES, wrong, readDoc)).toEqual([
       'BATCH_EMPTY: status 413 documented, 400 in the table',
       'INVALID_QUERY: described in docs/api.md#post-apiv1adminreload documented, docs/api.md#get-apiv1adminstreams in the table',
@@ -123,6 +129,8 @@ describe('apiError', () => {
   });
 
   it("gives the request-shape codes the endpoint's label", () => {
-    expect(apiError('UNKNOWN_FIELD', ['Request contains unknown fields'], { endpoint: 'replay' }).body.error).toBe('Invalid Replay Request');
+    expect(apiError('UNKNOWN_FIELD', ['Request contains unknown fields'], { endpoint: 'replay' }).body.error).toBe(
+      'Invalid Replay Request',
+    );
   });
 });

@@ -16,7 +16,11 @@ beforeAll(async () => {
 });
 afterAll(() => app.close());
 
-function expectApiError(response: { statusCode: number; headers: Record<string, unknown>; body: string }, status: number, code: string): void {
+function expectApiError(
+  response: { statusCode: number; headers: Record<string, unknown>; body: string },
+  status: number,
+  code: string,
+): void {
   expect(response.statusCode, response.body).toBe(status);
   const body = JSON.parse(response.body) as Record<string, unknown>;
   expect(body.code).toBe(code);

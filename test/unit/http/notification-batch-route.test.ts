@@ -81,7 +81,13 @@ describe('batch notify answers and stores each item as the single endpoint would
         const single = await testApp();
         const response = await postBatch(batched, JSON.stringify(items));
         const requestId = response.headers['x-request-id'];
-        const answer = response.json<{ request_id: string; status: string; stored: number; failed: number; results: Record<string, unknown>[] }>();
+        const answer = response.json<{
+          request_id: string;
+          status: string;
+          stored: number;
+          failed: number;
+          results: Record<string, unknown>[];
+        }>();
 
         const expected: Record<string, unknown>[] = [];
         for (const [index, one] of items.entries()) {

@@ -32,14 +32,15 @@ describe('notify stores what it acknowledges', () => {
     expect(stored?.topic).toBe('mars.od.0001.g.20250706.1200.ens%2Emember%2E7.7');
     expect(stored?.payload).toBe('"forecast complete"');
     expect(stored?.metadata).toEqual({
-      aviso_identifier:
-        '{"class":"od","date":"20250706","domain":"g","expver":"0001","step":"7","stream":"ens.member.7","time":"1200"}',
+      aviso_identifier: '{"class":"od","date":"20250706","domain":"g","expver":"0001","step":"7","stream":"ens.member.7","time":"1200"}',
     });
   });
 
   it('stores an absent payload as null and sorts object payload keys, keeping number text', async () => {
     await post({ event_type: 'dissemination', identifier: { destination: 'FOO', class: 'od' } });
-    await post('{"event_type":"dissemination","identifier":{"destination":"FOO","class":"rd"},"payload":{"z":1.50,"a":12345678901234567890}}');
+    await post(
+      '{"event_type":"dissemination","identifier":{"destination":"FOO","class":"rd"},"payload":{"z":1.50,"a":12345678901234567890}}',
+    );
     const stored = await storedUnder((testApp as TestApp).backend, 'diss', 2);
     expect(stored.map((s) => s.payload)).toEqual(['null', '{"a":12345678901234567890,"z":1.50}']);
   });
@@ -53,7 +54,12 @@ describe('notify stores what it acknowledges', () => {
     expect(stored?.topic).toBe('extreme_event.north.1200.4.42%2E5');
     expect(JSON.parse(stored?.metadata?.aviso_identifier ?? '')).toEqual({
       anomaly: '42.5',
-      polygon: [[0, 0], [0, 1], [1, 1], [0, 0]],
+      polygon: [
+        [0, 0],
+        [0, 1],
+        [1, 1],
+        [0, 0],
+      ],
       region: 'north',
       run_time: '1200',
       severity: '4',
@@ -63,18 +69,29 @@ describe('notify stores what it acknowledges', () => {
   });
 
   it('writes polygon text to spatial_geometry and the canonical array to the identifier header (D27)', async () => {
-    await post('{"event_type":"test_polygon","identifier":{"date":"20250706","time":"1200","polygon":[[0.0,0],[0,1.50],[1,1],[0.0,0]]},"payload":1}');
+    await post(
+      '{"event_type":"test_polygon","identifier":{"date":"20250706","time":"1200","polygon":[[0.0,0],[0,1.50],[1,1],[0.0,0]]},"payload":1}',
+    );
     const [stored] = await storedUnder((testApp as TestApp).backend, 'polygon', 2);
     expect(stored?.metadata?.spatial_geometry).toBe('(0,0,0,1.5,1,1,0,0)');
     expect(stored?.metadata?.aviso_identifier).toBe('{"date":"20250706","polygon":[[0,0],[0,1.5],[1,1],[0,0]],"time":"1200"}');
   });
 
   it('stores a polygon sent as a string holding JSON like the array form (D27)', async () => {
-    const response = await post({ event_type: 'test_polygon', identifier: { date: '20250707', time: '1200', polygon: '[[0,0],[0,1.5],[1,1],[0,0]]' }, payload: 1 });
+    const response = await post({
+      event_type: 'test_polygon',
+      identifier: { date: '20250707', time: '1200', polygon: '[[0,0],[0,1.5],[1,1],[0,0]]' },
+      payload: 1,
+    });
     expect(response.statusCode, response.body).toBe(200);
     const stored = (await storedUnder((testApp as TestApp).backend, 'polygon', 2)).find((s) => s.topic === 'polygon.20250707.1200');
     expect(stored?.metadata?.spatial_geometry).toBe('(0,0,0,1.5,1,1,0,0)');
-    expect(JSON.parse(stored?.metadata?.aviso_identifier ?? '').polygon).toEqual([[0, 0], [0, 1.5], [1, 1], [0, 0]]);
+    expect(JSON.parse(stored?.metadata?.aviso_identifier ?? '').polygon).toEqual([
+      [0, 0],
+      [0, 1.5],
+      [1, 1],
+      [0, 0],
+    ]);
   });
 
   it('accepts typed JSON numbers for Int and Float handlers (docs/design/rules/reference-0.13.md §9)', async () => {
@@ -87,7 +104,16 @@ describe('notify stores what it acknowledges', () => {
   });
 
   it('stores a point cloud in its own header with a bounding box', async () => {
-    await post({ event_type: 'sensor_cloud', identifier: { date: '20250706', point_cloud: [[52.52, 13.4], [48.14, 11.58]] } });
+    await post({
+      event_type: 'sensor_cloud',
+      identifier: {
+        date: '20250706',
+        point_cloud: [
+          [52.52, 13.4],
+          [48.14, 11.58],
+        ],
+      },
+    });
     const [stored] = await storedUnder((testApp as TestApp).backend, 'sensor_cloud', 1);
     expect(stored?.metadata?.spatial_point_cloud).toBe('[[52.52,13.4],[48.14,11.58]]');
     expect(stored?.metadata?.spatial_bbox).toBe('48.14,11.58,52.52,13.4');
@@ -154,7 +180,11 @@ describe('generic event types in non-strict mode', () => {
     const app = await buildTestApp({ strict: false });
     testApp = app;
     const post = (eventType: string) =>
-      app.app.inject({ method: 'POST', url: '/api/v1/notification', payload: JSON.stringify({ event_type: eventType, identifier: { a: 'x' } }) });
+      app.app.inject({
+        method: 'POST',
+        url: '/api/v1/notification',
+        payload: JSON.stringify({ event_type: eventType, identifier: { a: 'x' } }),
+      });
     // 85 dots encode to 255 bytes (%2E each): the longest name JetStream accepts.
     expect((await post('.'.repeat(85))).statusCode).toBe(200);
     const response = await post(`${'.'.repeat(85)}x`);
@@ -201,7 +231,11 @@ describe('notify when the notification alone is larger than the in-memory max_to
       payload: JSON.stringify({ event_type: 'dissemination', identifier: { destination: 'FOO', class: 'od' }, payload: 'x'.repeat(2000) }),
     });
     expect(response.statusCode).toBe(413);
-    expect(response.json()).toMatchObject({ code: 'PAYLOAD_TOO_LARGE', error: 'payload_too_large', request_id: response.headers['x-request-id'] });
+    expect(response.json()).toMatchObject({
+      code: 'PAYLOAD_TOO_LARGE',
+      error: 'payload_too_large',
+      request_id: response.headers['x-request-id'],
+    });
     expect(response.json().message).toMatch(
       /^Notification too large: it would count \d+ bytes in memory, the in-memory history holds at most 2048 \(max_total_size\)$/,
     );

@@ -22,11 +22,7 @@ const DOCUMENTED_4XX = new Set([
 ]);
 
 const eventTypes = fc.constantFrom(...Object.keys(TEST_SCHEMAS), 'unknown', '');
-const fieldNames = fc.constantFrom(
-  ...new Set(Object.values(TEST_SCHEMAS).flatMap((s) => Object.keys(s.identifier))),
-  'point',
-  'colour',
-);
+const fieldNames = fc.constantFrom(...new Set(Object.values(TEST_SCHEMAS).flatMap((s) => Object.keys(s.identifier))), 'point', 'colour');
 const scalar = fc.oneof(
   fc.string(),
   fc.string({ unit: 'binary' }),

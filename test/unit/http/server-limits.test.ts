@@ -7,7 +7,12 @@ import { MemoryBackend } from '../../../src/backend/memory/memory-backend.js';
 import { ConfigValidationError, validateConfig } from '../../../src/config/validate.js';
 import type { AvisoMetrics } from '../../../src/metrics/aviso-metrics.js';
 import { createPrometheusMetrics } from '../../../src/metrics/prometheus-metrics.js';
-import { DEFAULT_SERVER_LIMITS, connectionsCheckingInterval, describeClientError, type ServerLimits } from '../../../src/http/transport/server-limits.js';
+import {
+  DEFAULT_SERVER_LIMITS,
+  connectionsCheckingInterval,
+  describeClientError,
+  type ServerLimits,
+} from '../../../src/http/transport/server-limits.js';
 import type { EventSchemaSource } from '../../../src/schema/event-schema.js';
 import { loadTlsMaterial } from '../../../src/http/transport/tls-options.js';
 import { SchemaRegistry } from '../../../src/schema/schema-registry.js';
@@ -147,7 +152,14 @@ describe('a listening app enforcing the limits', () => {
       maxBodyBytes: 4096,
       baseUrl: 'http://localhost:8000',
       watchEndpoint: DEFAULT_WATCH_ENDPOINT,
-      limits: { max_header_bytes: 2048, headers_timeout_ms: 300, request_timeout_ms: 600, keep_alive_timeout_ms: 5000, max_connections: 4, max_streams: 3 },
+      limits: {
+        max_header_bytes: 2048,
+        headers_timeout_ms: 300,
+        request_timeout_ms: 600,
+        keep_alive_timeout_ms: 5000,
+        max_connections: 4,
+        max_streams: 3,
+      },
     });
     await app.listen({ host: '127.0.0.1', port: 0 });
     port = (app.server.address() as net.AddressInfo).port;
@@ -223,7 +235,10 @@ describe('the connection cap on both transports (D44)', () => {
       const metrics = createPrometheusMetrics({ version: '1', backendKind: 'in_memory', eventTypes: [] });
       const lines: Record<string, unknown>[] = [];
       const logger = pino({ level: 'warn' }, { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
-      const tls = transport === 'plain HTTP/1.1' ? {} : { tls: loadTlsMaterial({ cert_file: certificates.certFile, key_file: certificates.keyFile }) };
+      const tls =
+        transport === 'plain HTTP/1.1'
+          ? {}
+          : { tls: loadTlsMaterial({ cert_file: certificates.certFile, key_file: certificates.keyFile }) };
       const app = await buildApp({
         registry: new SchemaRegistry(TEST_SCHEMAS as unknown as Record<string, EventSchemaSource>, true),
         backend: new MemoryBackend({ maxHistoryPerTopic: 10, maxTopics: 100, clock }),
@@ -243,9 +258,11 @@ describe('the connection cap on both transports (D44)', () => {
         // Node's own bound is not used: in a worker it passes refused connections round the workers.
         expect(app.server.maxConnections ?? undefined).toBeUndefined();
         for (let index = 0; index < 2; index++) {
-          sockets.push(await new Promise<net.Socket>((resolve) => {
-            const socket = net.connect(port, '127.0.0.1', () => resolve(socket));
-          }));
+          sockets.push(
+            await new Promise<net.Socket>((resolve) => {
+              const socket = net.connect(port, '127.0.0.1', () => resolve(socket));
+            }),
+          );
         }
         await expect.poll(async () => new Promise((resolve) => app.server.getConnections((_e, n) => resolve(n)))).toBe(2);
         // Over TLS too the refused connection gets nothing, not even a ServerHello.

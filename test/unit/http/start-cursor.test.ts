@@ -10,8 +10,7 @@ const REPLAY_NEEDS_CURSOR =
   'Replay endpoint requires either from_id or from_date parameter. Use from_id for sequence-based replay or from_date for time-based replay.';
 const BOTH_CURSORS =
   'Cannot specify both from_id and from_date. Please provide only one replay parameter. Use from_id for sequence-based replay or from_date for time-based replay.';
-const UNRECOGNISED =
-  'expected ISO-8601 datetime (RFC3339/space-separated with optional timezone) or unix epoch seconds/milliseconds';
+const UNRECOGNISED = 'expected ISO-8601 datetime (RFC3339/space-separated with optional timezone) or unix epoch seconds/milliseconds';
 
 function invalidFromId(value: string): string {
   return `from_id must be a valid positive integer. Got: '${value}'. Valid examples: '1', '123', '9999'`;
@@ -131,9 +130,7 @@ describe('parseFromDate: unix timestamps', () => {
   });
 
   it('refuses a negative timestamp, quoting the trimmed value in the reason', () => {
-    expect(messageOf(() => parseFromDate(' -1 '))).toBe(
-      invalidFromDate(' -1 ', "negative unix timestamps are not supported: '-1'"),
-    );
+    expect(messageOf(() => parseFromDate(' -1 '))).toBe(invalidFromDate(' -1 ', "negative unix timestamps are not supported: '-1'"));
   });
 
   it.each(['-', '+', '++1', '+-1', '1 2', '1_000', '١٢٣'])('refuses the not-quite-number %j as unrecognised', (input) => {
@@ -346,9 +343,7 @@ describe('resolveStartCursor', () => {
   });
 
   it('reports a malformed from_date before comparing the two fields', () => {
-    expect(messageOf(() => resolveStartCursor('replay', '5', 'not-a-date'))).toBe(
-      invalidFromDate('not-a-date', UNRECOGNISED),
-    );
+    expect(messageOf(() => resolveStartCursor('replay', '5', 'not-a-date'))).toBe(invalidFromDate('not-a-date', UNRECOGNISED));
   });
 
   it('reports from_id before from_date when both are malformed', () => {

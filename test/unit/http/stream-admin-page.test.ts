@@ -83,6 +83,10 @@ describe('streamsPage', () => {
     expect(mars).toMatchObject({ total: 3, truncated: true, counts: { diss: 1, mars: 3 } });
     const ann = streamsPage(gathered, { eventType: undefined, user: 'ann', limit: 100 });
     expect(ann.streams.map((s) => s.id)).toEqual(['s3']);
-    expect(streamsPage(gathered, { eventType: 'mars', user: 'nobody', limit: 100 })).toMatchObject({ streams: [], total: 0, truncated: false });
+    expect(streamsPage(gathered, { eventType: 'mars', user: 'nobody', limit: 100 })).toMatchObject({
+      streams: [],
+      total: 0,
+      truncated: false,
+    });
   });
 });

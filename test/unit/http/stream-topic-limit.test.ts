@@ -62,7 +62,11 @@ describe.each([
     const { backend, calls } = untouchableBackend();
     testApp = await buildTestApp({ backend });
     // `diss.<2,041 bytes>.*` is 2,048 bytes; `od` instead of `*` would be 2,049.
-    const response = await post(endpoint, { event_type: 'dissemination', identifier: { destination: destinationOf(2049), class: '*' }, ...cursor });
+    const response = await post(endpoint, {
+      event_type: 'dissemination',
+      identifier: { destination: destinationOf(2049), class: '*' },
+      ...cursor,
+    });
     expect(calls.length).toBeGreaterThan(0);
     expect(response.json.code).toBe('SSE_STREAM_INITIALIZATION_FAILED');
   });

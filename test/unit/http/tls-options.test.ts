@@ -3,7 +3,13 @@ import { createSecureServer } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { connect } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadTlsMaterial, MAX_CONCURRENT_STREAMS, replaceTlsMaterial, secureServerOptions, TlsFileError } from '../../../src/http/transport/tls-options.js';
+import {
+  loadTlsMaterial,
+  MAX_CONCURRENT_STREAMS,
+  replaceTlsMaterial,
+  secureServerOptions,
+  TlsFileError,
+} from '../../../src/http/transport/tls-options.js';
 import { DEFAULT_SERVER_LIMITS } from '../../../src/http/transport/server-limits.js';
 import { createTestCertificates, type TestCertificates } from '../../support/test-certificates.js';
 
@@ -48,7 +54,9 @@ describe('secureServerOptions', () => {
 
 describe('replaceTlsMaterial', () => {
   it('serves the new certificate from the next handshake on', async () => {
-    const server = createSecureServer(secureServerOptions(loadTlsMaterial({ cert_file: first.certFile, key_file: first.keyFile }), DEFAULT_SERVER_LIMITS));
+    const server = createSecureServer(
+      secureServerOptions(loadTlsMaterial({ cert_file: first.certFile, key_file: first.keyFile }), DEFAULT_SERVER_LIMITS),
+    );
     await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
     const { port } = server.address() as AddressInfo;
     const servedCertificate = () =>
@@ -60,9 +68,13 @@ describe('replaceTlsMaterial', () => {
         socket.once('error', reject);
       });
     try {
-      expect(await servedCertificate()).toBe(new X509Certificate(loadTlsMaterial({ cert_file: first.certFile, key_file: first.keyFile }).cert).fingerprint256);
+      expect(await servedCertificate()).toBe(
+        new X509Certificate(loadTlsMaterial({ cert_file: first.certFile, key_file: first.keyFile }).cert).fingerprint256,
+      );
       replaceTlsMaterial(server, loadTlsMaterial({ cert_file: second.certFile, key_file: second.keyFile }));
-      expect(await servedCertificate()).toBe(new X509Certificate(loadTlsMaterial({ cert_file: second.certFile, key_file: second.keyFile }).cert).fingerprint256);
+      expect(await servedCertificate()).toBe(
+        new X509Certificate(loadTlsMaterial({ cert_file: second.certFile, key_file: second.keyFile }).cert).fingerprint256,
+      );
     } finally {
       server.close();
     }

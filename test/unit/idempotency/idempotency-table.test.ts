@@ -133,7 +133,9 @@ describe('IdempotencyTable', () => {
     }
     expect(records.size).toBe(100);
     expect(evictions()).toBe(5_000 - abandoned - 100);
-    const kept = Array.from({ length: 5_000 }, (_, i) => i).filter((i) => i % 7 !== 0).slice(-100);
+    const kept = Array.from({ length: 5_000 }, (_, i) => i)
+      .filter((i) => i % 7 !== 0)
+      .slice(-100);
     for (const i of kept) expect(await records.begin(`k${i}`, 'f1')).toEqual({ kind: 'replay', processedAt: String(i), sequence: i });
   });
 });

@@ -37,7 +37,13 @@ describe('EventRateLimit', () => {
 
   it('counts each event on its own', () => {
     const { limit, reports, advance } = limiter(1);
-    expect([limit.admit('a'), limit.admit('b'), limit.admit('a'), limit.admit('b'), limit.admit('b')]).toEqual([true, true, false, false, false]);
+    expect([limit.admit('a'), limit.admit('b'), limit.admit('a'), limit.admit('b'), limit.admit('b')]).toEqual([
+      true,
+      true,
+      false,
+      false,
+      false,
+    ]);
     advance(1000);
     expect(reports).toEqual([
       ['a', 1],

@@ -98,7 +98,9 @@ describe('rate-limited events (D45)', () => {
 
 describe('bounded stdout (D45)', () => {
   /** A file as stdout; the writer closes it when it ends. */
-  async function withStdoutFile(run: (fd: number) => { end(): void; once(event: 'close', listener: () => void): unknown }): Promise<string> {
+  async function withStdoutFile(
+    run: (fd: number) => { end(): void; once(event: 'close', listener: () => void): unknown },
+  ): Promise<string> {
     const dir = mkdtempSync(join(tmpdir(), 'aviso-stdout-'));
     try {
       const stream = run(openSync(join(dir, 'out.log'), 'w'));

@@ -29,7 +29,8 @@ describe('pending counts', () => {
       direct.labels({ backend: 'x' }).observe(value);
       pending.observe(value);
     }
-    const values = async (histogram: Histogram<string>) => (await histogram.get()).values.map((v) => [v.metricName?.replace(/^\w+?_/, ''), v.labels, v.value]);
+    const values = async (histogram: Histogram<string>) =>
+      (await histogram.get()).values.map((v) => [v.metricName?.replace(/^\w+?_/, ''), v.labels, v.value]);
     expect(await values(drained)).toEqual(await values(direct));
     // Drained once: reading again adds nothing.
     expect(await values(drained)).toEqual(await values(direct));

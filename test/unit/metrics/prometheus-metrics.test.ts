@@ -200,8 +200,7 @@ describe('aviso_log_lines_* (D45)', () => {
 });
 
 describe('aviso_jetstream_live_gap_sequences_total (D39)', () => {
-  const value = (exposition: Exposition, outcome: string) =>
-    exposition.value('aviso_jetstream_live_gap_sequences_total', { outcome });
+  const value = (exposition: Exposition, outcome: string) => exposition.value('aviso_jetstream_live_gap_sequences_total', { outcome });
 
   it('is 0 for both outcomes before a backend is instrumented and on the in-memory backend', async () => {
     const m = metrics();
@@ -607,7 +606,9 @@ describe('createPrometheusMetrics: notifications and auth', () => {
     const configured = new Set(['mars', 'diss']);
     for (let index = 0; index < 1000; index++) m.notification(eventTypeLabel(configured, `random-${index}`, false), 'success');
     const exposition = await Exposition.of(m);
-    const generic = exposition.series('aviso_notifications_total').filter((s) => !['mars', 'diss', 'unknown'].includes(String(s.labels.event_type)));
+    const generic = exposition
+      .series('aviso_notifications_total')
+      .filter((s) => !['mars', 'diss', 'unknown'].includes(String(s.labels.event_type)));
     expect(generic).toEqual([{ name: 'aviso_notifications_total', labels: { event_type: 'generic', status: 'success' }, value: 1000 }]);
     expect(exposition.body).not.toContain('random-');
   });
@@ -832,7 +833,12 @@ describe('instrumentBackend', () => {
     const faulty = new FaultyBackend(memoryBackend());
     faulty.failFetchCalls.add(1);
     const backend = m.instrumentBackend(faulty);
-    const request = { pattern: new TopicPattern(['mars', '*']), start: { kind: 'sequence', sequence: 0 }, limit: 1, upperBound: 1 } as const;
+    const request = {
+      pattern: new TopicPattern(['mars', '*']),
+      start: { kind: 'sequence', sequence: 0 },
+      limit: 1,
+      upperBound: 1,
+    } as const;
     await expect(backend.fetchBatch(request)).rejects.toThrow('injected failure of fetch 1');
     await backend.fetchBatch(request);
     const exposition = await Exposition.of(m);
@@ -847,7 +853,9 @@ describe('instrumentBackend', () => {
     const failing = failingBackend(failure);
     const backend = m.instrumentBackend(failing);
     await expect(backend.publish({ topic: 'mars.a', payload: 'null' })).rejects.toBe(failure);
-    await expect(backend.fetchBatch({ pattern: new TopicPattern(['mars']), start: { kind: 'sequence', sequence: 0 }, limit: 1, upperBound: 1 })).rejects.toBe(failure);
+    await expect(
+      backend.fetchBatch({ pattern: new TopicPattern(['mars']), start: { kind: 'sequence', sequence: 0 }, limit: 1, upperBound: 1 }),
+    ).rejects.toBe(failure);
     await expect(backend.deleteMessage('mars', 1)).rejects.toBe(failure);
     await expect(backend.wipeStream('mars')).rejects.toBe(failure);
     await expect(backend.wipeAll()).rejects.toBe(failure);
@@ -915,7 +923,7 @@ describe('createPrometheusMetrics: capacity (the dashboard and alert rules of de
     expect(exposition.value('aviso_sse_token_expiry_closes_total', { route: REPLAY })).toBe(0);
   });
 
-  it('reads the instrumented backend\'s connection state at every scrape', async () => {
+  it("reads the instrumented backend's connection state at every scrape", async () => {
     const m = metrics({ backendKind: 'jetstream' });
     let connected = true;
     m.instrumentBackend({ ...failingBackend(new Error('unused')), isConnected: () => connected });
@@ -931,7 +939,9 @@ describe('createPrometheusMetrics: capacity (the dashboard and alert rules of de
   });
 
   it('exposes the configured limits, and no limit series when none were given', async () => {
-    const exposition = await Exposition.of(metrics({ limits: { maxConnections: 11_000, maxStreams: 10_000, maxTotalBufferedBytes: 268_435_456 } }));
+    const exposition = await Exposition.of(
+      metrics({ limits: { maxConnections: 11_000, maxStreams: 10_000, maxTotalBufferedBytes: 268_435_456 } }),
+    );
     expect(exposition.value('aviso_http_max_connections')).toBe(11_000);
     expect(exposition.value('aviso_sse_max_streams')).toBe(10_000);
     expect(exposition.value('aviso_sse_max_total_buffered_bytes')).toBe(268_435_456);

@@ -1,6 +1,11 @@
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { createPrometheusMetrics, type MetricsJson, type MetricsSnapshot, type PrometheusAvisoMetrics } from '../../../src/metrics/prometheus-metrics.js';
+import {
+  createPrometheusMetrics,
+  type MetricsJson,
+  type MetricsSnapshot,
+  type PrometheusAvisoMetrics,
+} from '../../../src/metrics/prometheus-metrics.js';
 import { aggregateCluster, foldRetired } from '../../../src/runtime/cluster-metrics.js';
 import type { NotificationBackend } from '../../../src/backend/backend.js';
 import { MemoryBackend } from '../../../src/backend/memory/memory-backend.js';
@@ -12,7 +17,12 @@ import { ManualClock } from '../../support/manual-clock.js';
  */
 
 function workerMetrics(id: number): PrometheusAvisoMetrics {
-  return createPrometheusMetrics({ version: '9.9.9', backendKind: 'jetstream', eventTypes: ['mars'], processLabels: { worker: String(id) } });
+  return createPrometheusMetrics({
+    version: '9.9.9',
+    backendKind: 'jetstream',
+    eventTypes: ['mars'],
+    processLabels: { worker: String(id) },
+  });
 }
 
 async function primaryMetrics(): Promise<MetricsJson> {
@@ -88,7 +98,9 @@ describe('the metrics of several workers, added up by the primary', () => {
     const down: NotificationBackend = Object.create(up, { isConnected: { value: () => false } }) as NotificationBackend;
     one.instrumentBackend(up);
     two.instrumentBackend(down);
-    expect(value(await aggregated([await one.snapshot(), await two.snapshot()]), 'aviso_backend_connected', { backend: 'jetstream' })).toBe(0);
+    expect(value(await aggregated([await one.snapshot(), await two.snapshot()]), 'aviso_backend_connected', { backend: 'jetstream' })).toBe(
+      0,
+    );
     expect(value(await aggregated([await one.snapshot()]), 'aviso_backend_connected', { backend: 'jetstream' })).toBe(1);
   });
 
@@ -153,4 +165,3 @@ describe('the metrics of several workers, added up by the primary', () => {
     expect(value(metrics, 'aviso_notifications_total', { event_type: 'mars', status: 'error' })).toBe(6);
   });
 });
-

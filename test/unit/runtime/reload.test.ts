@@ -45,7 +45,8 @@ describe('ConfigurationReloader', () => {
     const outcome = await reloader.reload('admin');
     expect(outcome).toEqual({
       ok: false,
-      message: "configuration error: notification_schema.mars.topic.key_order[0]: 'missing' is not declared in notification_schema.mars.identifier",
+      message:
+        "configuration error: notification_schema.mars.topic.key_order[0]: 'missing' is not declared in notification_schema.mars.identifier",
     });
     expect(registry.eventTypes).toEqual(['mars']);
     expect(registry.get('mars')?.keyOrder).toEqual(['class', 'date']);

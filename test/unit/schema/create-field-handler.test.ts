@@ -28,8 +28,7 @@ describe('createFieldHandler', () => {
   );
 
   it('gives constraint operators to Int, Float and Enum handlers only', () => {
-    const withOperators = (rule: IdentifierRule) =>
-      scalar(createFieldHandler('f', rule)).parseConstraint !== undefined;
+    const withOperators = (rule: IdentifierRule) => scalar(createFieldHandler('f', rule)).parseConstraint !== undefined;
     expect(withOperators({ type: 'IntHandler', required: true })).toBe(true);
     expect(withOperators({ type: 'FloatHandler', required: true })).toBe(true);
     expect(withOperators({ type: 'EnumHandler', required: true, values: ['a'] })).toBe(true);

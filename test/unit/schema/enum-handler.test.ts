@@ -25,17 +25,11 @@ describe('EnumHandler', () => {
   });
 
   it('rejects a value outside the list, listing the values as configured', () => {
-    expectIdentifierError(
-      () => handler.canonicalize('Up'),
-      "Field 'region' has invalid value 'Up'. Allowed: [north, South, east, west]",
-    );
+    expectIdentifierError(() => handler.canonicalize('Up'), "Field 'region' has invalid value 'Up'. Allowed: [north, South, east, west]");
   });
 
   it('rejects the empty string like any other value', () => {
-    expectIdentifierError(
-      () => handler.canonicalize(''),
-      "Field 'region' has invalid value ''. Allowed: [north, South, east, west]",
-    );
+    expectIdentifierError(() => handler.canonicalize(''), "Field 'region' has invalid value ''. Allowed: [north, South, east, west]");
   });
 
   it('rejects everything when no values are configured', () => {

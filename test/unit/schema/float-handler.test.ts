@@ -68,14 +68,8 @@ describe('FloatHandler', () => {
   });
 
   it('rejects a value outside its range, printing numbers canonically', () => {
-    expectIdentifierError(
-      () => percent.canonicalize('100.50'),
-      "Field 'anomaly' value 100.5 is outside allowed range [0, 100]",
-    );
-    expectIdentifierError(
-      () => fractional.canonicalize('9.10001'),
-      "Field 'level' value 9.10001 is outside allowed range [1.5, 9.1]",
-    );
+    expectIdentifierError(() => percent.canonicalize('100.50'), "Field 'anomaly' value 100.5 is outside allowed range [0, 100]");
+    expectIdentifierError(() => fractional.canonicalize('9.10001'), "Field 'level' value 9.10001 is outside allowed range [1.5, 9.1]");
   });
 
   describe('constraints', () => {
@@ -123,10 +117,7 @@ describe('FloatHandler', () => {
       // The request parser already refuses such literals; the handler does not rely on it.
       const parse = unbounded.parseConstraint;
       if (parse === undefined) throw new Error('FloatHandler must support constraints');
-      expectIdentifierError(
-        () => parse({ lt: new JsonNumber('1e400') }),
-        "Field 'anomaly' operator 'lt' expects finite numeric value",
-      );
+      expectIdentifierError(() => parse({ lt: new JsonNumber('1e400') }), "Field 'anomaly' operator 'lt' expects finite numeric value");
     });
 
     it.each([

@@ -52,17 +52,11 @@ describe('IntHandler', () => {
   });
 
   it('rejects a value outside its range', () => {
-    expectIdentifierError(
-      () => severity.canonicalize('9'),
-      "Field 'severity' value 9 is outside allowed range [1, 7]",
-    );
+    expectIdentifierError(() => severity.canonicalize('9'), "Field 'severity' value 9 is outside allowed range [1, 7]");
   });
 
   it('prints the canonical value in the range message', () => {
-    expectIdentifierError(
-      () => severity.canonicalize('+09'),
-      "Field 'severity' value 9 is outside allowed range [1, 7]",
-    );
+    expectIdentifierError(() => severity.canonicalize('+09'), "Field 'severity' value 9 is outside allowed range [1, 7]");
   });
 
   it('canonicalises any i64 written with leading zeros and a plus sign to its minimal decimal', () => {

@@ -52,7 +52,10 @@ describe('prepareNotification: polygons (D7, D27)', () => {
   });
 
   it('takes typed JSON numbers for Int and Float fields', () => {
-    const prepared = prepare('extreme_event', '{"region":"north","run_time":"12","severity":4,"anomaly":42.50,"polygon":[[0,0],[0,1],[1,1],[0,0]]}');
+    const prepared = prepare(
+      'extreme_event',
+      '{"region":"north","run_time":"12","severity":4,"anomaly":42.50,"polygon":[[0,0],[0,1],[1,1],[0,0]]}',
+    );
     expect(prepared.topic).toBe('extreme_event.north.1200.4.42%2E5');
   });
 });

@@ -17,9 +17,7 @@ function cloudOf(count: number, ones = 0): JsonValue[] {
 
 describe('PointCloudHandler', () => {
   it('writes the canonical JSON with integral values as floats', () => {
-    expect(handler.parse(json('[[52.52,13.4],[48.14,11.58],[1,-2]]')).canonicalJson).toBe(
-      '[[52.52,13.4],[48.14,11.58],[1.0,-2.0]]',
-    );
+    expect(handler.parse(json('[[52.52,13.4],[48.14,11.58],[1,-2]]')).canonicalJson).toBe('[[52.52,13.4],[48.14,11.58],[1.0,-2.0]]');
   });
 
   it('keeps the order of points and their duplicates', () => {
@@ -42,12 +40,7 @@ describe('PointCloudHandler', () => {
     expect(handler.parse(json('[[1.5e-7,-0.0]]')).canonicalJson).toBe('[[1.5e-7,-0.0]]');
   });
 
-  it.each([
-    ['"[[0,0]]"'],
-    ['5'],
-    ['true'],
-    ['null'],
-  ])('rejects the non-array %s', (text) => {
+  it.each([['"[[0,0]]"'], ['5'], ['true'], ['null']])('rejects the non-array %s', (text) => {
     expectIdentifierError(() => handler.parse(json(text)), "field 'point_cloud' must be a JSON array of [lat,lon] points");
   });
 
@@ -67,10 +60,7 @@ describe('PointCloudHandler', () => {
   });
 
   it('defaults max_points to 10000', () => {
-    expectIdentifierError(
-      () => handler.parse(cloudOf(10_001)),
-      "field 'point_cloud' point cloud contains 10001 points, maximum is 10000",
-    );
+    expectIdentifierError(() => handler.parse(cloudOf(10_001)), "field 'point_cloud' point cloud contains 10001 points, maximum is 10000");
   });
 
   it.each([

@@ -49,10 +49,7 @@ describe('PolygonHandler', () => {
         '((0,0,0,1,1,1,0,0))',
         "polygon coordinate string must have at most one outer pair of parentheses; nested '(' or ')' are not allowed",
       ],
-      [
-        '0,0,(0,1),1,1,0,0',
-        "polygon coordinate string must have at most one outer pair of parentheses; nested '(' or ')' are not allowed",
-      ],
+      ['0,0,(0,1),1,1,0,0', "polygon coordinate string must have at most one outer pair of parentheses; nested '(' or ')' are not allowed"],
       [
         '(0,0,0,1)(1,1,0,0)',
         "polygon coordinate string must have at most one outer pair of parentheses; nested '(' or ')' are not allowed",
@@ -70,20 +67,14 @@ describe('PolygonHandler', () => {
       ['inf,0,0,1,1,1,0,0', 'latitude inf is outside the valid range [-90, 90]'],
       ['0,180.5,0,1,1,1,0,0', 'longitude 180.5 is outside the valid range [-180, 180]'],
       ['0,-1e3,0,1,1,1,0,0', 'longitude -1000 is outside the valid range [-180, 180]'],
-      [
-        '0,0,0,1,0,0',
-        'polygon must have at least 4 coordinate pairs (3 unique vertices plus a closing repeat of the first vertex)',
-      ],
+      ['0,0,0,1,0,0', 'polygon must have at least 4 coordinate pairs (3 unique vertices plus a closing repeat of the first vertex)'],
       ['0,0,0,1,1,1,1,0', 'polygon must be closed (first and last coordinates must be identical)'],
     ])('rejects %j', (text, reason) => {
       expectIdentifierError(() => handler.parse(text), PREFIX + reason);
     });
 
     it('checks each pair completely before the next one', () => {
-      expectIdentifierError(
-        () => handler.parse('91,0,abc,0,1,1,91,0'),
-        `${PREFIX}latitude 91 is outside the valid range [-90, 90]`,
-      );
+      expectIdentifierError(() => handler.parse('91,0,abc,0,1,1,91,0'), `${PREFIX}latitude 91 is outside the valid range [-90, 90]`);
     });
 
     it('parses the longitude before checking the latitude range', () => {
@@ -160,7 +151,10 @@ describe('PolygonHandler', () => {
       const pair = (lat: string, lon: string) => [new JsonNumber(lat), new JsonNumber(lon)];
       const ring = (bad: ReturnType<typeof pair>) => [pair('0', '0'), bad, pair('1', '1'), pair('0', '0')];
       expectIdentifierError(() => handler.parse(ring(pair('1e400', '0'))), `${PREFIX}polygon point 1 is invalid: latitude must be finite`);
-      expectIdentifierError(() => handler.parse(ring(pair('0', '-1e400'))), `${PREFIX}polygon point 1 is invalid: longitude must be finite`);
+      expectIdentifierError(
+        () => handler.parse(ring(pair('0', '-1e400'))),
+        `${PREFIX}polygon point 1 is invalid: longitude must be finite`,
+      );
     });
   });
 
@@ -176,10 +170,7 @@ describe('PolygonHandler', () => {
     it.each(['[[0,0],[0,1],[1,1],[0,0]', '[(0,0)]', '[', '[[0,0],[0,1],[1,1],[1e999,0]]'])(
       'rejects %j, which is no JSON, as neither an array nor a compatible string',
       (text) => {
-        expectIdentifierError(
-          () => handler.parse(text),
-          `${PREFIX}polygon must be an array of [lat,lon] points or a compatible string`,
-        );
+        expectIdentifierError(() => handler.parse(text), `${PREFIX}polygon must be an array of [lat,lon] points or a compatible string`);
       },
     );
 

@@ -19,10 +19,7 @@ describe('StringHandler', () => {
   });
 
   it('rejects text longer than max_length', () => {
-    expectIdentifierError(
-      () => limited.canonicalize('abcd'),
-      "Field 'class' exceeds maximum length of 3 characters, got: 4",
-    );
+    expectIdentifierError(() => limited.canonicalize('abcd'), "Field 'class' exceeds maximum length of 3 characters, got: 4");
   });
 
   it('counts max_length in UTF-8 bytes, so é counts as 2', () => {

@@ -4,15 +4,13 @@ import { expectIdentifierError } from './identifier-error-assertions.js';
 
 const handler = createTimeHandler('time');
 
-const hoursMessage = (h: string): string =>
-  `Field 'time' has invalid hours: ${h}. Hours must be 0-23 in 24-hour format`;
+const hoursMessage = (h: string): string => `Field 'time' has invalid hours: ${h}. Hours must be 0-23 in 24-hour format`;
 const minutesMessage = (m: string): string => `Field 'time' has invalid minutes: ${m}. Minutes must be 0-59`;
 const colonFormatMessage = (v: string): string =>
   `Field 'time' has invalid HH:MM format '${v}'. Expected format: HH:MM (e.g., 14:30, 9:05)`;
 const fourDigitMessage = (v: string): string =>
   `Field 'time' has invalid HHMM format '${v}'. Expected format: HHMM with exactly 4 digits (e.g., 1430, 0905)`;
-const formatMessage = (v: string): string =>
-  `Field 'time' has invalid time format '${v}'. Expected: H, HH, HH:MM, or HHMM`;
+const formatMessage = (v: string): string => `Field 'time' has invalid time format '${v}'. Expected: H, HH, HH:MM, or HHMM`;
 
 describe('TimeHandler', () => {
   describe('the accepted rows of the docs/design/rules/schema-and-validation.md §5.3 table', () => {

@@ -55,9 +55,7 @@ describe('prepareWatch on schema-backed event types', () => {
 
   it('reports missing required fields in alphabetical order', () => {
     expect(failure('extreme_event', '{}')).toBe("Required field 'region' missing for watch operation");
-    expect(failure('extreme_event', '{"region":"north","run_time":"1200"}')).toBe(
-      "Required field 'severity' missing for watch operation",
-    );
+    expect(failure('extreme_event', '{"region":"north","run_time":"1200"}')).toBe("Required field 'severity' missing for watch operation");
   });
 
   it('refuses constraint objects on handlers without operators', () => {

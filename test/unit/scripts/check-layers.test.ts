@@ -92,7 +92,14 @@ describe('imports', () => {
       ['d', ['a']],
     ]);
     expect(circlesOf(graph)).toEqual([['a', 'b', 'c']]);
-    expect(circlesOf(new Map([['a', ['b']], ['b', []]]))).toEqual([]);
+    expect(
+      circlesOf(
+        new Map([
+          ['a', ['b']],
+          ['b', []],
+        ]),
+      ),
+    ).toEqual([]);
   });
 });
 
@@ -101,9 +108,15 @@ describe('the client package boundary', () => {
     expect(clientBoundaryProblem('packages/client/src/cli/main.ts', 'packages/client/src/index.ts')).toBeUndefined();
     expect(clientBoundaryProblem('packages/client/src/cli/main.ts', 'packages/client/src/cli/log.ts')).toBeUndefined();
     expect(clientBoundaryProblem('packages/client/src/client.ts', 'packages/client/src/url.ts')).toBeUndefined();
-    expect(clientBoundaryProblem('packages/client/src/cli/triggers/run.ts', 'packages/client/src/stream/backoff.ts')).toMatch(/only through its public entry/);
-    expect(clientBoundaryProblem('packages/client/src/cli/main.ts', 'packages/client/src/internal.ts')).toMatch(/only through its public entry/);
-    expect(clientBoundaryProblem('packages/client/src/client.ts', 'packages/client/src/cli/log.ts')).toMatch(/does not import the aviso command/);
+    expect(clientBoundaryProblem('packages/client/src/cli/triggers/run.ts', 'packages/client/src/stream/backoff.ts')).toMatch(
+      /only through its public entry/,
+    );
+    expect(clientBoundaryProblem('packages/client/src/cli/main.ts', 'packages/client/src/internal.ts')).toMatch(
+      /only through its public entry/,
+    );
+    expect(clientBoundaryProblem('packages/client/src/client.ts', 'packages/client/src/cli/log.ts')).toMatch(
+      /does not import the aviso command/,
+    );
   });
 
   /** A tree with one layer, the client's public entry, an internal module and one command file. */
@@ -142,7 +155,9 @@ describe('the client package boundary', () => {
     for (const specifier of ["'../stream/backoff.js'", '"../stream/backoff.js"', '"../internal.js"']) {
       const result = check(`import { backoffDelay } from ${specifier};\n`);
       expect(result.status).toBe(1);
-      expect(result.stderr).toMatch(/^packages\/client\/src\/cli\/main\.ts -> packages\/client\/src\/(stream\/backoff|internal)\.ts: the aviso command uses the client library only through its public entry packages\/client\/src\/index\.ts\n$/);
+      expect(result.stderr).toMatch(
+        /^packages\/client\/src\/cli\/main\.ts -> packages\/client\/src\/(stream\/backoff|internal)\.ts: the aviso command uses the client library only through its public entry packages\/client\/src\/index\.ts\n$/,
+      );
     }
   });
 });

@@ -36,11 +36,26 @@ describe('CloudEventRenderer', () => {
     const json = renderer().render(
       notification({ metadata: { aviso_identifier: '{"date":"20250706","time":"1200","polygon":[[0,0],[0,1],[1,1],[0,0]]}' } }),
     );
-    expect(JSON.parse(json).data.identifier).toEqual({ date: '20250706', time: '1200', polygon: [[0, 0], [0, 1], [1, 1], [0, 0]] });
+    expect(JSON.parse(json).data.identifier).toEqual({
+      date: '20250706',
+      time: '1200',
+      polygon: [
+        [0, 0],
+        [0, 1],
+        [1, 1],
+        [0, 0],
+      ],
+    });
   });
 
   describe('polygon output (D27)', () => {
-    const CANONICAL = [[50, 10], [52, 10], [52, 12], [50, 12], [50, 10]];
+    const CANONICAL = [
+      [50, 10],
+      [52, 10],
+      [52, 12],
+      [50, 12],
+      [50, 10],
+    ];
     const identifierOf = (metadata: Record<string, string>, topic?: string) =>
       JSON.parse(renderer().render(notification({ metadata, ...(topic === undefined ? {} : { topic }) }))).data.identifier;
 
@@ -61,7 +76,11 @@ describe('CloudEventRenderer', () => {
     });
 
     it('renders a reference-written ring of 3 pairs, which the reference 0.7.1 accepted, as the array', () => {
-      expect(identifierOf({ spatial_geometry: '((0,0,0,1,0,0))' }).polygon).toEqual([[0, 0], [0, 1], [0, 0]]);
+      expect(identifierOf({ spatial_geometry: '((0,0,0,1,0,0))' }).polygon).toEqual([
+        [0, 0],
+        [0, 1],
+        [0, 0],
+      ]);
     });
 
     it('renders a spatial_geometry holding a JSON array as the canonical array', () => {
@@ -92,7 +111,13 @@ describe('CloudEventRenderer', () => {
         metadata: { aviso_identifier: '{"date":"20250706"}', spatial_point_cloud: '[[52.52,13.4],[48.14,11.58]]' },
       }),
     );
-    expect(JSON.parse(json).data.identifier).toEqual({ date: '20250706', point_cloud: [[52.52, 13.4], [48.14, 11.58]] });
+    expect(JSON.parse(json).data.identifier).toEqual({
+      date: '20250706',
+      point_cloud: [
+        [52.52, 13.4],
+        [48.14, 11.58],
+      ],
+    });
   });
 
   it.each([
@@ -149,8 +174,6 @@ describe('CloudEventRenderer', () => {
   it('prints the storage time with only the precision it has', () => {
     const whole = BigInt(Date.UTC(2026, 2, 1, 11, 58, 1)) * 1_000_000n;
     expect(JSON.parse(renderer().render(notification({ timestampNs: whole }))).time).toBe('2026-03-01T11:58:01Z');
-    expect(JSON.parse(renderer().render(notification({ timestampNs: whole + 710_810_413n }))).time).toBe(
-      '2026-03-01T11:58:01.710810413Z',
-    );
+    expect(JSON.parse(renderer().render(notification({ timestampNs: whole + 710_810_413n }))).time).toBe('2026-03-01T11:58:01.710810413Z');
   });
 });

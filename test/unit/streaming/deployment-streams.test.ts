@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import type { AskOptions, DeploymentAnswer, DeploymentExchange, GatheredAnswers, Responder } from '../../../src/backend/deployment-exchange.js';
+import type {
+  AskOptions,
+  DeploymentAnswer,
+  DeploymentExchange,
+  GatheredAnswers,
+  Responder,
+} from '../../../src/backend/deployment-exchange.js';
 import { readStreams, streamsAcrossDeployment } from '../../../src/streaming/deployment-streams.js';
 import type { OpenStream, OpenStreamDirectory } from '../../../src/streaming/open-streams.js';
 
@@ -33,7 +39,12 @@ class ScriptedExchange implements DeploymentExchange {
   readonly process = 'here:1';
   readonly responders = new Map<string, Responder>();
   readonly asked: { question: string; body: string }[] = [];
-  constructor(private readonly answers: (question: string, body: string) => { answers: DeploymentAnswer[]; notAnswering?: string[]; unreachable?: boolean }) {}
+  constructor(
+    private readonly answers: (
+      question: string,
+      body: string,
+    ) => { answers: DeploymentAnswer[]; notAnswering?: string[]; unreachable?: boolean },
+  ) {}
 
   answer(question: string, responder: Responder): void {
     this.responders.set(question, responder);

@@ -12,7 +12,13 @@ describe('replay_started (D25)', () => {
         '"request_id":"3f2b8c1e-9d4a-4c7e-8b1f-2a6d5e9c0b7a","timestamp":"2026-03-01T12:00:00Z","to_date":null,' +
         '"topic":"mars.od.*","type":"replay_started"}\n\n',
     );
-    const open = replayStarted(STREAM, NOW, { batchSize: 5, fromSequence: null, fromDate: '2026-01-01T00:00:00Z', endSequence: null, toDate: null });
+    const open = replayStarted(STREAM, NOW, {
+      batchSize: 5,
+      fromSequence: null,
+      fromDate: '2026-01-01T00:00:00Z',
+      endSequence: null,
+      toDate: null,
+    });
     expect(String(renderFrame(open))).toContain('"end_sequence":null,"from_date":"2026-01-01T00:00:00Z"');
     expect(String(renderFrame(open))).toContain('"to_date":null');
   });

@@ -26,7 +26,15 @@ async function start(backend: MemoryBackend): Promise<string> {
   return listen(testApp.app);
 }
 
-const identifier = (step: number) => ({ class: 'od', expver: '1', domain: 'g', date: '20250706', time: '1200', stream: 'enfo', step: String(step) });
+const identifier = (step: number) => ({
+  class: 'od',
+  expver: '1',
+  domain: 'g',
+  date: '20250706',
+  time: '1200',
+  stream: 'enfo',
+  step: String(step),
+});
 
 async function notify(url: string, step: number): Promise<void> {
   const response = await fetch(`${url}/api/v1/notification`, {
@@ -78,7 +86,7 @@ describe('history gaps on a stream (D42)', () => {
     expect(gap.data).toBe(JSON.stringify(gap.json, Object.keys(gap.json).sort()));
   });
 
-  it('a replay that lost nothing gets no gap frame, and other topics\' losses are not its own', async () => {
+  it("a replay that lost nothing gets no gap frame, and other topics' losses are not its own", async () => {
     const url = await start(new MemoryBackend({ maxHistoryPerTopic: 1, maxTopics: 100, clock: new ManualClock() }));
     for (const step of [1, 1, 2]) await notify(url, step);
     const client = await stream(url, '/api/v1/replay', { identifier: { class: 'od', step: 2 }, from_id: '1' });
@@ -101,8 +109,10 @@ describe('history gaps on a stream (D42)', () => {
     ]);
   });
 
-  it('after a restart the previous process\'s range is said lost, its topics unknown', async () => {
-    const url = await start(new MemoryBackend({ maxHistoryPerTopic: 10, maxTopics: 100, clock: new ManualClock(), journal: restoredJournal({ MARS: 3 }) }));
+  it("after a restart the previous process's range is said lost, its topics unknown", async () => {
+    const url = await start(
+      new MemoryBackend({ maxHistoryPerTopic: 10, maxTopics: 100, clock: new ManualClock(), journal: restoredJournal({ MARS: 3 }) }),
+    );
     await notify(url, 1);
     const behind = await stream(url, '/api/v1/replay', { identifier: { class: 'od' }, from_id: '2' });
     expect((await frames(behind)).map(label)).toEqual([
@@ -117,7 +127,7 @@ describe('history gaps on a stream (D42)', () => {
   });
 });
 
-describe('a start beyond the stream\'s numbering (D41)', () => {
+describe("a start beyond the stream's numbering (D41)", () => {
   it('is said, and the stream replays from the first sequence, then goes live', async () => {
     const url = await start(new MemoryBackend({ maxHistoryPerTopic: 10, maxTopics: 100, clock: new ManualClock() }));
     for (const step of [1, 2]) await notify(url, step);
@@ -136,7 +146,8 @@ describe('a start beyond the stream\'s numbering (D41)', () => {
     const reset = opening[1] as SseEvent;
     expect(reset.json).toEqual({
       last_sequence: 2,
-      message: "Sequence 4 is beyond this stream's last sequence 2: its numbering was reset, so the stream starts again from its first sequence",
+      message:
+        "Sequence 4 is beyond this stream's last sequence 2: its numbering was reset, so the stream starts again from its first sequence",
       request_id: reset.json.request_id,
       requested_sequence: 4,
       timestamp: reset.json.timestamp,
@@ -153,14 +164,24 @@ describe('a start beyond the stream\'s numbering (D41)', () => {
     const client = await stream(url, '/api/v1/watch', { identifier: { class: 'od' }, from_id: '3' });
     const opening = await frames(client, 2);
     await notify(url, 3);
-    expect([...opening, ...(await frames(client, 1))].map(label)).toEqual(['replay_started', 'replay_completed', 'live-notification mars@3']);
+    expect([...opening, ...(await frames(client, 1))].map(label)).toEqual([
+      'replay_started',
+      'replay_completed',
+      'live-notification mars@3',
+    ]);
   });
 
   it('a replay beyond the numbering replays the new numbering and completes', async () => {
     const url = await start(new MemoryBackend({ maxHistoryPerTopic: 10, maxTopics: 100, clock: new ManualClock() }));
     await notify(url, 1);
     const client = await stream(url, '/api/v1/replay', { identifier: { class: 'od' }, from_id: '50' });
-    expect((await frames(client)).map(label)).toEqual(['replay_started', 'sequence_reset', 'replay mars@1', 'replay_completed', 'close end_of_stream']);
+    expect((await frames(client)).map(label)).toEqual([
+      'replay_started',
+      'sequence_reset',
+      'replay mars@1',
+      'replay_completed',
+      'close end_of_stream',
+    ]);
   });
 
   it('a GET replay resumed beyond the numbering replays it instead of answering 204', async () => {
@@ -170,7 +191,13 @@ describe('a start beyond the stream\'s numbering (D41)', () => {
     const resumed = await SseClient.openGet(`${url}/api/v1/replay?${query.toString()}`, { 'Last-Event-ID': 'mars@9' });
     clients.push(resumed);
     expect(resumed.status).toBe(200);
-    expect((await frames(resumed)).map(label)).toEqual(['replay_started', 'sequence_reset', 'replay mars@1', 'replay_completed', 'close end_of_stream']);
+    expect((await frames(resumed)).map(label)).toEqual([
+      'replay_started',
+      'sequence_reset',
+      'replay mars@1',
+      'replay_completed',
+      'close end_of_stream',
+    ]);
     const atEnd = await fetch(`${url}/api/v1/replay?${query.toString()}`, { headers: { 'Last-Event-ID': 'mars@1' } });
     expect(atEnd.status).toBe(204);
   });
@@ -179,5 +206,3 @@ describe('a start beyond the stream\'s numbering (D41)', () => {
 function restoredJournal(restored: Record<string, number>): SequenceJournal {
   return { restored: new Map(Object.entries(restored)), afterMachineRestart: false, issued: () => undefined, close: () => undefined };
 }
-
-

@@ -276,7 +276,10 @@ describe('SseConnection.sendAll', () => {
     connection.finish('event: connection-closing\ndata: {}\n\n', true);
     await ended;
     const expected =
-      frames.slice(0, 150).join('') + 'event: heartbeat\ndata: {}\n\n' + frames.slice(150).join('') + 'event: connection-closing\ndata: {}\n\n';
+      frames.slice(0, 150).join('') +
+      'event: heartbeat\ndata: {}\n\n' +
+      frames.slice(150).join('') +
+      'event: connection-closing\ndata: {}\n\n';
     expect(text).toBe(expected);
     expect(writes).toBeLessThan(10);
   });

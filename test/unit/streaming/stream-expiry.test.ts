@@ -45,7 +45,9 @@ async function start(watchEndpoint: Partial<WatchEndpointConfig> = {}) {
   const token = await signToken({ username: 'reader-user', realm: LOCAL_REALM, roles: ['reader'], exp: clock.now() / 1000 + EXP_IN_S });
   /** `aviso_sse_token_expiry_closes_total` of a route, as scraped. */
   const expiryCloses = async (route: string): Promise<number> => {
-    const line = (await metrics.render()).body.split('\n').find((l) => l.startsWith(`aviso_sse_token_expiry_closes_total{route="${route}"} `));
+    const line = (await metrics.render()).body
+      .split('\n')
+      .find((l) => l.startsWith(`aviso_sse_token_expiry_closes_total{route="${route}"} `));
     return Number(line?.split(' ')[1]);
   };
   return { url, clock, app: testApp.app, authorization: `Bearer ${token}`, expiryCloses };

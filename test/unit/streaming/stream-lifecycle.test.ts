@@ -255,7 +255,11 @@ describe('slow consumers (D9, D32)', () => {
   it('slows a replay down for a slow reader instead of dropping it', async () => {
     const { url, faulty } = await start({ watchEndpoint: { max_buffered_events: 4, replay_batch_size: 50 } });
     for (let i = 0; i < 300; i++) {
-      await faulty.publish({ topic: `polygon.${20250000 + i}.1200`, payload: JSON.stringify({ i, pad: 'y'.repeat(4096) }), metadata: { spatial_bbox: '50,10,52,12', spatial_geometry: '(50.0,10.0,52.0,10.0,52.0,12.0,50.0,12.0,50.0,10.0)' } });
+      await faulty.publish({
+        topic: `polygon.${20250000 + i}.1200`,
+        payload: JSON.stringify({ i, pad: 'y'.repeat(4096) }),
+        metadata: { spatial_bbox: '50,10,52,12', spatial_geometry: '(50.0,10.0,52.0,10.0,52.0,12.0,50.0,12.0,50.0,10.0)' },
+      });
     }
     const client = await open(url, '/api/v1/replay', { ...TRANSCRIPT_REQUEST, from_id: '0' });
     const events = withoutHeartbeats(await client.rest());

@@ -20,7 +20,19 @@ describe('the docs examples reader', () => {
   });
 
   it('finds the commands of shell blocks only, with their page lines', () => {
-    const markdown = ['# Title', '```sh', 'curl -s localhost:8000/health', '```', '```json', '{"curl": 1}', '```', '```bash', '', 'npm start', '```'].join('\n');
+    const markdown = [
+      '# Title',
+      '```sh',
+      'curl -s localhost:8000/health',
+      '```',
+      '```json',
+      '{"curl": 1}',
+      '```',
+      '```bash',
+      '',
+      'npm start',
+      '```',
+    ].join('\n');
     expect(shellCommands('a page', markdown).map((command) => [command.line, command.words])).toEqual([
       [3, ['curl', '-s', 'localhost:8000/health']],
       [10, ['npm', 'start']],
@@ -31,16 +43,28 @@ describe('the docs examples reader', () => {
     const [post, stream, unknown] = splitCommands(
       'a page',
       1,
-      [`curl -s localhost:8000/x -d '{}' -u alice:pw`, `curl -N -X POST http://h:1/w -H 'Content-Type: application/json' -d '{}'`, 'curl -k https://h/'].join('\n'),
+      [
+        `curl -s localhost:8000/x -d '{}' -u alice:pw`,
+        `curl -N -X POST http://h:1/w -H 'Content-Type: application/json' -d '{}'`,
+        'curl -k https://h/',
+      ].join('\n'),
     );
     expect(curlRequest(post!)).toEqual({
       method: 'POST',
       url: 'http://localhost:8000/x',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from('alice:pw').toString('base64')}` },
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: `Basic ${Buffer.from('alice:pw').toString('base64')}`,
+      },
       body: '{}',
       streaming: false,
     });
-    expect(curlRequest(stream!)).toMatchObject({ method: 'POST', url: 'http://h:1/w', headers: { 'content-type': 'application/json' }, streaming: true });
+    expect(curlRequest(stream!)).toMatchObject({
+      method: 'POST',
+      url: 'http://h:1/w',
+      headers: { 'content-type': 'application/json' },
+      streaming: true,
+    });
     expect(() => curlRequest(unknown!)).toThrow('curl option -k is not read by this test');
   });
 });

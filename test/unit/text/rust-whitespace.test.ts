@@ -2,12 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { isRustWhitespace, trimRust, trimRustStart } from '../../../src/text/rust-whitespace.js';
 
 describe('Rust whitespace', () => {
-  it.each([' ', '\t', '\n', '\r', '\v', '\f', '\u0085', '\u00a0', '\u2003', '\u3000'])(
-    'treats %j as whitespace',
-    (char) => {
-      expect(isRustWhitespace(char)).toBe(true);
-    },
-  );
+  it.each([' ', '\t', '\n', '\r', '\v', '\f', '\u0085', '\u00a0', '\u2003', '\u3000'])('treats %j as whitespace', (char) => {
+    expect(isRustWhitespace(char)).toBe(true);
+  });
 
   it('does not treat the byte order mark as whitespace, unlike JavaScript trim', () => {
     expect(isRustWhitespace('\ufeff')).toBe(false);

@@ -35,7 +35,10 @@ export class BearerAuth implements AuthProvider {
 export class BasicAuth implements AuthProvider {
   readonly kind = 'basic';
   readonly discovered = false;
-  constructor(private readonly username: string, private readonly password: string) {}
+  constructor(
+    private readonly username: string,
+    private readonly password: string,
+  ) {}
   authorization(): Promise<string> {
     return Promise.resolve(basicHeader(this.username, this.password));
   }

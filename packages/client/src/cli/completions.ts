@@ -74,7 +74,9 @@ function fish(nodes: Node[]): string {
 }
 
 function powershell(nodes: Node[]): string {
-  const table = nodes.map((n) => `    '${n.path.join(' ')}' = @(${[...n.subcommands, ...n.flags].map((w) => `'${w}'`).join(', ')})`).join('\n');
+  const table = nodes
+    .map((n) => `    '${n.path.join(' ')}' = @(${[...n.subcommands, ...n.flags].map((w) => `'${w}'`).join(', ')})`)
+    .join('\n');
   return `# PowerShell completion for aviso: aviso completions powershell | Out-String | Invoke-Expression
 Register-ArgumentCompleter -Native -CommandName aviso -ScriptBlock {
   param($wordToComplete, $commandAst, $cursorPosition)

@@ -1,6 +1,14 @@
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { BasicAuth, BearerAuth, CredentialsFileAuth, DiscoveredAuth, EnvironmentAuth, parseCredentialsFile, type AuthProvider } from '../index.js';
+import {
+  BasicAuth,
+  BearerAuth,
+  CredentialsFileAuth,
+  DiscoveredAuth,
+  EnvironmentAuth,
+  parseCredentialsFile,
+  type AuthProvider,
+} from '../index.js';
 import { UsageError } from './errors.js';
 import { isObject } from './listeners.js';
 

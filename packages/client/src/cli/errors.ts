@@ -10,12 +10,7 @@ export class UsageError extends Error {
 export class TemplateError extends Error {
   override readonly name = 'TemplateError';
   constructor(
-    readonly kind:
-      | 'Missing'
-      | 'EnvNotSet'
-      | 'BadSyntax'
-      | 'ValueInUrlAuthority'
-      | 'ValueAfterUnsupportedShellSyntax',
+    readonly kind: 'Missing' | 'EnvNotSet' | 'BadSyntax' | 'ValueInUrlAuthority' | 'ValueAfterUnsupportedShellSyntax',
     readonly context: string,
     readonly field: string,
   ) {

@@ -139,7 +139,13 @@ function parseTrigger(raw: unknown, where: string): TriggerSpec {
     };
   }
   const url = str(raw.url, where, 'url');
-  if (kind === 'teams') return { type: kind, ...timed(HTTP_TIMEOUT_MS), url, titleTemplate: optStr(raw.title_template, where, 'title_template') ?? DEFAULT_TEAMS_TITLE };
+  if (kind === 'teams')
+    return {
+      type: kind,
+      ...timed(HTTP_TIMEOUT_MS),
+      url,
+      titleTemplate: optStr(raw.title_template, where, 'title_template') ?? DEFAULT_TEAMS_TITLE,
+    };
   const headers = stringMap(raw.headers, where, 'headers');
   if (kind === 'post') return { type: kind, ...timed(HTTP_TIMEOUT_MS), url, headers };
   const method = raw.method ?? 'POST';

@@ -122,7 +122,9 @@ export function createLogger(options: LoggerOptions): Logger {
     log(level, body, attributes = {}) {
       if (SEVERITY_NUMBER[level] < floor) return;
       const record = { at: now(), level, body, attributes };
-      options.stderr.write(terminal ? textRecord(record, options.color) : jsonRecord(record, options.version, options.env.AVISO_DEPLOYMENT_ENV));
+      options.stderr.write(
+        terminal ? textRecord(record, options.color) : jsonRecord(record, options.version, options.env.AVISO_DEPLOYMENT_ENV),
+      );
     },
   };
 }

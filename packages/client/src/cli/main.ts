@@ -31,15 +31,25 @@ function warnAboutSettings(settings: Settings, output: Output): void {
     listeners_count: settings.listeners.length,
   });
   if (settings.credential?.source === 'flag') {
-    output.log.log('warn', 'a credential on the command line is visible to other local users and kept in the shell history; use AVISO_TOKEN, AVISO_USERNAME/AVISO_PASSWORD or the credentials file', {
-      'event.name': 'cli.auth.on_command_line',
-    });
+    output.log.log(
+      'warn',
+      'a credential on the command line is visible to other local users and kept in the shell history; use AVISO_TOKEN, AVISO_USERNAME/AVISO_PASSWORD or the credentials file',
+      {
+        'event.name': 'cli.auth.on_command_line',
+      },
+    );
   }
 }
 
 async function run(command: Command, body: (ctx: CommandContext) => Promise<number | void>): Promise<void> {
   const flags = command.optsWithGlobals<GlobalFlags & { json?: boolean; verbose: number; color: 'auto' | 'always' | 'never' }>();
-  const output = createOutput({ json: flags.json === true, verbosity: flags.verbose, color: flags.color, env: process.env, version: VERSION });
+  const output = createOutput({
+    json: flags.json === true,
+    verbosity: flags.verbose,
+    color: flags.color,
+    env: process.env,
+    version: VERSION,
+  });
   const interrupt = installInterruptHandler(() => output.line('Stopping (press Ctrl+C again within 5 s to exit at once)...'));
   // The library unrefs its backoff and watchdog timers (they must not keep an embedding
   // process alive); the command itself must stay alive until its work ends, backoff included.

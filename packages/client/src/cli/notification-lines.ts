@@ -24,10 +24,13 @@ function parseLine(text: string, where: string): NotifyItem {
   } catch (error) {
     throw new UsageError(`${where}: not valid JSON (${(error as Error).message})`);
   }
-  if (!isObject(value)) throw new UsageError(`${where}: a notification is a JSON object {"event_type": ..., "identifier": {...}, "payload": ...}`);
+  if (!isObject(value))
+    throw new UsageError(`${where}: a notification is a JSON object {"event_type": ..., "identifier": {...}, "payload": ...}`);
   const unknown = Object.keys(value).filter((key) => !FIELDS.includes(key));
-  if (unknown.length > 0) throw new UsageError(`${where}: unknown field "${unknown[0]}" (a notification has event_type, identifier and payload)`);
-  if (typeof value.event_type !== 'string' || value.event_type === '') throw new UsageError(`${where}: event_type must be a non-empty string`);
+  if (unknown.length > 0)
+    throw new UsageError(`${where}: unknown field "${unknown[0]}" (a notification has event_type, identifier and payload)`);
+  if (typeof value.event_type !== 'string' || value.event_type === '')
+    throw new UsageError(`${where}: event_type must be a non-empty string`);
   if (!isObject(value.identifier)) throw new UsageError(`${where}: identifier must be a JSON object`);
   const item = { eventType: value.event_type, identifier: value.identifier as Identifier };
   return Object.hasOwn(value, 'payload') ? { ...item, payload: value.payload } : item;

@@ -32,7 +32,11 @@ export interface OutputOptions {
   readonly version?: string;
 }
 
-export function createOutput(options: OutputOptions, stdout: NodeJS.WriteStream = process.stdout, stderr: NodeJS.WriteStream = process.stderr): Output {
+export function createOutput(
+  options: OutputOptions,
+  stdout: NodeJS.WriteStream = process.stdout,
+  stderr: NodeJS.WriteStream = process.stderr,
+): Output {
   const human = !options.json && stdout.isTTY === true;
   const env = options.env ?? {};
   const mode = options.color ?? 'never';

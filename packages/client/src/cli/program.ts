@@ -27,7 +27,12 @@ export function buildProgram(version: string, run: Run): Command {
     .option('--token <TOKEN>', 'bearer token (env AVISO_TOKEN)')
     .option('--username <USERNAME>', 'basic auth user name, with --password (env AVISO_USERNAME)')
     .option('--password <PASSWORD>', 'basic auth password, with --username (env AVISO_PASSWORD)')
-    .option('--ca-bundle <PATH>', 'PEM file of CAs to trust in addition to the default roots; repeatable (config tls.ca_bundle)', collect, [])
+    .option(
+      '--ca-bundle <PATH>',
+      'PEM file of CAs to trust in addition to the default roots; repeatable (config tls.ca_bundle)',
+      collect,
+      [],
+    )
     .option('--danger-accept-invalid-certs', 'accept any server certificate: INSECURE, for development only (warns on every run)')
     .option('--json', 'JSON output even on a terminal')
     .addOption(
@@ -46,7 +51,10 @@ export function buildProgram(version: string, run: Run): Command {
     .option('--identifier <KEY=VALUE>', 'one identifier: key=value (string) or key:=JSON (typed); repeatable', collect, [])
     .option('--file <PATH>', 'publish the notifications of this NDJSON file (- for standard input) in batches, instead of PARAMETERS')
     .option('--idempotency-key <KEY>', 'the Idempotency-Key to send (1 to 255 visible ASCII characters; default: a fresh UUID)')
-    .option('--retry', 'retry a cut or timed-out request, a 5xx or a 409 with the same key, even before the server has shown it deduplicates')
+    .option(
+      '--retry',
+      'retry a cut or timed-out request, a 5xx or a 409 with the same key, even before the server has shown it deduplicates',
+    )
     .action((parameters: string[], opts: { identifier: string[]; file?: string; idempotencyKey?: string; retry?: boolean }, cmd: Command) =>
       run(cmd, (ctx) => {
         const key = opts.idempotencyKey === undefined ? {} : { idempotencyKey: opts.idempotencyKey };
@@ -67,23 +75,27 @@ export function buildProgram(version: string, run: Run): Command {
     program
       .command('listen')
       .description('run listeners until Ctrl+C')
-      .argument('[LISTENER_FILES...]', 'listener YAML files (replace the config file\'s listeners:)')
+      .argument('[LISTENER_FILES...]', "listener YAML files (replace the config file's listeners:)")
       .option('--from <VALUE>', 'start after this sequence, or at this date, for every listener')
       .option('--no-state-store', 'keep cursors in memory only for this run')
-      .option('--startup-timeout <DURATION>', 'give up when no stream is confirmed open within this time across retries; 0s to disable', '30s'),
+      .option(
+        '--startup-timeout <DURATION>',
+        'give up when no stream is confirmed open within this time across retries; 0s to disable',
+        '30s',
+      ),
   ).action((files: string[], opts: ListenFlags, cmd: Command) => run(cmd, (ctx) => listenCommand(ctx, files, opts)));
 
   inline(
     program
       .command('replay')
-      .description('replay stored notifications through a listener\'s triggers, then exit')
+      .description("replay stored notifications through a listener's triggers, then exit")
       .argument('[LISTENER_FILES...]', 'listener YAML files')
       .requiredOption('--from <VALUE>', 'start after this sequence, or at this date')
       .option('--until <VALUE>', 'end at this sequence or date (inclusive)')
       .option('--listener <NAME>', 'the listener to replay when several resolve'),
   ).action((files: string[], opts: ReplayFlags, cmd: Command) => run(cmd, (ctx) => replayCommand(ctx, files, opts)));
 
-  const schema = program.command('schema').description('inspect the server\'s schemas');
+  const schema = program.command('schema').description("inspect the server's schemas");
   schema
     .command('list')
     .description('list event types')
@@ -100,7 +112,7 @@ export function buildProgram(version: string, run: Run): Command {
     .description('list the open streams of the deployment: a table on a terminal, JSON otherwise')
     .option('--event-type <TYPE>', 'only the streams of this event type')
     .option('--user <USER>', 'only the streams of this authenticated user')
-    .option('--limit <N>', 'at most N streams, oldest first (1 to 1000; the server\'s default 100)')
+    .option('--limit <N>', "at most N streams, oldest first (1 to 1000; the server's default 100)")
     .action((opts: StreamsFlags, cmd: Command) => run(cmd, (ctx) => streamsCommand(ctx, opts)));
   admin
     .command('close-stream')
@@ -126,7 +138,9 @@ export function buildProgram(version: string, run: Run): Command {
     .description('delete one notification, TYPE@SEQUENCE')
     .argument('<NOTIFICATION_ID>')
     .option('--yes', 'confirm')
-    .action((id: string, opts: { yes?: boolean }, cmd: Command) => run(cmd, (ctx) => adminCommand(ctx, { kind: 'delete', id }, opts.yes === true)));
+    .action((id: string, opts: { yes?: boolean }, cmd: Command) =>
+      run(cmd, (ctx) => adminCommand(ctx, { kind: 'delete', id }, opts.yes === true)),
+    );
 
   program
     .command('config')

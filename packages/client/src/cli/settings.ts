@@ -103,7 +103,8 @@ export function readConfigFile(path: string): ConfigFile {
   const hasTls = root.tls !== undefined && root.tls !== null;
   const tls = hasTls ? checkKeys(root.tls, TLS_KEYS, `${path}: tls`) : {};
   const danger = tls.danger_accept_invalid_certs;
-  if (danger !== undefined && typeof danger !== 'boolean') throw new UsageError(`${path}: tls.danger_accept_invalid_certs must be true or false`);
+  if (danger !== undefined && typeof danger !== 'boolean')
+    throw new UsageError(`${path}: tls.danger_accept_invalid_certs must be true or false`);
   return {
     baseUrl: optString(root.base_url, `${path}: base_url`),
     auth: root.auth,
@@ -124,7 +125,12 @@ function pick<T>(flag: T | undefined, env: T | undefined, config: T | undefined,
 
 export function resolveSettings(flags: GlobalFlags, env: NodeJS.ProcessEnv): Settings {
   const dir = defaultConfigDir(env);
-  const configFile = pick(flags.config === undefined ? undefined : resolve(flags.config), env.AVISO_CLIENT_CONFIG_FILE, undefined, join(dir, 'config.yaml'));
+  const configFile = pick(
+    flags.config === undefined ? undefined : resolve(flags.config),
+    env.AVISO_CLIENT_CONFIG_FILE,
+    undefined,
+    join(dir, 'config.yaml'),
+  );
   const file = readConfigFile(configFile.value);
   const toMs = (text: string | undefined, what: string): number | undefined => (text === undefined ? undefined : parseDuration(text, what));
   const flagBundles = flags.caBundle?.length ? flags.caBundle.map((p) => resolve(p)) : undefined;
@@ -142,13 +148,19 @@ export function resolveSettings(flags: GlobalFlags, env: NodeJS.ProcessEnv): Set
     timeoutMs: pick<number | undefined>(undefined, undefined, toMs(file.timeout, 'timeout'), undefined),
     heartbeatIntervalMs: pick<number | undefined>(undefined, undefined, toMs(file.heartbeatInterval, 'heartbeat_interval'), undefined),
     caBundles: pick<readonly string[]>(flagBundles, undefined, file.caBundles, []),
-    dangerAcceptInvalidCerts: pick<boolean>(flags.dangerAcceptInvalidCerts === true ? true : undefined, undefined, file.dangerAcceptInvalidCerts, false),
+    dangerAcceptInvalidCerts: pick<boolean>(
+      flags.dangerAcceptInvalidCerts === true ? true : undefined,
+      undefined,
+      file.dangerAcceptInvalidCerts,
+      false,
+    ),
     listeners: file.listeners,
   };
 }
 
 export function requireBaseUrl(settings: Settings): string {
   const url = settings.baseUrl.value;
-  if (!url) throw new UsageError('no server URL (base_url is required): pass --base-url, set AVISO_BASE_URL, or set base_url in the config file');
+  if (!url)
+    throw new UsageError('no server URL (base_url is required): pass --base-url, set AVISO_BASE_URL, or set base_url in the config file');
   return url;
 }

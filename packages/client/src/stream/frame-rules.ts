@@ -31,7 +31,8 @@ function parseObject(frame: SseFrame): Record<string, unknown> {
   } catch (error) {
     throw new StreamProtocolError(`${frame.event} frame data is not JSON`, { cause: error });
   }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new StreamProtocolError(`${frame.event} frame data is not a JSON object`);
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw new StreamProtocolError(`${frame.event} frame data is not a JSON object`);
   return value as Record<string, unknown>;
 }
 
@@ -43,7 +44,8 @@ function serverError(data: Record<string, unknown>, fallback: string): StreamPro
 /** Before the opening control: `replay_started` on `replay-control` for a request with a start, else `connection_established` on `live-notification`. */
 export function openingAction(frame: SseFrame, expectReplay: boolean): FrameAction {
   if (frame.event === 'error') throw serverError(parseObject(frame), 'the server rejected the stream before confirming it');
-  if (frame.event === 'connection-closing') throw new StreamProtocolError('the stream closed before its opening control; check that the base URL points to an aviso server');
+  if (frame.event === 'connection-closing')
+    throw new StreamProtocolError('the stream closed before its opening control; check that the base URL points to an aviso server');
   if (!STREAM_EVENTS.has(frame.event)) return SKIP;
   const data = parseObject(frame);
   const expected = expectReplay ? 'replay_started' : 'connection_established';
@@ -51,7 +53,8 @@ export function openingAction(frame: SseFrame, expectReplay: boolean): FrameActi
   if (frame.event !== expectedEvent || data.type !== expected) {
     throw new StreamProtocolError(
       // eslint-disable-next-line @typescript-eslint/no-base-to-string -- only quoted in the error about a frame that is not the expected one
-      `expected ${expected} as the opening control, got ${frame.event} ${String(data.type ?? '')}`.trimEnd() + '; check that the base URL points to an aviso server',
+      `expected ${expected} as the opening control, got ${frame.event} ${String(data.type ?? '')}`.trimEnd() +
+        '; check that the base URL points to an aviso server',
     );
   }
   return { kind: 'opened', data };
@@ -72,7 +75,8 @@ export function frameAction(frame: SseFrame): FrameAction {
       if (data.type === 'history_gap') return { kind: 'notice', notice: historyGapNotice(data) };
       if (data.type === 'sequence_reset') return { kind: 'notice', notice: sequenceResetNotice(data) };
       if (data.type === 'notification_replay_limit_reached') {
-        if (typeof data.max_allowed !== 'number') throw new StreamProtocolError('replay-control: notification_replay_limit_reached missing max_allowed');
+        if (typeof data.max_allowed !== 'number')
+          throw new StreamProtocolError('replay-control: notification_replay_limit_reached missing max_allowed');
         throw new HistoryGapError({ kind: 'replay_limit_reached', maxAllowed: data.max_allowed });
       }
       return SKIP;

@@ -20,10 +20,12 @@ function sequenceField(data: Record<string, unknown>, type: string, key: string)
 export function historyGapNotice(data: Record<string, unknown>): HistoryGapNotice {
   const firstSequence = sequenceField(data, 'history_gap', 'first_sequence');
   const lastSequence = sequenceField(data, 'history_gap', 'last_sequence');
-  if (lastSequence < firstSequence) throw new StreamProtocolError(`replay-control: history_gap from ${firstSequence} back to ${lastSequence}`);
+  if (lastSequence < firstSequence)
+    throw new StreamProtocolError(`replay-control: history_gap from ${firstSequence} back to ${lastSequence}`);
   const lost = data.lost === null || data.lost === undefined ? null : sequenceField(data, 'history_gap', 'lost');
   const scope = data.scope;
-  if (scope !== 'request' && scope !== 'stream') throw new StreamProtocolError(`replay-control: history_gap with scope ${JSON.stringify(scope)}`);
+  if (scope !== 'request' && scope !== 'stream')
+    throw new StreamProtocolError(`replay-control: history_gap with scope ${JSON.stringify(scope)}`);
   const range = firstSequence === lastSequence ? `sequence ${firstSequence}` : `sequences ${firstSequence} to ${lastSequence}`;
   const message = typeof data.message === 'string' ? data.message : `History in ${range} is no longer stored`;
   return { type: 'history_gap', firstSequence, lastSequence, lost, scope, message, frame: data };
@@ -33,6 +35,8 @@ export function sequenceResetNotice(data: Record<string, unknown>): SequenceRese
   const requestedSequence = sequenceField(data, 'sequence_reset', 'requested_sequence');
   const lastSequence = sequenceField(data, 'sequence_reset', 'last_sequence');
   const message =
-    typeof data.message === 'string' ? data.message : `Sequence ${requestedSequence} is beyond this stream's last sequence ${lastSequence}: its numbering was reset`;
+    typeof data.message === 'string'
+      ? data.message
+      : `Sequence ${requestedSequence} is beyond this stream's last sequence ${lastSequence}: its numbering was reset`;
   return { type: 'sequence_reset', requestedSequence, lastSequence, message, frame: data };
 }

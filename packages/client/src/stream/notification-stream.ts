@@ -58,7 +58,10 @@ export class NotificationStream implements AsyncIterableIterator<Notification> {
   private pinnedEnd: number | undefined;
   private exitFlush: Promise<void> | undefined;
 
-  constructor(private readonly client: StreamContext, private readonly request: WatchRequest) {
+  constructor(
+    private readonly client: StreamContext,
+    private readonly request: WatchRequest,
+  ) {
     this.ranged = request.to !== undefined;
     this.replay = request.replayOnly === true || this.ranged;
     this.store = request.stateStore;
@@ -201,7 +204,8 @@ export class NotificationStream implements AsyncIterableIterator<Notification> {
       if (this.replay && this.request.from === undefined && !this.cursor.hasStoredCursor) {
         throw new ConfigError('replayOnly needs a start (from) or a stored cursor');
       }
-      const startupDeadline = this.request.startupTimeoutMs === undefined ? undefined : this.client.clock.now() + this.request.startupTimeoutMs;
+      const startupDeadline =
+        this.request.startupTimeoutMs === undefined ? undefined : this.client.clock.now() + this.request.startupTimeoutMs;
       for (;;) {
         if (this.abort.signal.aborted) return;
         const resumeAfter = this.receivedThrough() ?? this.cursor.resumeAfter();
@@ -214,9 +218,16 @@ export class NotificationStream implements AsyncIterableIterator<Notification> {
         // What was received stays queued for the consumer (the server may no longer hold it: an
         // in-memory restart), and the next connection resumes after it.
         this.wire.restart(this.receivedThrough() ?? this.cursor.wireBaseline);
-        const wait = outcome.wait === 'now' ? 0 : outcome.wait === 'backoff' ? backoffDelay(this.attempt++, () => this.client.clock.random()) : outcome.wait;
+        const wait =
+          outcome.wait === 'now'
+            ? 0
+            : outcome.wait === 'backoff'
+              ? backoffDelay(this.attempt++, () => this.client.clock.random())
+              : outcome.wait;
         if (!this.confirmedEver && startupDeadline !== undefined && this.client.clock.now() + wait > startupDeadline) {
-          throw new TransportError(`listener startup timeout exceeded: no stream confirmed open within ${this.request.startupTimeoutMs} ms (last: ${outcome.reason})`);
+          throw new TransportError(
+            `listener startup timeout exceeded: no stream confirmed open within ${this.request.startupTimeoutMs} ms (last: ${outcome.reason})`,
+          );
         }
         this.status({ type: 'reconnecting', delayMs: wait, attempt: this.attempt, reason: outcome.reason });
         if (wait > 0) await sleep(this.client.clock, wait, this.abort.signal);
@@ -268,7 +279,12 @@ export class NotificationStream implements AsyncIterableIterator<Notification> {
         connection.abort();
       }, watchdogTimeout(this.heartbeatMs));
     };
-    const state: ConnectionState = { opened: false, openedAt: 0, expectReplay: 'from_id' in body || 'from_date' in body, cancelDeadline: () => deadline.cancel() };
+    const state: ConnectionState = {
+      opened: false,
+      openedAt: 0,
+      expectReplay: 'from_id' in body || 'from_date' in body,
+      cancelDeadline: () => deadline.cancel(),
+    };
     const path = this.replay ? 'api/v1/replay' : 'api/v1/watch';
     try {
       const headers = await this.client.transport.headers({ accept: 'text/event-stream', 'content-type': 'application/json' });

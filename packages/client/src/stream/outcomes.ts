@@ -3,7 +3,8 @@ import { isEventStream, retryAfterDelay, SERVER_SHUTDOWN_WAIT_MS, SHORT_SESSION_
 import { CLOSE_REASONS } from './frames.js';
 
 /** What one connection ended with: the stream is complete, or the supervisor reconnects after `wait`. */
-export type Outcome = { readonly kind: 'finished' } | { readonly kind: 'reconnect'; readonly wait: 'now' | 'backoff' | number; readonly reason: string };
+export type Outcome =
+  { readonly kind: 'finished' } | { readonly kind: 'reconnect'; readonly wait: 'now' | 'backoff' | number; readonly reason: string };
 
 export interface ResponseContext {
   /** A credential exists and was not refreshed since the last confirmed opening. */
@@ -42,7 +43,8 @@ export async function responseOutcome(response: Response, context: ResponseConte
 /** docs/design/rules/client.md §3 on a `connection-closing` frame. `sessionMs`: how long the connection had been open. */
 export function closeOutcome(data: Record<string, unknown>, context: { readonly replay: boolean; readonly sessionMs: number }): Outcome {
   const reason = data.reason;
-  if (typeof reason !== 'string' || !CLOSE_REASONS.has(reason)) throw new StreamProtocolError(`unknown close reason ${JSON.stringify(reason)}`);
+  if (typeof reason !== 'string' || !CLOSE_REASONS.has(reason))
+    throw new StreamProtocolError(`unknown close reason ${JSON.stringify(reason)}`);
   if (reason === 'server_shutdown') return { kind: 'reconnect', wait: SERVER_SHUTDOWN_WAIT_MS, reason };
   // A replay's own end_of_stream is its completion; a slow-consumer close (D32) still resumes.
   if (context.replay && reason === 'end_of_stream' && data.cause === undefined) return { kind: 'finished' };

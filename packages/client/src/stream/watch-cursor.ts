@@ -5,7 +5,9 @@ import type { Identifier, Notification } from '../types.js';
 
 /** A state store's failure as a StateStoreError (kept as it is when it already is one). */
 function storeFailure(operation: 'get' | 'put' | 'rewind', error: unknown): StateStoreError {
-  return error instanceof StateStoreError ? error : new StateStoreError(`state store ${operation} failed: ${(error as Error).message}`, { cause: error });
+  return error instanceof StateStoreError
+    ? error
+    : new StateStoreError(`state store ${operation} failed: ${(error as Error).message}`, { cause: error });
 }
 
 /**

@@ -37,10 +37,12 @@ export function defaultFetch(options: TlsTrust = {}): DefaultFetch {
   if (!isNode) return { fetch: globalThis.fetch.bind(globalThis), close: () => Promise.resolve() };
   let loaded: Promise<{ fetch: (input: URL | string, init: object) => Promise<unknown>; dispatcher: SharedConnections }> | undefined;
   const load = (): NonNullable<typeof loaded> =>
-    (loaded ??= Promise.all([import('undici'), import('./shared-connections.js'), connectOptions(options)]).then(([undici, shared, tls]) => ({
-      fetch: undici.fetch,
-      dispatcher: new shared.SharedConnections(tls),
-    })));
+    (loaded ??= Promise.all([import('undici'), import('./shared-connections.js'), connectOptions(options)]).then(
+      ([undici, shared, tls]) => ({
+        fetch: undici.fetch,
+        dispatcher: new shared.SharedConnections(tls),
+      }),
+    ));
   return {
     fetch: (async (input: URL | string, init?: RequestInit) => {
       const { fetch, dispatcher } = await load();

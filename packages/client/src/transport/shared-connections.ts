@@ -23,7 +23,10 @@ const Forwarding = DecoratorHandler as unknown as new (handler: Dispatcher.Dispa
 /** Counts a request's stream until it completes or fails. */
 class StreamHandler extends Forwarding {
   private done = false;
-  constructor(handler: Dispatcher.DispatchHandlers, private readonly release: () => void) {
+  constructor(
+    handler: Dispatcher.DispatchHandlers,
+    private readonly release: () => void,
+  ) {
     super(handler);
   }
   private finish(): void {

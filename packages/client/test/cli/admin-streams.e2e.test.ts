@@ -18,7 +18,8 @@ import { CLI_ENTRY, cliEnv, ndjson, runCli, startCli } from './support.js';
  * while an `aviso listen` whose stream is closed reconnects from its cursor.
  */
 
-const token = (username: string, roles: string[]): Promise<string> => signToken({ sub: username, username, realm: LOCAL_REALM, roles, attributes: {} });
+const token = (username: string, roles: string[]): Promise<string> =>
+  signToken({ sub: username, username, realm: LOCAL_REALM, roles, attributes: {} });
 const MARS = { class: 'od', expver: '0001', domain: 'g', date: '20250706', time: '12:00', stream: 'enfo' };
 
 let server: RunningServer;
@@ -70,7 +71,12 @@ describe('aviso admin streams', () => {
     const all = await listing(['--json']);
     const process = `${hostname()}:${server.process.pid}`;
     expect(all.streams.map((s) => s.id)).toEqual([first.id, second.id, third.id]);
-    expect(all).toMatchObject({ total: 3, truncated: false, counts: { dissemination: 1, mars: 2 }, processes: { answered: [process], not_answering: [] } });
+    expect(all).toMatchObject({
+      total: 3,
+      truncated: false,
+      counts: { dissemination: 1, mars: 2 },
+      processes: { answered: [process], not_answering: [] },
+    });
     expect(Object.keys(all)).toEqual(['streams', 'total', 'truncated', 'counts', 'processes', 'request_id']);
     expect(all.streams[0]).toMatchObject({
       id: first.id,
@@ -100,14 +106,24 @@ describe('aviso admin streams', () => {
     // The library call under the command, typed.
     const client = new AvisoClient({ baseUrl: server.url, auth: new BearerAuth(admin) });
     const typed = await client.admin.listStreams({ eventType: 'dissemination' });
-    expect(typed.streams).toEqual([expect.objectContaining({ id: second.id, eventType: 'dissemination', user: null, lastSequence: null, bufferedBytes: 0, lagMs: 0 })]);
+    expect(typed.streams).toEqual([
+      expect.objectContaining({ id: second.id, eventType: 'dissemination', user: null, lastSequence: null, bufferedBytes: 0, lagMs: 0 }),
+    ]);
     expect(typed.processes).toEqual({ answered: [process], notAnswering: [], clusterUnreachable: false });
     await client.close();
   });
 
   it('counts a notification delivered and its sequence', async () => {
     const stream = await watch({ event_type: 'mars', identifier: { class: 'od' } });
-    const notify = await runCli(['notify', `event=mars,${Object.entries(MARS).map(([k, v]) => `${k}=${v}`).join(',')},step:=1`], env);
+    const notify = await runCli(
+      [
+        'notify',
+        `event=mars,${Object.entries(MARS)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(',')},step:=1`,
+      ],
+      env,
+    );
     expect(notify.code).toBe(0);
     const live = await stream.client.next();
     expect(live?.event).toBe('live-notification');
@@ -121,10 +137,14 @@ describe('aviso admin streams', () => {
     const lines = onTerminal(['admin', 'streams', '--user', 'alice']).split('\n');
     expect(lines[0]).toMatch(/^ID +PROCESS +ROUTE +EVENT TYPE +FILTER +USER +CLIENT +OPENED +PHASE +LAST SEQ +DELIVERED +BUFFERED +LAG$/);
     expect(lines[1]).toMatch(
-      new RegExp(`^${stream.id}  ${hostname()}:${server.process.pid}  POST watch  mars        class=od step=\\{"gte":6\\}  alice  127\\.0\\.0\\.1  \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d UTC  live  +-  +0  +0 B  +0 ms$`),
+      new RegExp(
+        `^${stream.id}  ${hostname()}:${server.process.pid}  POST watch  mars        class=od step=\\{"gte":6\\}  alice  127\\.0\\.0\\.1  \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d UTC  live  +-  +0  +0 B  +0 ms$`,
+      ),
     );
     expect(lines.slice(2)).toEqual([expect.stringMatching(/^1 matching stream, \d+ open in all \(mars \d+\)$/), '']);
-    expect(onTerminal(['admin', 'close-stream', stream.id, '--yes'])).toBe(`Stream closed: ${stream.id} on ${hostname()}:${server.process.pid}\n`);
+    expect(onTerminal(['admin', 'close-stream', stream.id, '--yes'])).toBe(
+      `Stream closed: ${stream.id} on ${hostname()}:${server.process.pid}\n`,
+    );
   });
 
   it('refuses a bad --limit before sending, a reader with 403 and no credential with 401', async () => {
@@ -155,7 +175,13 @@ describe('aviso admin close-stream', () => {
     expect(done.stderr).toBe('');
     expect(done.code).toBe(0);
     expect(ndjson(done.stdout)).toEqual([
-      { success: true, message: 'Stream closed', stream_id: closed.id, process: `${hostname()}:${server.process.pid}`, request_id: expect.stringMatching(/^[0-9a-f-]{36}$/) as unknown },
+      {
+        success: true,
+        message: 'Stream closed',
+        stream_id: closed.id,
+        process: `${hostname()}:${server.process.pid}`,
+        request_id: expect.stringMatching(/^[0-9a-f-]{36}$/) as unknown,
+      },
     ]);
     const frame = await closed.client.next();
     expect(frame?.event).toBe('connection-closing');
@@ -174,7 +200,9 @@ describe('aviso admin close-stream', () => {
   });
 
   it('an `aviso listen` whose stream is closed reconnects from its cursor: nothing lost, nothing twice', { timeout: 60_000 }, async () => {
-    const identifiers = Object.entries(MARS).map(([k, v]) => `${k}=${v}`).join(',');
+    const identifiers = Object.entries(MARS)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(',');
     const publish = async (step: number): Promise<void> => {
       expect((await runCli(['notify', `event=mars,${identifiers},step:=${step}`, `data={"step":${step}}`], env)).code).toBe(0);
     };
@@ -191,10 +219,16 @@ describe('aviso admin close-stream', () => {
     // the last notification it handled, so this one arrives once, from the replay or live.
     await publish(102);
     await expect
-      .poll(async () => (await listing(['--event-type', 'mars'])).streams.filter((s) => (s.filter as Record<string, unknown>).stream === 'enfo').map((s) => s.id), {
-        timeout: 20_000,
-        interval: 250,
-      })
+      .poll(
+        async () =>
+          (await listing(['--event-type', 'mars'])).streams
+            .filter((s) => (s.filter as Record<string, unknown>).stream === 'enfo')
+            .map((s) => s.id),
+        {
+          timeout: 20_000,
+          interval: 250,
+        },
+      )
       .toEqual([expect.not.stringMatching(first) as unknown]);
     await publish(103);
     await cli.waitFor(({ stdout }) => ndjson(stdout).length === 3);

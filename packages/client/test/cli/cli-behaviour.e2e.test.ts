@@ -25,7 +25,6 @@ const WEATHER = {
   payload: { required: false },
 };
 
-
 describe('aviso CLI behaviour (in memory)', () => {
   let server: RunningServer;
   let home: string;
@@ -58,7 +57,10 @@ describe('aviso CLI behaviour (in memory)', () => {
       await usage(['--no-such-flag', 'schema', 'list'], /unknown option/);
       await usage(['listen'], /no listeners/);
       await usage(['listen', '--event', 'mars'], /--event requires/);
-      await usage(['listen', '--event', 'mars', '--identifiers', '{}', '--identifier', 'class=od'], /either --identifiers or repeated --identifier/);
+      await usage(
+        ['listen', '--event', 'mars', '--identifiers', '{}', '--identifier', 'class=od'],
+        /either --identifiers or repeated --identifier/,
+      );
       await usage(['replay', '--event', 'mars', '--identifiers', '{}'], /--from/);
       await usage(['replay', '--event', 'mars', '--identifiers', '{}', '--from', 'yesterday'], /neither a sequence id nor a date/);
       await usage(['admin', 'wipe-all'], /pass --yes to confirm/);
@@ -97,7 +99,9 @@ describe('aviso CLI behaviour (in memory)', () => {
     expect(parsed.auth).toMatchObject({ provider: '<set; redacted>', kind: 'bearer', source: 'flag' });
     expect(parsed.state_file).toEqual({ value: join(home, '.config/aviso/state.json'), source: 'default' });
     // A credential on the command line is announced, as the aviso client announces it.
-    expect(ndjson(dump.stderr)).toEqual([expect.objectContaining({ severityText: 'WARN', attributes: { 'event.name': 'cli.auth.on_command_line' } })]);
+    expect(ndjson(dump.stderr)).toEqual([
+      expect.objectContaining({ severityText: 'WARN', attributes: { 'event.name': 'cli.auth.on_command_line' } }),
+    ]);
     const yaml = await runCli(['config', 'dump'], env);
     expect(yaml.stdout).toContain(`base_url: ${server.url} # from: env\n`);
 
@@ -138,7 +142,10 @@ describe('aviso CLI behaviour (in memory)', () => {
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(ndjson(r.stdout).map((n) => (n.payload as { id: string }).id)).toEqual(['B', 'C']);
-    const minimal = await runCli(['replay', '--listener', 'mars-od', join(FIXTURES, 'listener-minimal.yaml'), '--from', '0', '--until', '1'], env);
+    const minimal = await runCli(
+      ['replay', '--listener', 'mars-od', join(FIXTURES, 'listener-minimal.yaml'), '--from', '0', '--until', '1'],
+      env,
+    );
     expect(minimal.code).toBe(0);
     expect(sequences(minimal.stdout)).toEqual([1]);
   });
@@ -155,7 +162,13 @@ describe('aviso CLI behaviour (in memory)', () => {
     const [example] = Object.values(documented.checkpoints);
     const stateFile = join(dir, 'state.json');
     const key = await resumeKey(server.url, 'mars', { class: 'rd' });
-    writeFileSync(stateFile, JSON.stringify({ ...documented, checkpoints: { ...documented.checkpoints, [key]: { ...example, last_committed_sequence: s1, last_event_id: `mars@${s1}` } } }));
+    writeFileSync(
+      stateFile,
+      JSON.stringify({
+        ...documented,
+        checkpoints: { ...documented.checkpoints, [key]: { ...example, last_committed_sequence: s1, last_event_id: `mars@${s1}` } },
+      }),
+    );
     const cli = startCli(['--state-file', stateFile, 'listen', '--event', 'mars', '--identifier', 'class=rd'], env);
     await cli.waitFor(({ stdout }) => stdout.split('\n').length > 2);
     cli.child.kill('SIGINT');
@@ -188,14 +201,19 @@ describe('aviso CLI behaviour (in memory)', () => {
     cli.child.kill('SIGINT');
     expect(await cli.exited).toBe(1);
     expect(cli.stderr()).toMatch(/^ {2}Hint: identifiers the schema marks `required: true`/m);
-    expect(cli.stderr().trimEnd().split('\n').at(-1)).toBe('Some listeners stopped with errors (see messages above). Exiting with non-zero status.');
+    expect(cli.stderr().trimEnd().split('\n').at(-1)).toBe(
+      'Some listeners stopped with errors (see messages above). Exiting with non-zero status.',
+    );
   });
 
   it('a second Ctrl+C within 5 s exits 130 without waiting for the running trigger', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'aviso-cli-int-'));
     const started = join(dir, 'started');
     const file = join(dir, 'listeners.yaml');
-    writeFileSync(file, `listeners:\n  - event: mars\n    identifiers: {class: od}\n    triggers:\n      - type: command\n        command: 'touch ${started}; sleep 5'\n`);
+    writeFileSync(
+      file,
+      `listeners:\n  - event: mars\n    identifiers: {class: od}\n    triggers:\n      - type: command\n        command: 'touch ${started}; sleep 5'\n`,
+    );
     const cli = startCli(['listen', file, '--no-state-store'], env);
     await cli.waitFor(({ stderr }) => stderr.includes('Listening for mars [mars]'));
     await notify(`event=mars,${MARS},step:=77`);
@@ -248,12 +266,29 @@ describe('aviso CLI behaviour (in memory)', () => {
   });
 
   it('--startup-timeout fails a listener that never connects (exit 1)', async () => {
-    const r = await runCli(['--base-url', 'http://127.0.0.1:9', 'listen', '--event', 'mars', '--identifier', 'class=od', '--no-state-store', '--startup-timeout', '1s'], env);
+    const r = await runCli(
+      [
+        '--base-url',
+        'http://127.0.0.1:9',
+        'listen',
+        '--event',
+        'mars',
+        '--identifier',
+        'class=od',
+        '--no-state-store',
+        '--startup-timeout',
+        '1s',
+      ],
+      env,
+    );
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/^Error in listener ad-hoc: listener startup timeout exceeded/m);
     expect(r.stderr).not.toContain('Listening for');
     // Ctrl+C while it is still retrying is a clean stop.
-    const retrying = startCli(['--base-url', 'http://127.0.0.1:9', 'listen', '--event', 'mars', '--identifiers', '{}', '--no-state-store'], env);
+    const retrying = startCli(
+      ['--base-url', 'http://127.0.0.1:9', 'listen', '--event', 'mars', '--identifiers', '{}', '--no-state-store'],
+      env,
+    );
     await retrying.waitFor(({ stderr }) => stderr.includes('Retrying listener connection'));
     retrying.child.kill('SIGINT');
     expect(await retrying.exited).toBe(0);
@@ -275,7 +310,10 @@ describe('aviso CLI behaviour (in memory)', () => {
       const port = (receiver.address() as AddressInfo).port;
       const dir = mkdtempSync(join(tmpdir(), 'aviso-cli-post-'));
       const file = join(dir, 'post.yaml');
-      writeFileSync(file, `listeners:\n  - event: mars\n    identifiers: {class: od, step: 51}\n    triggers:\n      - type: post\n        url: "http://127.0.0.1:${port}/aviso/{{ notification.identifier.step }}"\n`);
+      writeFileSync(
+        file,
+        `listeners:\n  - event: mars\n    identifiers: {class: od, step: 51}\n    triggers:\n      - type: post\n        url: "http://127.0.0.1:${port}/aviso/{{ notification.identifier.step }}"\n`,
+      );
       const cli = startCli(['listen', file, '--no-state-store'], env);
       await cli.waitFor(({ stderr }) => stderr.includes('Listening for mars [mars]'));
       await notify(`event=mars,${MARS},step:=51`);

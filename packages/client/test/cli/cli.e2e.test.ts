@@ -41,7 +41,12 @@ describe.each(BACKEND_KINDS)('aviso CLI on %s', (kind) => {
     const replay = await runCli(['replay', '--event', 'mars', '--identifier', 'class=od', '--from', '0', '--until', '3'], env);
     expect(replay.code).toBe(0);
     expect(sequences(replay.stdout)).toEqual([1, 2, 3]);
-    expect(ndjson(replay.stdout)[0]).toEqual({ event_type: 'mars', sequence: 1, identifier: expect.objectContaining({ class: 'od', step: '1' }), payload: { n: 1 } });
+    expect(ndjson(replay.stdout)[0]).toEqual({
+      event_type: 'mars',
+      sequence: 1,
+      identifier: expect.objectContaining({ class: 'od', step: '1' }),
+      payload: { n: 1 },
+    });
     // --from N means after N; without --until the replay ends at the stored history.
     const after = await runCli(['replay', '--event', 'mars', '--identifiers', '{"class":"od"}', '--from', '2'], env);
     expect(after.code).toBe(0);
@@ -63,7 +68,11 @@ describe.each(BACKEND_KINDS)('aviso CLI on %s', (kind) => {
     first.child.kill('SIGINT');
     expect(await first.exited).toBe(0);
     expect(readLines(seen)).toEqual(['mars@4', 'mars@5']);
-    const state = JSON.parse(readFileSync(stateFile, 'utf8')) as { version: number; key_format_version: number; checkpoints: Record<string, unknown> };
+    const state = JSON.parse(readFileSync(stateFile, 'utf8')) as {
+      version: number;
+      key_format_version: number;
+      checkpoints: Record<string, unknown>;
+    };
     expect(state.version).toBe(1);
     expect(state.key_format_version).toBe(1);
     expect(Object.values(state.checkpoints)).toEqual([{ last_committed_sequence: 5, last_event_id: 'mars@5' }]);
@@ -83,7 +92,21 @@ describe.each(BACKEND_KINDS)('aviso CLI on %s', (kind) => {
     const dir = mkdtempSync(join(tmpdir(), 'aviso-cli-shared-'));
     const stateFile = join(dir, 'state.json');
     const start = (cls: string, from: string[]): ReturnType<typeof startCli> =>
-      startCli(['--state-file', stateFile, 'listen', '--event', 'dissemination', '--identifier', `class=${cls}`, '--identifier', 'destination=SHARED', ...from], env);
+      startCli(
+        [
+          '--state-file',
+          stateFile,
+          'listen',
+          '--event',
+          'dissemination',
+          '--identifier',
+          `class=${cls}`,
+          '--identifier',
+          'destination=SHARED',
+          ...from,
+        ],
+        env,
+      );
     const publish = async (cls: string, n: number): Promise<void> => {
       for (let i = 0; i < n; i += 1) await notify(`event=dissemination,destination=SHARED,class=${cls}`);
     };
@@ -102,15 +125,24 @@ describe.each(BACKEND_KINDS)('aviso CLI on %s', (kind) => {
     const [od1, rd1] = await round(['--from', '0'], 5);
     const [od2, rd2] = await round([], 5);
     const stored = async (c: string): Promise<number[]> =>
-      sequences((await runCli(['replay', '--event', 'dissemination', '--identifier', `class=${c}`, '--identifier', 'destination=SHARED', '--from', '0'], env)).stdout);
+      sequences(
+        (
+          await runCli(
+            ['replay', '--event', 'dissemination', '--identifier', `class=${c}`, '--identifier', 'destination=SHARED', '--from', '0'],
+            env,
+          )
+        ).stdout,
+      );
     const odStored = await stored('od');
     expect(odStored).toHaveLength(10);
     expect([...od1, ...od2]).toEqual(odStored);
     expect([...rd1, ...rd2]).toEqual(await stored('rd'));
     const state = JSON.parse(readFileSync(stateFile, 'utf8')) as { checkpoints: Record<string, { last_committed_sequence: number }> };
-    expect(Object.values(state.checkpoints).map((c) => c.last_committed_sequence).sort((x, y) => x - y)).toEqual(
-      [od2.at(-1), rd2.at(-1)].sort((x, y) => (x as number) - (y as number)),
-    );
+    expect(
+      Object.values(state.checkpoints)
+        .map((c) => c.last_committed_sequence)
+        .sort((x, y) => x - y),
+    ).toEqual([od2.at(-1), rd2.at(-1)].sort((x, y) => (x as number) - (y as number)));
   });
 });
 

@@ -43,48 +43,81 @@ describe('aviso as a drop-in for the Rust aviso', () => {
     }
   };
   const stored = async (destination: string): Promise<number[]> =>
-    sequences((await runCli(['replay', '--event', 'dissemination', '--identifier', `destination=${destination}`, '--identifier', 'class=od', '--from', '0'], env)).stdout);
-  const records = (stderr: string): Record<string, unknown>[] => ndjson(stderr.split('\n').filter((l) => l.startsWith('{')).join('\n'));
+    sequences(
+      (
+        await runCli(
+          ['replay', '--event', 'dissemination', '--identifier', `destination=${destination}`, '--identifier', 'class=od', '--from', '0'],
+          env,
+        )
+      ).stdout,
+    );
+  const records = (stderr: string): Record<string, unknown>[] =>
+    ndjson(
+      stderr
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .join('\n'),
+    );
 
-  it('--from N and from_id: N start after N; an explicit start beats the saved cursor, which never moves back', { timeout: 90_000 }, async () => {
-    await notify('START', 4);
-    const all = await stored('START');
-    expect(all).toHaveLength(4);
-    const [s1, s2, s3, s4] = all as [number, number, number, number];
-    const dir = mkdtempSync(join(tmpdir(), 'aviso-dropin-start-'));
-    const stateFile = join(dir, 'state.json');
-    const adHoc = ['--state-file', stateFile, 'listen', '--event', 'dissemination', '--identifier', 'destination=START', '--identifier', 'class=od'];
+  it(
+    '--from N and from_id: N start after N; an explicit start beats the saved cursor, which never moves back',
+    { timeout: 90_000 },
+    async () => {
+      await notify('START', 4);
+      const all = await stored('START');
+      expect(all).toHaveLength(4);
+      const [s1, s2, s3, s4] = all as [number, number, number, number];
+      const dir = mkdtempSync(join(tmpdir(), 'aviso-dropin-start-'));
+      const stateFile = join(dir, 'state.json');
+      const adHoc = [
+        '--state-file',
+        stateFile,
+        'listen',
+        '--event',
+        'dissemination',
+        '--identifier',
+        'destination=START',
+        '--identifier',
+        'class=od',
+      ];
 
-    const fromFlag = startCli([...adHoc, '--from', String(s2)], env);
-    await fromFlag.waitFor(({ stdout }) => sequences(stdout).length >= 2);
-    fromFlag.child.kill('SIGINT');
-    expect(await fromFlag.exited).toBe(0);
-    expect(sequences(fromFlag.stdout())).toEqual([s3, s4]);
+      const fromFlag = startCli([...adHoc, '--from', String(s2)], env);
+      await fromFlag.waitFor(({ stdout }) => sequences(stdout).length >= 2);
+      fromFlag.child.kill('SIGINT');
+      expect(await fromFlag.exited).toBe(0);
+      expect(sequences(fromFlag.stdout())).toEqual([s3, s4]);
 
-    const file = join(dir, 'listeners.yaml');
-    writeFileSync(file, `listeners:\n  - event: dissemination\n    identifiers:\n      destination: START\n      class: od\n    from_id: ${s1}\n    triggers:\n      - type: echo\n`);
-    const fromFile = startCli(['--state-file', stateFile, 'listen', file], env);
-    await fromFile.waitFor(({ stdout }) => sequences(stdout).length >= 3);
-    fromFile.child.kill('SIGINT');
-    expect(await fromFile.exited).toBe(0);
-    expect(sequences(fromFile.stdout())).toEqual([s2, s3, s4]);
+      const file = join(dir, 'listeners.yaml');
+      writeFileSync(
+        file,
+        `listeners:\n  - event: dissemination\n    identifiers:\n      destination: START\n      class: od\n    from_id: ${s1}\n    triggers:\n      - type: echo\n`,
+      );
+      const fromFile = startCli(['--state-file', stateFile, 'listen', file], env);
+      await fromFile.waitFor(({ stdout }) => sequences(stdout).length >= 3);
+      fromFile.child.kill('SIGINT');
+      expect(await fromFile.exited).toBe(0);
+      expect(sequences(fromFile.stdout())).toEqual([s2, s3, s4]);
 
-    const key = await resumeKey(server.url, 'dissemination', { destination: 'START', class: 'od' });
-    const saved = (): number => (JSON.parse(readFileSync(stateFile, 'utf8')) as { checkpoints: Record<string, { last_committed_sequence: number }> }).checkpoints[key]!.last_committed_sequence;
-    expect(saved()).toBe(s4);
+      const key = await resumeKey(server.url, 'dissemination', { destination: 'START', class: 'od' });
+      const saved = (): number =>
+        (JSON.parse(readFileSync(stateFile, 'utf8')) as { checkpoints: Record<string, { last_committed_sequence: number }> }).checkpoints[
+          key
+        ]!.last_committed_sequence;
+      expect(saved()).toBe(s4);
 
-    const resumed = startCli(adHoc, env);
-    await resumed.waitFor(({ stderr }) => stderr.includes('Listening for ad-hoc [dissemination] (class=od, destination=START)'));
-    await notify('START', 1);
-    await resumed.waitFor(({ stdout }) => sequences(stdout).length >= 1);
-    resumed.child.kill('SIGINT');
-    expect(await resumed.exited).toBe(0);
-    const [s5] = (await stored('START')).slice(-1);
-    expect(sequences(resumed.stdout())).toEqual([s5]);
-    expect(saved()).toBe(s5);
-    // replay --from 0 is "after 0": everything stored.
-    expect(await stored('START')).toEqual([s1, s2, s3, s4, s5]);
-  });
+      const resumed = startCli(adHoc, env);
+      await resumed.waitFor(({ stderr }) => stderr.includes('Listening for ad-hoc [dissemination] (class=od, destination=START)'));
+      await notify('START', 1);
+      await resumed.waitFor(({ stdout }) => sequences(stdout).length >= 1);
+      resumed.child.kill('SIGINT');
+      expect(await resumed.exited).toBe(0);
+      const [s5] = (await stored('START')).slice(-1);
+      expect(sequences(resumed.stdout())).toEqual([s5]);
+      expect(saved()).toBe(s5);
+      // replay --from 0 is "after 0": everything stored.
+      expect(await stored('START')).toEqual([s1, s2, s3, s4, s5]);
+    },
+  );
 
   it('says Connecting, then Listening per listener (named by event type by default), and warns about odd listener files', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'aviso-dropin-lines-'));
@@ -120,8 +153,11 @@ describe('aviso as a drop-in for the Rust aviso', () => {
     expect(lines.at(-1)).toBe('All listeners stopped.');
   });
 
-  it('reports retries at INFO as the aviso client\'s JSON records when stderr is not a terminal; AVISO_LOG sets the level', async () => {
-    const failing = await runCli(['--base-url', closed, 'listen', '--event', 'dissemination', '--identifiers', '{}', '--no-state-store', '--startup-timeout', '1s'], env);
+  it("reports retries at INFO as the aviso client's JSON records when stderr is not a terminal; AVISO_LOG sets the level", async () => {
+    const failing = await runCli(
+      ['--base-url', closed, 'listen', '--event', 'dissemination', '--identifiers', '{}', '--no-state-store', '--startup-timeout', '1s'],
+      env,
+    );
     expect(failing.code).toBe(1);
     const [retry] = records(failing.stderr);
     expect(retry).toMatchObject({
@@ -129,28 +165,54 @@ describe('aviso as a drop-in for the Rust aviso', () => {
       severityNumber: 9,
       body: 'Retrying listener connection',
       resource: { 'service.name': 'aviso-cli', 'service.version': expect.stringMatching(/^\d+\.\d+\.\d+$/) },
-      attributes: { 'event.name': 'cli.listener.retrying', listener: 'ad-hoc', cause: expect.stringContaining('ECONNREFUSED'), delay_ms: expect.any(Number) },
+      attributes: {
+        'event.name': 'cli.listener.retrying',
+        listener: 'ad-hoc',
+        cause: expect.stringContaining('ECONNREFUSED'),
+        delay_ms: expect.any(Number),
+      },
     });
     expect(retry?.timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
     expect(failing.stderr).toMatch(/^Error in listener ad-hoc: listener startup timeout exceeded/m);
 
-    const quiet = await runCli(['--base-url', closed, 'listen', '--event', 'dissemination', '--identifiers', '{}', '--no-state-store', '--startup-timeout', '1s'], { ...env, AVISO_LOG: 'warn' });
+    const quiet = await runCli(
+      ['--base-url', closed, 'listen', '--event', 'dissemination', '--identifiers', '{}', '--no-state-store', '--startup-timeout', '1s'],
+      { ...env, AVISO_LOG: 'warn' },
+    );
     expect(records(quiet.stderr)).toEqual([]);
     const verbose = await runCli(['-v', 'schema', 'list'], env);
-    expect(records(verbose.stderr)).toEqual([expect.objectContaining({ severityText: 'DEBUG', attributes: expect.objectContaining({ 'event.name': 'cli.config.resolved' }) })]);
+    expect(records(verbose.stderr)).toEqual([
+      expect.objectContaining({ severityText: 'DEBUG', attributes: expect.objectContaining({ 'event.name': 'cli.config.resolved' }) }),
+    ]);
     expect(records((await runCli(['-v', 'schema', 'list'], { ...env, AVISO_LOG: 'warn,aviso=info' })).stderr)).toEqual([]);
     expect(records((await runCli(['schema', 'list'], { ...env, AVISO_LOG: 'aviso=debug' })).stderr)).toHaveLength(1);
   });
 
   it('writes readable lines on a terminal, colored with --color always or auto (not with NO_COLOR)', () => {
     const onTerminal = (args: string[], extra: Record<string, string> = {}): string => {
-      const command = [process.execPath, CLI_ENTRY, '--base-url', closed, ...args, 'listen', '--event', 'dissemination', '--identifiers', '{}', '--no-state-store', '--startup-timeout', '1s']
+      const command = [
+        process.execPath,
+        CLI_ENTRY,
+        '--base-url',
+        closed,
+        ...args,
+        'listen',
+        '--event',
+        'dissemination',
+        '--identifiers',
+        '{}',
+        '--no-state-store',
+        '--startup-timeout',
+        '1s',
+      ]
         .map((a) => `'${a}'`)
         .join(' ');
       return spawnSync('script', ['-qec', command, '/dev/null'], { env: { ...env, ...extra }, encoding: 'utf8', timeout: 60_000 }).stdout;
     };
     const plain = onTerminal([]);
-    expect(plain).toMatch(/^\d\d:\d\d:\d\d\.\d{3} {2}INFO Retrying listener connection event\.name=cli\.listener\.retrying listener=ad-hoc cause="transport error: fetch failed \(ECONNREFUSED/m);
+    expect(plain).toMatch(
+      /^\d\d:\d\d:\d\d\.\d{3} {2}INFO Retrying listener connection event\.name=cli\.listener\.retrying listener=ad-hoc cause="transport error: fetch failed \(ECONNREFUSED/m,
+    );
     expect(plain).not.toContain('\u001b[');
     expect(onTerminal(['--color', 'always'], { NO_COLOR: '1' })).toContain('\u001b[32m INFO\u001b[0m');
     expect(onTerminal(['--color', 'auto'])).toContain('\u001b[32m INFO\u001b[0m');
@@ -161,7 +223,21 @@ describe('aviso as a drop-in for the Rust aviso', () => {
     const proxy = await FaultProxy.start(server.port);
     try {
       const listen = (budget: string): ReturnType<typeof startCli> =>
-        startCli(['--base-url', proxy.url, 'listen', '--event', 'dissemination', '--identifiers', '{"class":"od","destination":"BUDGET"}', '--no-state-store', '--startup-timeout', budget], env);
+        startCli(
+          [
+            '--base-url',
+            proxy.url,
+            'listen',
+            '--event',
+            'dissemination',
+            '--identifiers',
+            '{"class":"od","destination":"BUDGET"}',
+            '--no-state-store',
+            '--startup-timeout',
+            budget,
+          ],
+          env,
+        );
       proxy.setMode({ kind: 'status', status: 503, retryAfter: '3' });
       // A 3 s Retry-After cannot fit a 1 s budget: the listener gives up without waiting.
       const bounded = listen('1s');
@@ -171,7 +247,10 @@ describe('aviso as a drop-in for the Rust aviso', () => {
       const unbounded = listen('0s');
       await eventually('the first attempt of the unbounded listener', () => proxy.accepted > accepted);
       proxy.setMode({ kind: 'forward' });
-      await unbounded.waitFor(({ stderr }) => stderr.includes('Listening for ad-hoc [dissemination] (class=od, destination=BUDGET)'), 30_000);
+      await unbounded.waitFor(
+        ({ stderr }) => stderr.includes('Listening for ad-hoc [dissemination] (class=od, destination=BUDGET)'),
+        30_000,
+      );
       unbounded.child.kill('SIGINT');
       expect(await unbounded.exited).toBe(0);
     } finally {
@@ -194,7 +273,9 @@ describe('aviso as a drop-in for the Rust aviso', () => {
       writeFileSync(credentials, 'bearer:\n  token: found-in-a-file\n');
       const refused = await runCli(['--base-url', url, 'schema', 'list'], { ...env, AVISO_CREDENTIALS_FILE: credentials });
       expect(refused.code).toBe(1);
-      expect(refused.stderr).toContain(`refusing to send the credential from the credentials file ${credentials} to http://[::ffff:7f00:1]:`);
+      expect(refused.stderr).toContain(
+        `refusing to send the credential from the credentials file ${credentials} to http://[::ffff:7f00:1]:`,
+      );
       const fromEnv = await runCli(['--base-url', url, 'schema', 'list'], { ...env, AVISO_TOKEN: 'found-in-env' });
       expect(fromEnv.stderr).toContain('refusing to send the credential from the environment');
       expect(seen).toHaveLength(0);
@@ -205,30 +286,46 @@ describe('aviso as a drop-in for the Rust aviso', () => {
       const given = await runCli(['--base-url', url, '--token', 'typed-by-hand', 'schema', 'list'], env);
       expect(given.code).toBe(0);
       expect(seen.map((h) => h.authorization)).toEqual(['Bearer typed-by-hand']);
-      expect(records(given.stderr).map((r) => (r.attributes as Record<string, unknown>)['event.name'])).toEqual(['cli.auth.on_command_line', 'client.auth.plaintext']);
+      expect(records(given.stderr).map((r) => (r.attributes as Record<string, unknown>)['event.name'])).toEqual([
+        'cli.auth.on_command_line',
+        'client.auth.plaintext',
+      ]);
     } finally {
       remote.close();
     }
   });
 
-  it('prints the aviso client\'s notify line, dumps YAML unless --json, accepts a missing --config, completes every shell', async () => {
-    const line = spawnSync('script', ['-qec', [process.execPath, CLI_ENTRY, 'notify', 'event=dissemination,destination=NOTIFY,class=od'].map((a) => `'${a}'`).join(' '), '/dev/null'], {
-      env,
-      encoding: 'utf8',
-    }).stdout;
-    expect(line).toMatch(/^notification accepted: event_type=dissemination, status=success, request_id=[0-9a-f-]{36}, processed_at=\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\r?\n$/);
+  it("prints the aviso client's notify line, dumps YAML unless --json, accepts a missing --config, completes every shell", async () => {
+    const line = spawnSync(
+      'script',
+      [
+        '-qec',
+        [process.execPath, CLI_ENTRY, 'notify', 'event=dissemination,destination=NOTIFY,class=od'].map((a) => `'${a}'`).join(' '),
+        '/dev/null',
+      ],
+      {
+        env,
+        encoding: 'utf8',
+      },
+    ).stdout;
+    expect(line).toMatch(
+      /^notification accepted: event_type=dissemination, status=success, request_id=[0-9a-f-]{36}, processed_at=\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\r?\n$/,
+    );
     const piped = await runCli(['notify', 'event=dissemination,destination=NOTIFY,class=od'], env);
     expect(Object.keys(JSON.parse(piped.stdout) as object)).toEqual(['event_type', 'status', 'request_id', 'processed_at']);
 
     const missing = await runCli(['--config', join(home, 'no-such-config.yaml'), 'config', 'dump'], env);
     expect(missing.code).toBe(0);
     expect(missing.stdout).toContain(`config_path: ${join(home, 'no-such-config.yaml')} # from: flag\n`);
-    expect(JSON.parse((await runCli(['--json', 'config', 'dump'], env)).stdout)).toMatchObject({ base_url: { value: server.url, source: 'env' } });
+    expect(JSON.parse((await runCli(['--json', 'config', 'dump'], env)).stdout)).toMatchObject({
+      base_url: { value: server.url, source: 'env' },
+    });
 
     for (const shell of ['bash', 'elvish', 'fish', 'powershell', 'zsh']) {
       const script = await runCli(['completions', shell], env);
       expect(script.code).toBe(0);
-      for (const word of ['listen', 'replay', 'completions', 'danger-accept-invalid-certs', 'startup-timeout']) expect(script.stdout).toContain(word);
+      for (const word of ['listen', 'replay', 'completions', 'danger-accept-invalid-certs', 'startup-timeout'])
+        expect(script.stdout).toContain(word);
     }
     const bash = join(home, 'aviso.bash');
     writeFileSync(bash, (await runCli(['completions', 'bash'], env)).stdout);
@@ -240,8 +337,18 @@ describe('aviso as a drop-in for the Rust aviso', () => {
     const [k1, , k3] = (await stored('KEYV2')) as [number, number, number];
     const stateFile = join(mkdtempSync(join(tmpdir(), 'aviso-dropin-v2-')), 'state.json');
     const key = await resumeKey(server.url, 'dissemination', { destination: 'KEYV2', class: 'od' }, 2);
-    writeFileSync(stateFile, JSON.stringify({ version: 1, key_format_version: 2, checkpoints: { [key]: { last_committed_sequence: k1, last_event_id: `dissemination@${k1}` } } }));
-    const cli = startCli(['--state-file', stateFile, 'listen', '--event', 'dissemination', '--identifier', 'destination=KEYV2', '--identifier', 'class=od'], env);
+    writeFileSync(
+      stateFile,
+      JSON.stringify({
+        version: 1,
+        key_format_version: 2,
+        checkpoints: { [key]: { last_committed_sequence: k1, last_event_id: `dissemination@${k1}` } },
+      }),
+    );
+    const cli = startCli(
+      ['--state-file', stateFile, 'listen', '--event', 'dissemination', '--identifier', 'destination=KEYV2', '--identifier', 'class=od'],
+      env,
+    );
     await cli.waitFor(({ stdout }) => sequences(stdout).length >= 2);
     cli.child.kill('SIGINT');
     expect(await cli.exited).toBe(0);

@@ -39,7 +39,9 @@ describe('the package installed outside the checkout', () => {
     // node's folder for the bin's `#!/usr/bin/env node`, the system's for npm's build of fs-ext.
     shellPath = [join(globalPrefix, 'bin'), dirname(process.execPath), '/usr/local/bin', '/usr/bin', '/bin'].join(':');
     const env = userEnv(shellPath);
-    const packed = JSON.parse(npm(['pack', '-w', '@aviso-ts/client', '--pack-destination', work, '--json'], REPO, env)) as { filename: string }[];
+    const packed = JSON.parse(npm(['pack', '-w', '@aviso-ts/client', '--pack-destination', work, '--json'], REPO, env)) as {
+      filename: string;
+    }[];
     tarball = join(work, packed[0]!.filename);
     npm(['install', '-g', '--prefix', globalPrefix, tarball], work, env);
     mkdirSync(join(work, 'app'));
@@ -64,7 +66,8 @@ describe('the package installed outside the checkout', () => {
     expect(execFileSync('aviso', ['--version'], { env, encoding: 'utf8' })).toBe(`${version}\n`);
     const help = execFileSync('aviso', ['--help'], { env, encoding: 'utf8' });
     expect(help).toMatch(/^Usage: aviso /);
-    for (const command of ['notify', 'listen', 'replay', 'schema', 'admin', 'completions']) expect(help).toMatch(new RegExp(`\\n  ${command}\\b`));
+    for (const command of ['notify', 'listen', 'replay', 'schema', 'admin', 'completions'])
+      expect(help).toMatch(new RegExp(`\\n  ${command}\\b`));
   });
 
   it('notifies and replays against a running server with the installed `aviso`', async () => {
@@ -73,7 +76,11 @@ describe('the package installed outside the checkout', () => {
       const env = { ...userEnv(shellPath), HOME: work, AVISO_BASE_URL: server.url };
       const mars = 'event=mars,class=od,expver=0001,domain=g,date=20250706,time=12:00,stream=enfo,step:=1';
       execFileSync('aviso', ['notify', mars, 'data={"path":"s3://bucket/x"}'], { env, cwd: work, encoding: 'utf8' });
-      const replayed = execFileSync('aviso', ['replay', '--event', 'mars', '--identifier', 'class=od', '--from', '0', '--json'], { env, cwd: work, encoding: 'utf8' });
+      const replayed = execFileSync('aviso', ['replay', '--event', 'mars', '--identifier', 'class=od', '--from', '0', '--json'], {
+        env,
+        cwd: work,
+        encoding: 'utf8',
+      });
       expect(sequences(replayed)).toEqual([1]);
     } finally {
       await server.stop();
@@ -99,7 +106,9 @@ describe('the package installed outside the checkout', () => {
       '}));',
     ].join('\n');
     writeFileSync(join(work, 'app/use.mjs'), script);
-    const out = JSON.parse(execFileSync(process.execPath, ['use.mjs'], { cwd: join(work, 'app'), env: userEnv(shellPath), encoding: 'utf8' })) as Record<string, unknown>;
+    const out = JSON.parse(
+      execFileSync(process.execPath, ['use.mjs'], { cwd: join(work, 'app'), env: userEnv(shellPath), encoding: 'utf8' }),
+    ) as Record<string, unknown>;
     expect(out).toEqual({
       entry: `file://${join(work, 'app/node_modules/@aviso-ts/client/dist/index.js')}`,
       client: 'http://localhost:8000/',

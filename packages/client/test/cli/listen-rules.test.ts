@@ -55,13 +55,15 @@ describe('a failed listener on stderr', () => {
       '  Other listeners continue.',
     ]);
     expect(listenerFailureLines('x', new Error('boom'))).toEqual(['Error in listener x: boom', '  Other listeners continue.']);
-    expect(hintFor(new TriggerFailedError('webhook', 'webhook trigger for mars@1 failed: webhook trigger got HTTP 404'))).toMatch(/receiver rejected/);
+    expect(hintFor(new TriggerFailedError('webhook', 'webhook trigger for mars@1 failed: webhook trigger got HTTP 404'))).toMatch(
+      /receiver rejected/,
+    );
     expect(hintFor(new HttpError(401, '', undefined))).toMatch(/credentials are missing/);
   });
   it('omits URLs and escapes control characters in text from the server', () => {
-    expect(sanitizeServerText("Field 'step' outside allowed range [0, 100]. Check (http://user:pass@host/p?token=x#f) or '//u:p@h/q'.")).toBe(
-      "Field 'step' outside allowed range [0, 100]. Check [URL omitted] or [URL omitted]",
-    );
+    expect(
+      sanitizeServerText("Field 'step' outside allowed range [0, 100]. Check (http://user:pass@host/p?token=x#f) or '//u:p@h/q'."),
+    ).toBe("Field 'step' outside allowed range [0, 100]. Check [URL omitted] or [URL omitted]");
     const shown = sanitizeServerText('ok\u001b[31m red\r gone\nnext\tcol');
     expect(shown).toBe('ok\\u{1b}[31m red\\u{d} gone\nnext\tcol');
   });

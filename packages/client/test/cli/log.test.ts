@@ -32,13 +32,23 @@ describe('the level: -v/-vv, replaced by AVISO_LOG', () => {
     const log = createLogger({ stderr: err, verbosity: 0, env: { AVISO_LOG: 'warn' }, color: false, version: '1.2.3', now: () => AT });
     log.log('info', 'Retrying listener connection');
     log.log('warn', 'kept');
-    expect(err.text.trim().split('\n').map((l) => (JSON.parse(l) as { body: string }).body)).toEqual(['kept']);
+    expect(
+      err.text
+        .trim()
+        .split('\n')
+        .map((l) => (JSON.parse(l) as { body: string }).body),
+    ).toEqual(['kept']);
     expect(log.enabled('info')).toBe(false);
   });
 });
 
 describe('the shape of a record', () => {
-  const record = { at: AT, level: 'info' as const, body: 'Retrying listener connection', attributes: { listener: 'mars-od', cause: 'HTTP 503', delay_ms: 250 } };
+  const record = {
+    at: AT,
+    level: 'info' as const,
+    body: 'Retrying listener connection',
+    attributes: { listener: 'mars-od', cause: 'HTTP 503', delay_ms: 250 },
+  };
   it('is an OpenTelemetry log record when stderr is not a terminal', () => {
     expect(JSON.parse(jsonRecord(record, '1.2.3', 'prod'))).toEqual({
       timestamp: '2026-05-22T12:19:15.333000Z',
@@ -51,7 +61,9 @@ describe('the shape of a record', () => {
     expect(JSON.parse(jsonRecord({ ...record, level: 'warn', attributes: {} }, '1', undefined))).not.toHaveProperty('attributes');
   });
   it('is a compact line on a terminal, its level colored only when asked', () => {
-    expect(textRecord(record, false)).toBe('12:19:15.333  INFO Retrying listener connection listener=mars-od cause="HTTP 503" delay_ms=250\n');
+    expect(textRecord(record, false)).toBe(
+      '12:19:15.333  INFO Retrying listener connection listener=mars-od cause="HTTP 503" delay_ms=250\n',
+    );
     expect(textRecord({ ...record, level: 'warn' }, true)).toContain('\u001b[33m WARN\u001b[0m');
     const tty = sink(true);
     createLogger({ stderr: tty, verbosity: 0, env: {}, color: false, version: '1', now: () => AT }).log('error', 'boom');

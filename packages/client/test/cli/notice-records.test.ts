@@ -21,19 +21,26 @@ const reset: SequenceResetNotice = {
   type: 'sequence_reset',
   requestedSequence: 4,
   lastSequence: 1,
-  message: "Sequence 4 is beyond this stream's last sequence 1: its numbering was reset, so the stream starts again from its first sequence",
+  message:
+    "Sequence 4 is beyond this stream's last sequence 1: its numbering was reset, so the stream starts again from its first sequence",
   frame: {},
 };
 
-const terminalLine = (record: ReturnType<typeof noticeRecord>): string => textRecord({ at: AT, level: 'warn', body: record.body, attributes: record.attributes }, false);
+const terminalLine = (record: ReturnType<typeof noticeRecord>): string =>
+  textRecord({ at: AT, level: 'warn', body: record.body, attributes: record.attributes }, false);
 
 describe('the WARN records of a history gap and a sequence reset (docs/cli.md "History gaps and resets")', () => {
   it('are the lines docs/cli.md shows', () => {
     expect(DOC).toContain(terminalLine(noticeRecord('ad-hoc', gap)).trimEnd());
     expect(DOC).toContain(terminalLine(noticeRecord('ad-hoc', reset)).trimEnd());
   });
-  it('say an unknown count as null, and make the server\'s text safe for a terminal', () => {
-    const record = noticeRecord('mars-od', { ...gap, lost: null, scope: 'stream', message: 'gone, see https://user:pw@x.example/p \u001b[2J' });
+  it("say an unknown count as null, and make the server's text safe for a terminal", () => {
+    const record = noticeRecord('mars-od', {
+      ...gap,
+      lost: null,
+      scope: 'stream',
+      message: 'gone, see https://user:pw@x.example/p \u001b[2J',
+    });
     expect(record.attributes).toMatchObject({ lost: null, scope: 'stream', message: 'gone, see [URL omitted] \\u{1b}[2J' });
     expect(terminalLine(record)).toContain(' lost=null scope=stream ');
   });

@@ -33,7 +33,7 @@ function file(name: string, lines: readonly string[]): string {
 const storedSteps = (): unknown[] => server.stored.map((s) => (s.body.identifier as { step: unknown }).step);
 
 describe('aviso notify --file', () => {
-  it('sends the notifications of a file in one batch and prints the single form\'s line for each', async () => {
+  it("sends the notifications of a file in one batch and prints the single form's line for each", async () => {
     const path = file('three.ndjson', [line(1), '', line(2), line(3)]);
     const result = await runCli(['notify', '--file', path], env);
     expect(result.stderr).toBe('');
@@ -43,7 +43,12 @@ describe('aviso notify --file', () => {
     const printed = ndjson(result.stdout);
     expect(printed).toHaveLength(3);
     for (const confirmation of printed) {
-      expect(confirmation).toEqual({ event_type: 'mars', status: 'success', request_id: expect.stringMatching(/^00000000-/), processed_at: '2026-12-05T01:00:00Z' });
+      expect(confirmation).toEqual({
+        event_type: 'mars',
+        status: 'success',
+        request_id: expect.stringMatching(/^00000000-/),
+        processed_at: '2026-12-05T01:00:00Z',
+      });
     }
   });
 
@@ -56,7 +61,7 @@ describe('aviso notify --file', () => {
     expect(ndjson(result.stdout)).toHaveLength(1500);
   });
 
-  it('exits 1 naming each refused notification by its line and the server\'s message; the others are stored and confirmed', async () => {
+  it("exits 1 naming each refused notification by its line and the server's message; the others are stored and confirmed", async () => {
     const path = file('one-bad.ndjson', [line(1), '', line(2, { refuse: 'x' }), line(3)]);
     const result = await runCli(['notify', '--file', path], env);
     expect(result.code).toBe(1);
@@ -77,7 +82,9 @@ describe('aviso notify --file', () => {
     expect(result.stdout).toBe('');
     const errors = result.stderr.trim().split('\n');
     expect(errors).toHaveLength(2);
-    expect(errors[0]).toMatch(/^Error: lines 1 to 3: POST http:\/\/127\.0\.0\.1:\d+\/api\/v1\/notification\/batch failed: .+; the server may have stored them$/);
+    expect(errors[0]).toMatch(
+      /^Error: lines 1 to 3: POST http:\/\/127\.0\.0\.1:\d+\/api\/v1\/notification\/batch failed: .+; the server may have stored them$/,
+    );
     expect(errors[1]).toBe('Error: 3 of 3 notifications failed');
   });
 
@@ -111,7 +118,7 @@ describe('aviso notify --file', () => {
     expect(server.received).toEqual([]);
   });
 
-  it('refuses the single form\'s inputs beside --file', async () => {
+  it("refuses the single form's inputs beside --file", async () => {
     const path = file('ok.ndjson', [line(1)]);
     for (const args of [
       ['notify', 'event=mars,class=od', '--file', path],

@@ -25,8 +25,14 @@ beforeAll(async () => {
         req.socket.destroy();
         return;
       }
-      res.writeHead(200, { 'content-type': 'application/json', 'x-request-id': '00000000-0000-4000-8000-000000000003', 'idempotent-replayed': keys.length > 1 ? 'true' : 'false' });
-      res.end(JSON.stringify({ status: 'success', request_id: '00000000-0000-4000-8000-000000000003', processed_at: '2026-12-02T12:00:00Z' }));
+      res.writeHead(200, {
+        'content-type': 'application/json',
+        'x-request-id': '00000000-0000-4000-8000-000000000003',
+        'idempotent-replayed': keys.length > 1 ? 'true' : 'false',
+      });
+      res.end(
+        JSON.stringify({ status: 'success', request_id: '00000000-0000-4000-8000-000000000003', processed_at: '2026-12-02T12:00:00Z' }),
+      );
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -46,7 +52,13 @@ describe('aviso notify and the Idempotency-Key', () => {
     expect(result.code).toBe(0);
     expect(keys).toEqual(['batch-7', 'batch-7']);
     expect(ndjson(result.stdout)).toEqual([
-      { event_type: 'mars', status: 'success', request_id: '00000000-0000-4000-8000-000000000003', processed_at: '2026-12-02T12:00:00Z', replayed: true },
+      {
+        event_type: 'mars',
+        status: 'success',
+        request_id: '00000000-0000-4000-8000-000000000003',
+        processed_at: '2026-12-02T12:00:00Z',
+        replayed: true,
+      },
     ]);
   });
 

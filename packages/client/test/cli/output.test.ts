@@ -37,8 +37,12 @@ describe('TTY-aware output', () => {
   });
   it('colors the human stdout only when --color asks for it', () => {
     expect(createOutput({ json: false, verbosity: 0, color: 'auto', env: {} }, stream(true), stream(false)).color).toBe(true);
-    expect(createOutput({ json: false, verbosity: 0, color: 'auto', env: { NO_COLOR: '1' } }, stream(true), stream(false)).color).toBe(false);
-    expect(createOutput({ json: false, verbosity: 0, color: 'always', env: { NO_COLOR: '1' } }, stream(true), stream(false)).color).toBe(true);
+    expect(createOutput({ json: false, verbosity: 0, color: 'auto', env: { NO_COLOR: '1' } }, stream(true), stream(false)).color).toBe(
+      false,
+    );
+    expect(createOutput({ json: false, verbosity: 0, color: 'always', env: { NO_COLOR: '1' } }, stream(true), stream(false)).color).toBe(
+      true,
+    );
     expect(createOutput({ json: false, verbosity: 0 }, stream(true), stream(false)).color).toBe(false);
     expect(createOutput({ json: true, verbosity: 0, color: 'always' }, stream(true), stream(false)).color).toBe(false);
   });

@@ -125,13 +125,16 @@ describe('what the command says about history it cannot have', () => {
           listener: 'ad-hoc',
           requested_sequence: 4,
           last_sequence: 1,
-          message: "Sequence 4 is beyond this stream's last sequence 1: its numbering was reset, so the stream starts again from its first sequence",
+          message:
+            "Sequence 4 is beyond this stream's last sequence 1: its numbering was reset, so the stream starts again from its first sequence",
         },
       }),
     ]);
 
     // The state file went back from 3 to the new numbering's 2: the next run resumes there.
-    const state = JSON.parse(readFileSync(join(home, '.config/aviso/state.json'), 'utf8')) as { checkpoints: Record<string, { last_committed_sequence: number }> };
+    const state = JSON.parse(readFileSync(join(home, '.config/aviso/state.json'), 'utf8')) as {
+      checkpoints: Record<string, { last_committed_sequence: number }>;
+    };
     expect(state.checkpoints[await resumeKey(server.url, 'job', { name: 'a' })]?.last_committed_sequence).toBe(2);
     const again = listen(env, []);
     await again.waitFor(({ stderr }) => stderr.includes('Listening for'), 30_000);

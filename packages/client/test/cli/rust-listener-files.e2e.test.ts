@@ -47,9 +47,14 @@ describe('listener files written for the Rust aviso', () => {
 
   it('the Teams and email examples run unchanged', async () => {
     const cli = startCli(['listen', join(FIXTURES, 'listener-teams.yaml'), join(FIXTURES, 'listener-email.yaml'), '--no-state-store'], env);
-    await cli.waitFor(({ stderr }) => stderr.includes('Listening for mars-od [mars] (class=od)') && stderr.includes('Listening for ops-email [mars]'));
+    await cli.waitFor(
+      ({ stderr }) => stderr.includes('Listening for mars-od [mars] (class=od)') && stderr.includes('Listening for ops-email [mars]'),
+    );
     for (const step of [1, 2]) {
-      const r = await runCli(['notify', `event=mars,class=od,expver=0001,domain=g,date=20250706,time=12:00,stream=enfo,step:=${step}`, 'data={"seed":"x"}'], env);
+      const r = await runCli(
+        ['notify', `event=mars,class=od,expver=0001,domain=g,date=20250706,time=12:00,stream=enfo,step:=${step}`, 'data={"seed":"x"}'],
+        env,
+      );
       expect(r.code).toBe(0);
     }
     await cli.waitFor(() => cards.length === 2);
@@ -58,7 +63,9 @@ describe('listener files written for the Rust aviso', () => {
     expect(await cli.exited).toBe(0);
 
     expect(cards[0]).toMatchObject({ path: '/workflows/abc/triggers/manual/paths/invoke?sig=secret', type: 'application/json' });
-    const body = ((cards[0]?.card as { attachments: { content: { body: { text?: string; facts?: { title: string; value: string }[] }[] } }[] }).attachments[0]!).content.body;
+    const body = (
+      cards[0]?.card as { attachments: { content: { body: { text?: string; facts?: { title: string; value: string }[] }[] } }[] }
+    ).attachments[0]!.content.body;
     expect(body[0]?.text).toBe('Custom title mars');
     expect(body[1]?.facts?.slice(0, 3)).toEqual([
       { title: 'Event', value: 'mars' },
@@ -67,9 +74,19 @@ describe('listener files written for the Rust aviso', () => {
     ]);
     expect(body[3]?.facts).toEqual([{ title: 'seed', value: 'x' }]);
 
-    const warnings = ndjson(cli.stderr().split('\n').filter((l) => l.startsWith('{')).join('\n'));
+    const warnings = ndjson(
+      cli
+        .stderr()
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .join('\n'),
+    );
     expect(warnings).toEqual([
-      expect.objectContaining({ severityText: 'WARN', body: 'optional trigger failed; continuing', attributes: expect.objectContaining({ listener: 'ops-email', kind: 'command' }) }),
+      expect.objectContaining({
+        severityText: 'WARN',
+        body: 'optional trigger failed; continuing',
+        attributes: expect.objectContaining({ listener: 'ops-email', kind: 'command' }),
+      }),
       expect.objectContaining({ severityText: 'WARN', attributes: expect.objectContaining({ listener: 'ops-email', kind: 'command' }) }),
     ]);
     expect(cli.stderr()).not.toContain('Error in listener');

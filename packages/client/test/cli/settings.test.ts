@@ -23,10 +23,16 @@ describe('settings precedence: flag > environment > config file > default', () =
     expect(s.baseUrl).toEqual({ value: 'http://config.example', source: 'file' });
     expect(s.stateFile).toEqual({ value: '/config/state.json', source: 'file' });
     expect(s.timeoutMs).toEqual({ value: 5000, source: 'file' });
-    const e = resolveSettings({ config: file }, { HOME: '/nonexistent-home', AVISO_BASE_URL: 'http://env.example', AVISO_STATE_FILE: '/env/s.json' });
+    const e = resolveSettings(
+      { config: file },
+      { HOME: '/nonexistent-home', AVISO_BASE_URL: 'http://env.example', AVISO_STATE_FILE: '/env/s.json' },
+    );
     expect(e.baseUrl.source).toBe('env');
     expect(e.stateFile).toEqual({ value: '/env/s.json', source: 'env' });
-    const f = resolveSettings({ config: file, baseUrl: 'http://flag.example' }, { HOME: '/nonexistent-home', AVISO_BASE_URL: 'http://env.example' });
+    const f = resolveSettings(
+      { config: file, baseUrl: 'http://flag.example' },
+      { HOME: '/nonexistent-home', AVISO_BASE_URL: 'http://env.example' },
+    );
     expect(f.baseUrl).toEqual({ value: 'http://flag.example', source: 'flag' });
   });
   it('finds the config file from the flag, then AVISO_CLIENT_CONFIG_FILE, then ~/.config/aviso', () => {
@@ -40,11 +46,15 @@ describe('settings precedence: flag > environment > config file > default', () =
     const s = resolveSettings({ config: '/nonexistent/c.yaml' }, { HOME: '/nonexistent-home' });
     expect(s.configFile).toEqual({ value: '/nonexistent/c.yaml', source: 'flag' });
     expect(s.listeners).toEqual([]);
-    expect(resolveSettings({}, { HOME: '/nonexistent-home', AVISO_CLIENT_CONFIG_FILE: '/nonexistent/e.yaml' }).baseUrl.value).toBeUndefined();
+    expect(
+      resolveSettings({}, { HOME: '/nonexistent-home', AVISO_CLIENT_CONFIG_FILE: '/nonexistent/e.yaml' }).baseUrl.value,
+    ).toBeUndefined();
   });
   it('rejects unknown keys at the top and in tls:, but reads auth: only when it is needed', () => {
     expect(() => resolveSettings({ config: configFile('base_url: x\nbase_uri: y\n') }, { HOME: '/x' })).toThrow(/unknown key "base_uri"/);
-    expect(() => resolveSettings({ config: configFile('tls:\n  ca_bundel: [a.pem]\n') }, { HOME: '/x' })).toThrow(/unknown key "ca_bundel"/);
+    expect(() => resolveSettings({ config: configFile('tls:\n  ca_bundel: [a.pem]\n') }, { HOME: '/x' })).toThrow(
+      /unknown key "ca_bundel"/,
+    );
     const typo = configFile('auth:\n  bearer_tokne: t\n');
     expect(() => resolveSettings({ config: typo }, { HOME: '/x' })).toThrow(/auth: unknown key "bearer_tokne"/);
     expect(resolveSettings({ config: typo }, { HOME: '/x', AVISO_TOKEN: 'env' }).credential?.source).toBe('environment');
@@ -54,21 +64,31 @@ describe('settings precedence: flag > environment > config file > default', () =
 describe('tls: CA bundles and the insecure switch', () => {
   it('takes a list of files, relative ones next to the config file; one string is a list of one', () => {
     const at = dir();
-    const list = resolveSettings({ config: configFile('tls:\n  ca_bundle:\n    - internal-ca.pem\n    - /etc/ssl/other.pem\n', at) }, { HOME: '/x' });
+    const list = resolveSettings(
+      { config: configFile('tls:\n  ca_bundle:\n    - internal-ca.pem\n    - /etc/ssl/other.pem\n', at) },
+      { HOME: '/x' },
+    );
     expect(list.caBundles).toEqual({ value: [join(at, 'internal-ca.pem'), '/etc/ssl/other.pem'], source: 'file' });
     const single = resolveSettings({ config: configFile('tls:\n  ca_bundle: ca.pem\n', at) }, { HOME: '/x' });
     expect(single.caBundles.value).toEqual([join(at, 'ca.pem')]);
   });
-  it('--ca-bundle is repeatable, relative to the working directory, and replaces the file\'s list', () => {
+  it("--ca-bundle is repeatable, relative to the working directory, and replaces the file's list", () => {
     const file = configFile('tls:\n  ca_bundle: [a.pem]\n');
     const s = resolveSettings({ config: file, caBundle: ['one.pem', '/abs/two.pem'] }, { HOME: '/x' });
     expect(s.caBundles).toEqual({ value: [resolve('one.pem'), '/abs/two.pem'], source: 'flag' });
   });
   it('accepts danger_accept_invalid_certs from the file or the flag, off by default', () => {
-    expect(resolveSettings({ config: configFile('tls:\n  danger_accept_invalid_certs: true\n') }, { HOME: '/x' }).dangerAcceptInvalidCerts).toEqual({ value: true, source: 'file' });
-    expect(resolveSettings({ dangerAcceptInvalidCerts: true }, { HOME: '/x' }).dangerAcceptInvalidCerts).toEqual({ value: true, source: 'flag' });
+    expect(
+      resolveSettings({ config: configFile('tls:\n  danger_accept_invalid_certs: true\n') }, { HOME: '/x' }).dangerAcceptInvalidCerts,
+    ).toEqual({ value: true, source: 'file' });
+    expect(resolveSettings({ dangerAcceptInvalidCerts: true }, { HOME: '/x' }).dangerAcceptInvalidCerts).toEqual({
+      value: true,
+      source: 'flag',
+    });
     expect(resolveSettings({}, { HOME: '/x' }).dangerAcceptInvalidCerts).toEqual({ value: false, source: 'default' });
-    expect(() => resolveSettings({ config: configFile('tls:\n  danger_accept_invalid_certs: yes please\n') }, { HOME: '/x' })).toThrow(/true or false/);
+    expect(() => resolveSettings({ config: configFile('tls:\n  danger_accept_invalid_certs: yes please\n') }, { HOME: '/x' })).toThrow(
+      /true or false/,
+    );
   });
 });
 
@@ -104,7 +124,9 @@ describe('credentials: flags > environment > config file auth: > credentials fil
     expect(() => resolveSettings({}, { HOME: home, AVISO_USERNAME: 'u' })).toThrow(/env auth is misconfigured/);
     expect(() => resolveSettings({ token: 't', username: 'u', password: 'p' }, { HOME: home })).toThrow(UsageError);
     expect(() => resolveSettings({ username: 'u' }, { HOME: home })).toThrow(/go together/);
-    expect(() => resolveSettings({ config: configFile('auth:\n  bearer_token: t\n  basic: {username: a, password: b}\n') }, { HOME: home })).toThrow(/keep one/);
+    expect(() =>
+      resolveSettings({ config: configFile('auth:\n  bearer_token: t\n  basic: {username: a, password: b}\n') }, { HOME: home }),
+    ).toThrow(/keep one/);
   });
   it('reads the credentials file only when nothing before it has a credential, and reports a broken one', () => {
     const broken = join(dir(), 'credentials.yaml');
@@ -115,7 +137,9 @@ describe('credentials: flags > environment > config file auth: > credentials fil
 });
 
 describe('config dump', () => {
-  const file = configFile('base_url: https://aviso.example\ntimeout: 1500ms\nauth:\n  bearer_token: from-config\ntls:\n  ca_bundle: [ca.pem]\n');
+  const file = configFile(
+    'base_url: https://aviso.example\ntimeout: 1500ms\nauth:\n  bearer_token: from-config\ntls:\n  ca_bundle: [ca.pem]\n',
+  );
   const s = resolveSettings({ config: file, stateFile: '/s.json' }, { HOME: '/nonexistent-home' });
   it('is YAML with the source of each value, and never prints a secret', () => {
     const yaml = dumpYaml(s, false);
@@ -132,7 +156,13 @@ describe('config dump', () => {
   it('is one JSON object with value/source pairs for --json', () => {
     const json = dumpJson(s, true);
     expect(json.base_url).toEqual({ value: 'https://aviso.example', source: 'file' });
-    expect(json.auth).toMatchObject({ provider: '<set; redacted>', kind: 'bearer', source: 'config file', provider_set: true, redacted: true });
+    expect(json.auth).toMatchObject({
+      provider: '<set; redacted>',
+      kind: 'bearer',
+      source: 'config file',
+      provider_set: true,
+      redacted: true,
+    });
     expect(JSON.stringify(json)).not.toContain('from-config');
   });
 });

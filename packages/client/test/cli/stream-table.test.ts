@@ -22,12 +22,32 @@ const BASE: OpenStreamInfo = {
 };
 
 function list(streams: OpenStreamInfo[], extra: Partial<StreamList> = {}): StreamList {
-  return { streams, total: streams.length, truncated: false, counts: { mars: 2, dissemination: 1 }, processes: { answered: ['node-a:41'], notAnswering: [], clusterUnreachable: false }, requestId: 'r', ...extra };
+  return {
+    streams,
+    total: streams.length,
+    truncated: false,
+    counts: { mars: 2, dissemination: 1 },
+    processes: { answered: ['node-a:41'], notAnswering: [], clusterUnreachable: false },
+    requestId: 'r',
+    ...extra,
+  };
 }
 
 describe('aviso admin streams on a terminal', () => {
   it('prints one aligned row per stream, numbers on the right, then the summary', () => {
-    const replay: OpenStreamInfo = { ...BASE, id: 'short', route: 'replay', method: 'GET', user: null, filter: {}, phase: 'replaying', lastSequence: null, delivered: 0, bufferedBytes: 0, lagMs: 0 };
+    const replay: OpenStreamInfo = {
+      ...BASE,
+      id: 'short',
+      route: 'replay',
+      method: 'GET',
+      user: null,
+      filter: {},
+      phase: 'replaying',
+      lastSequence: null,
+      delivered: 0,
+      bufferedBytes: 0,
+      lagMs: 0,
+    };
     const lines = streamTable(list([BASE, replay])).split('\n');
     expect(lines[0]).toMatch(/^ID +PROCESS +ROUTE +EVENT TYPE +FILTER +USER +CLIENT +OPENED +PHASE +LAST SEQ +DELIVERED +BUFFERED +LAG$/);
     expect(lines[1]).toBe(
@@ -55,6 +75,7 @@ describe('aviso admin streams on a terminal', () => {
   it('takes --limit from 1 to 1000', () => {
     expect(parseLimit('1')).toBe(1);
     expect(parseLimit('1000')).toBe(1000);
-    for (const bad of ['0', '1001', '-1', '2.5', 'ten', '']) expect(() => parseLimit(bad)).toThrow(/--limit must be a whole number from 1 to 1000/);
+    for (const bad of ['0', '1001', '-1', '2.5', 'ten', ''])
+      expect(() => parseLimit(bad)).toThrow(/--limit must be a whole number from 1 to 1000/);
   });
 });

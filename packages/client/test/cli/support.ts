@@ -29,7 +29,11 @@ export function cliEnv(home: string, extra: Record<string, string> = {}): Record
 /** `input`, when given, is written to the command's standard input, which is then closed. */
 export function startCli(args: readonly string[], env: Record<string, string>, cwd?: string, input?: string): RunningCli {
   if (!existsSync(CLI_ENTRY)) throw new Error(`${CLI_ENTRY} is missing: run \`npm run build\``);
-  const child = spawn(process.execPath, [CLI_ENTRY, ...args], { env, cwd: cwd ?? env.HOME, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI_ENTRY, ...args], {
+    env,
+    cwd: cwd ?? env.HOME,
+    stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+  });
   if (input !== undefined) child.stdin?.end(input);
   reapOnExit(child);
   let stdout = '';
@@ -89,4 +93,3 @@ export function ndjson(text: string): Record<string, unknown>[] {
 export function sequences(text: string): number[] {
   return ndjson(text).map((n) => n.sequence as number);
 }
-

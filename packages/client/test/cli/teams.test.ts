@@ -40,7 +40,13 @@ describe('the Adaptive Card', () => {
                 ],
               },
               { type: 'TextBlock', text: 'Payload', weight: 'Bolder', spacing: 'Medium' },
-              { type: 'FactSet', facts: [{ title: 'count', value: '5' }, { title: 'seed', value: 'x' }] },
+              {
+                type: 'FactSet',
+                facts: [
+                  { title: 'count', value: '5' },
+                  { title: 'seed', value: 'x' },
+                ],
+              },
             ],
           },
         },
@@ -48,8 +54,15 @@ describe('the Adaptive Card', () => {
     });
   });
   it('shows a scalar or array payload as monospace JSON, and leaves a null payload out', () => {
-    const body = (p: unknown): unknown[] => ((adaptiveCard(notification(p), 't').attachments as { content: { body: unknown[] } }[])[0]!.content.body);
-    expect(body('scalar-string')[2]).toEqual({ type: 'TextBlock', text: 'Payload: "scalar-string"', fontType: 'Monospace', wrap: true, spacing: 'Medium' });
+    const body = (p: unknown): unknown[] =>
+      (adaptiveCard(notification(p), 't').attachments as { content: { body: unknown[] } }[])[0]!.content.body;
+    expect(body('scalar-string')[2]).toEqual({
+      type: 'TextBlock',
+      text: 'Payload: "scalar-string"',
+      fontType: 'Monospace',
+      wrap: true,
+      spacing: 'Medium',
+    });
     expect(body([1, 2])[2]).toMatchObject({ text: 'Payload: [1,2]' });
     expect(body(null)).toHaveLength(2);
     expect(body({})).toHaveLength(3);
@@ -77,12 +90,20 @@ describe('the teams trigger against a receiver', () => {
   afterAll(() => receiver.close());
 
   const ctx = { listenerName: 'x', human: false, write: () => Promise.resolve(), env: { TEAMS_WEBHOOK_URL: '' } };
-  const triggers = (extra: string) => parseListenerFile(`listeners:\n  - event: mars\n    triggers:\n      - type: teams\n${extra}`, 'f')[0]!.triggers;
+  const triggers = (extra: string) =>
+    parseListenerFile(`listeners:\n  - event: mars\n    triggers:\n      - type: teams\n${extra}`, 'f')[0]!.triggers;
 
   it('posts the card as application/json to the templated URL, with the rendered title', async () => {
     received.length = 0;
     const env = { ...ctx, env: { TEAMS_WEBHOOK_URL: `${url}/workflows/abc` } };
-    await runTriggers(triggers('        url: "{{ env.TEAMS_WEBHOOK_URL }}"\n        title_template: "Custom {{ notification.event_type }} {{ notification.payload.note }}"'), notification({ note: '{{ env.SECRET }}' }), env, { warn: () => undefined, backoffMs: () => 0 });
+    await runTriggers(
+      triggers(
+        '        url: "{{ env.TEAMS_WEBHOOK_URL }}"\n        title_template: "Custom {{ notification.event_type }} {{ notification.payload.note }}"',
+      ),
+      notification({ note: '{{ env.SECRET }}' }),
+      env,
+      { warn: () => undefined, backoffMs: () => 0 },
+    );
     expect(received).toHaveLength(1);
     expect(received[0]?.type).toBe('application/json');
     const card = received[0]?.body as ReturnType<typeof adaptiveCard>;
@@ -90,20 +111,28 @@ describe('the teams trigger against a receiver', () => {
     expect(content.body[0]?.text).toBe('Custom mars {{ env.SECRET }}');
     expect(content.body[3]?.facts).toEqual([{ title: 'note', value: '{{ env.SECRET }}' }]);
   });
-  it('uses the aviso client\'s default title', async () => {
+  it("uses the aviso client's default title", async () => {
     received.length = 0;
     await runTriggers(triggers(`        url: "${url}/x"`), notification(null), ctx, { warn: () => undefined, backoffMs: () => 0 });
-    const content = ((received[0]?.body as { attachments: { content: { body: { text: string }[] } }[] }).attachments[0]!).content;
+    const content = (received[0]?.body as { attachments: { content: { body: { text: string }[] } }[] }).attachments[0]!.content;
     expect(content.body[0]?.text).toBe('aviso mars #42');
   });
   it('fails fast on a 4xx, retries a 5xx, and obeys required: false', async () => {
     received.length = 0;
     status = 404;
-    await expect(runTriggers(triggers(`        url: "${url}/x"\n        retries: 2`), notification(null), ctx, { warn: () => undefined, backoffMs: () => 0 })).rejects.toBeInstanceOf(TriggerFailedError);
+    await expect(
+      runTriggers(triggers(`        url: "${url}/x"\n        retries: 2`), notification(null), ctx, {
+        warn: () => undefined,
+        backoffMs: () => 0,
+      }),
+    ).rejects.toBeInstanceOf(TriggerFailedError);
     expect(received).toHaveLength(1);
     status = 503;
     const warnings: unknown[] = [];
-    await runTriggers(triggers(`        url: "${url}/x"\n        retries: 2\n        required: false`), notification(null), ctx, { warn: (m, a) => void warnings.push({ m, a }), backoffMs: () => 0 });
+    await runTriggers(triggers(`        url: "${url}/x"\n        retries: 2\n        required: false`), notification(null), ctx, {
+      warn: (m, a) => void warnings.push({ m, a }),
+      backoffMs: () => 0,
+    });
     expect(received).toHaveLength(4);
     expect(warnings).toEqual([{ m: 'optional trigger failed; continuing', a: expect.objectContaining({ kind: 'teams', retries: 2 }) }]);
     status = 200;

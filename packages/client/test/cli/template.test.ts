@@ -23,7 +23,9 @@ function kind(fn: () => unknown): string {
 
 /** What /bin/sh passes as arguments to `printf '%s\n'`, one per line. */
 function shellArgs(command: string): string[] {
-  return execFileSync('/bin/sh', ['-c', `set -- ${command}; printf '%s\\n' "$@"`], { encoding: 'utf8' }).split('\n').slice(0, -1);
+  return execFileSync('/bin/sh', ['-c', `set -- ${command}; printf '%s\\n' "$@"`], { encoding: 'utf8' })
+    .split('\n')
+    .slice(0, -1);
 }
 
 describe('template values (plain)', () => {
@@ -57,7 +59,7 @@ describe('template values in a URL', () => {
   const url = (t: string): string => renderTemplate(t, n, env, 'url', 'webhook url').text;
   it('percent-encodes notification values, keeping RFC 3986 unreserved characters', () => {
     expect(url('https://h.example/x/{{ notification.payload.v }}?q={{ notification.identifier.class }}')).toBe(
-      "https://h.example/x/a%27b%24%28x%29?q=od",
+      'https://h.example/x/a%27b%24%28x%29?q=od',
     );
     expect(percentEncode('a/b?c=d&e f~._-')).toBe('a%2Fb%3Fc%3Dd%26e%20f~._-');
   });

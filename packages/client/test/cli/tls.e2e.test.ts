@@ -95,7 +95,11 @@ describe('aviso CLI over https', () => {
     const flag = await runCli(['--base-url', httpsUrl, '--danger-accept-invalid-certs', 'schema', 'list'], cliEnv(home));
     expect(flag.code).toBe(0);
     expect(ndjson(flag.stdout).map((s) => s.event_type)).toContain('mars');
-    const warning = { severityText: 'WARN', body: expect.stringContaining('TLS certificate validation disabled'), attributes: { 'event.name': 'cli.tls.insecure_mode' } };
+    const warning = {
+      severityText: 'WARN',
+      body: expect.stringContaining('TLS certificate validation disabled'),
+      attributes: { 'event.name': 'cli.tls.insecure_mode' },
+    };
     expect(ndjson(flag.stderr)).toEqual([expect.objectContaining(warning)]);
     const config = join(home, 'danger.yaml');
     writeFileSync(config, `base_url: ${httpsUrl}\ntls:\n  danger_accept_invalid_certs: true\n`);

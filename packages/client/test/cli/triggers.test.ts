@@ -10,7 +10,13 @@ import { TriggerFailedError } from '../../src/index.js';
 import { runTriggers } from '../../src/cli/triggers/run.js';
 import type { TriggerEnvironment, TriggerNotification } from '../../src/cli/triggers/types.js';
 
-const cloudEvent = { specversion: '1.0', id: 'mars@7', type: 'int.ecmwf.aviso.mars', source: 'test', data: { identifier: { class: 'od' }, payload: { v: 1 } } };
+const cloudEvent = {
+  specversion: '1.0',
+  id: 'mars@7',
+  type: 'int.ecmwf.aviso.mars',
+  source: 'test',
+  data: { identifier: { class: 'od' }, payload: { v: 1 } },
+};
 const n: TriggerNotification = {
   view: { event_type: 'mars', sequence: 7, identifier: { class: 'od', 'step-x': 12 }, payload: { v: "it's" } },
   cloudEvent,
@@ -35,7 +41,10 @@ function triggersOf(yaml: string) {
 }
 
 const warnings: { message: string; attributes: Readonly<Record<string, unknown>> }[] = [];
-const opts = { warn: (message: string, attributes: Readonly<Record<string, unknown>>) => void warnings.push({ message, attributes }), backoffMs: () => 0 };
+const opts = {
+  warn: (message: string, attributes: Readonly<Record<string, unknown>>) => void warnings.push({ message, attributes }),
+  backoffMs: () => 0,
+};
 
 interface Received {
   method: string;
@@ -107,7 +116,8 @@ describe('command', () => {
   });
   it('fails fast on a non-zero exit, retries when fail_fast is off, and honours timeout', async () => {
     const count = join(dir, 'count');
-    const failing = (extra: string) => triggersOf(`      - type: command\n        command: "echo x >> ${count}; echo boom >&2; exit 3"\n        retries: 2\n${extra}`);
+    const failing = (extra: string) =>
+      triggersOf(`      - type: command\n        command: "echo x >> ${count}; echo boom >&2; exit 3"\n        retries: 2\n${extra}`);
     await expect(runTriggers(failing(''), n, ctx(), opts)).rejects.toThrow(/exited with code 3; stderr: boom/);
     expect(readFileSync(count, 'utf8')).toBe('x\n');
     await expect(runTriggers(failing('        fail_fast: false\n'), n, ctx(), opts)).rejects.toBeInstanceOf(TriggerFailedError);
@@ -117,10 +127,21 @@ describe('command', () => {
   });
   it('an optional trigger that fails warns and the next trigger still runs', async () => {
     const c = ctx();
-    await runTriggers(triggersOf('      - type: command\n        command: "exit 1"\n        required: false\n      - type: echo'), n, c, opts);
+    await runTriggers(
+      triggersOf('      - type: command\n        command: "exit 1"\n        required: false\n      - type: echo'),
+      n,
+      c,
+      opts,
+    );
     expect(warnings.at(-1)).toEqual({
       message: 'optional trigger failed; continuing',
-      attributes: { 'event.name': 'client.trigger.failed', kind: 'command', retries: 0, notification: 'mars@7', error: 'command trigger exited with code 1' },
+      attributes: {
+        'event.name': 'client.trigger.failed',
+        kind: 'command',
+        retries: 0,
+        notification: 'mars@7',
+        error: 'command trigger exited with code 1',
+      },
     });
     expect(c.out).toHaveLength(1);
   });
@@ -148,12 +169,21 @@ describe('webhook and post', () => {
     expect(received).toHaveLength(3);
     received.length = 0;
     statuses = [404];
-    await expect(runTriggers(triggersOf(`      - type: webhook\n        url: "${base}/r"\n        retries: 2`), n, ctx(), opts)).rejects.toThrow(/HTTP 404/);
+    await expect(
+      runTriggers(triggersOf(`      - type: webhook\n        url: "${base}/r"\n        retries: 2`), n, ctx(), opts),
+    ).rejects.toThrow(/HTTP 404/);
     expect(received).toHaveLength(1);
   });
   it('post sends the CloudEvent as application/cloudevents+json', async () => {
     received.length = 0;
-    await runTriggers(triggersOf(`      - type: post\n        url: "${base}/ce"\n        headers:\n          X-Routing-Key: "aviso.{{ notification.event_type }}"`), n, ctx(), opts);
+    await runTriggers(
+      triggersOf(
+        `      - type: post\n        url: "${base}/ce"\n        headers:\n          X-Routing-Key: "aviso.{{ notification.event_type }}"`,
+      ),
+      n,
+      ctx(),
+      opts,
+    );
     expect(received[0]?.headers['content-type']).toBe('application/cloudevents+json');
     expect(received[0]?.headers['x-routing-key']).toBe('aviso.mars');
     expect(JSON.parse(received[0]?.body ?? '')).toEqual(cloudEvent);

@@ -30,7 +30,7 @@ function watch(server: RestartingServer, fromId: number): AvisoClientRulesWatch 
 
 const range = (from: number, to: number): number[] => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 
-describe('a client with the aviso client\'s cursor rules across an in-memory restart (issue 30)', () => {
+describe("a client with the aviso client's cursor rules across an in-memory restart (issue 30)", () => {
   for (const signal of ['SIGTERM', 'SIGKILL'] as const) {
     it(`${signal}: every notification once, in order, and no history gap on an unfiltered watch`, async () => {
       const server = await serve();

@@ -35,7 +35,11 @@ function answer(req: IncomingMessage, res: ServerResponse): void {
       req.socket.destroy();
       return;
     }
-    res.writeHead(step.status, { 'content-type': 'application/json', 'x-request-id': '00000000-0000-4000-8000-000000000002', ...step.headers });
+    res.writeHead(step.status, {
+      'content-type': 'application/json',
+      'x-request-id': '00000000-0000-4000-8000-000000000002',
+      ...step.headers,
+    });
     res.end(JSON.stringify(step.body));
   });
 }
@@ -126,7 +130,11 @@ describe('once the server has answered Idempotent-Replayed', () => {
 
   it('does not retry a 422: the key was used for another notification', async () => {
     const client = new AvisoClient({ baseUrl, clock: noJitter });
-    script = [success('false'), { status: 422, body: { code: 'IDEMPOTENCY_KEY_REUSED', message: 'Idempotency-Key was already used for a different notification' } }, success()];
+    script = [
+      success('false'),
+      { status: 422, body: { code: 'IDEMPOTENCY_KEY_REUSED', message: 'Idempotency-Key was already used for a different notification' } },
+      success(),
+    ];
     await notify(client);
     const error = await notify(client, { idempotencyKey: 'k-422' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(HttpError);

@@ -1,7 +1,17 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AvisoClient, HistoryGapError, MemoryStore, resumeKey, type Notification, type NotificationStream, type StateStore, type WatchRequest, type WatchStatus } from '../../src/index.js';
+import {
+  AvisoClient,
+  HistoryGapError,
+  MemoryStore,
+  resumeKey,
+  type Notification,
+  type NotificationStream,
+  type StateStore,
+  type WatchRequest,
+  type WatchStatus,
+} from '../../src/index.js';
 import { until } from '../support/manual-clock.js';
 
 /**
@@ -21,7 +31,12 @@ const frame = (event: string, data: unknown): string => `event: ${event}\ndata: 
 const started = frame('replay-control', { type: 'replay_started', request_id: 'r', topic: 't', timestamp: 'x' });
 const established = frame('live-notification', { type: 'connection_established', request_id: 'r', topic: 't', timestamp: 'x' });
 const note = (sequence: number, kind: 'replay' | 'live-notification' = 'replay'): string =>
-  frame(kind, { specversion: '1.0', id: `mars@${sequence}`, time: '2026-01-01T00:00:00Z', data: { identifier: { class: 'od' }, payload: null } });
+  frame(kind, {
+    specversion: '1.0',
+    id: `mars@${sequence}`,
+    time: '2026-01-01T00:00:00Z',
+    data: { identifier: { class: 'od' }, payload: null },
+  });
 const gapFrame = (first: number, last: number, lost: number | null, scope: 'request' | 'stream'): Record<string, unknown> => ({
   type: 'history_gap',
   first_sequence: first,
@@ -33,21 +48,34 @@ const gapFrame = (first: number, last: number, lost: number | null, scope: 'requ
   timestamp: 'x',
   topic: 't',
 });
-const gap = (first: number, last: number, lost: number | null = null, scope: 'request' | 'stream' = 'stream'): string => frame('replay-control', gapFrame(first, last, lost, scope));
+const gap = (first: number, last: number, lost: number | null = null, scope: 'request' | 'stream' = 'stream'): string =>
+  frame('replay-control', gapFrame(first, last, lost, scope));
 const resetFrame = (requested: number, last: number): string =>
-  frame('replay-control', { type: 'sequence_reset', requested_sequence: requested, last_sequence: last, message: `reset ${requested}/${last}`, request_id: 'r', timestamp: 'x', topic: 't' });
+  frame('replay-control', {
+    type: 'sequence_reset',
+    requested_sequence: requested,
+    last_sequence: last,
+    message: `reset ${requested}/${last}`,
+    request_id: 'r',
+    timestamp: 'x',
+    topic: 't',
+  });
 const closing = (reason: string): string => frame('connection-closing', { reason, message: 'm', timestamp: 'x' });
 const completed = frame('replay-control', { type: 'replay_completed' });
-const sse = (body: string): Script => (res) => {
-  res.writeHead(200, { 'content-type': 'text/event-stream' });
-  res.end(body);
-};
+const sse =
+  (body: string): Script =>
+  (res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.end(body);
+  };
 /** Answers with `body` and keeps the response open; `held` receives it to write or end later. */
-const hold = (body: string, held: (res: ServerResponse) => void): Script => (res) => {
-  res.writeHead(200, { 'content-type': 'text/event-stream' });
-  res.write(body);
-  held(res);
-};
+const hold =
+  (body: string, held: (res: ServerResponse) => void): Script =>
+  (res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.write(body);
+    held(res);
+  };
 
 beforeAll(async () => {
   server = createServer((req, res) => {
@@ -102,37 +130,54 @@ async function eventuallyStored(store: StateStore, sequence: number): Promise<vo
   }
 }
 
-const stored = async (store: StateStore): Promise<number | undefined> => (await store.get(await resumeKey(baseUrl, 'mars', { class: 'od' })))?.lastCommittedSequence;
+const stored = async (store: StateStore): Promise<number | undefined> =>
+  (await store.get(await resumeKey(baseUrl, 'mars', { class: 'od' })))?.lastCommittedSequence;
 
 describe('history gaps are surfaced, not fatal', () => {
   it('reports each gap when the iteration reaches it and attaches it to the next notification; one at the end of a replay is still reported', async () => {
-    const { stream, log } = watch([sse(started + gap(1, 2, 2, 'request') + note(3) + note(4) + gap(5, 6) + completed + closing('end_of_stream'))], {
-      from: { fromId: 1 },
-      replayOnly: true,
-    });
+    const { stream, log } = watch(
+      [sse(started + gap(1, 2, 2, 'request') + note(3) + note(4) + gap(5, 6) + completed + closing('end_of_stream'))],
+      {
+        from: { fromId: 1 },
+        replayOnly: true,
+      },
+    );
     const seen = await pull(stream, log, 10);
     expect(seen.map((n) => n.sequence)).toEqual([3, 4]);
     expect(log).toEqual(['gap 1-2', 'n 3', 'n 4', 'gap 5-6']);
     expect(seen[0]!.notices).toEqual([
-      { type: 'history_gap', firstSequence: 1, lastSequence: 2, lost: 2, scope: 'request', message: 'lost 1-2', frame: gapFrame(1, 2, 2, 'request') },
+      {
+        type: 'history_gap',
+        firstSequence: 1,
+        lastSequence: 2,
+        lost: 2,
+        scope: 'request',
+        message: 'lost 1-2',
+        frame: gapFrame(1, 2, 2, 'request'),
+      },
     ]);
     expect(seen[1]!.notices).toBeUndefined();
   });
 
   it('an unfiltered watch jumps over what a gap said was lost; an unexplained jump still ends it', async () => {
-    const said = watch([sse(established + note(1, 'live-notification') + gap(2, 4) + note(5, 'live-notification') + note(6, 'live-notification'))], { identifier: {} });
+    const said = watch(
+      [sse(established + note(1, 'live-notification') + gap(2, 4) + note(5, 'live-notification') + note(6, 'live-notification'))],
+      { identifier: {} },
+    );
     try {
       expect((await pull(said.stream, said.log, 3)).map((n) => n.sequence)).toEqual([1, 5, 6]);
     } finally {
       said.stream.close();
     }
     const unsaid = watch([sse(established + note(1, 'live-notification') + gap(2, 3) + note(5, 'live-notification'))], { identifier: {} });
-    await expect(pull(unsaid.stream, unsaid.log, 3)).rejects.toThrow(new HistoryGapError({ kind: 'sequence_jump', expected: 2, observed: 5 }));
+    await expect(pull(unsaid.stream, unsaid.log, 3)).rejects.toThrow(
+      new HistoryGapError({ kind: 'sequence_jump', expected: 2, observed: 5 }),
+    );
   });
 });
 
 describe('a sequence reset moves the position to the new numbering', () => {
-  it('delivers the new numbering from 1, moves the state store\'s cursor back deliberately, and resumes in the new numbering', async () => {
+  it("delivers the new numbering from 1, moves the state store's cursor back deliberately, and resumes in the new numbering", async () => {
     const store = new MemoryStore();
     const held: ServerResponse[] = [];
     const { stream, log } = watch(

@@ -38,10 +38,20 @@ describe.each(BACKEND_KINDS)('batch notify from the client against the %s backen
     expect(outcomes.map((outcome) => outcome.index)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8]);
     expect(outcomes.map((outcome) => outcome.stored)).toEqual([true, true, true, false, true, true, true, true, true]);
     const refused = outcomes[3];
-    expect(refused).toMatchObject({ stored: false, reason: 'refused', code: 'INVALID_NOTIFICATION_REQUEST', message: "Required field 'class' missing for notify operation" });
+    expect(refused).toMatchObject({
+      stored: false,
+      reason: 'refused',
+      code: 'INVALID_NOTIFICATION_REQUEST',
+      message: "Required field 'class' missing for notify operation",
+    });
 
     const replayed: unknown[] = [];
-    for await (const notification of client.watch({ eventType: EVENT, identifier: { destination, class: 'od' }, from: { fromId: 1 }, to: { toId: 1_000_000 } })) {
+    for await (const notification of client.watch({
+      eventType: EVENT,
+      identifier: { destination, class: 'od' },
+      from: { fromId: 1 },
+      to: { toId: 1_000_000 },
+    })) {
       replayed.push((notification.payload as { i: number }).i);
     }
     expect(replayed).toEqual([0, 1, 2, 4, 5, 6, 7, 8]);
@@ -49,7 +59,8 @@ describe.each(BACKEND_KINDS)('batch notify from the client against the %s backen
 
   it('aviso notify --file prints a confirmation per stored line and names the refused line', async () => {
     const destination = `file-${kind}`;
-    const line = (i: number, identifier: Record<string, string> = { destination, class: 'od' }): string => JSON.stringify({ event_type: EVENT, identifier, payload: { i } });
+    const line = (i: number, identifier: Record<string, string> = { destination, class: 'od' }): string =>
+      JSON.stringify({ event_type: EVENT, identifier, payload: { i } });
     const path = join(home, `${kind}.ndjson`);
     writeFileSync(path, `${[line(0), line(1), line(2, { destination }), line(3)].join('\n')}\n`);
     const result = await runCli(['notify', '--file', path], cliEnv(home, { AVISO_BASE_URL: server.url }));

@@ -13,7 +13,9 @@ describe.each(BACKEND_KINDS)('client against the %s backend', (kind) => {
   let server: RunningServer;
   let client: AvisoClient;
   beforeAll(async () => {
-    server = await startServer({ config: backend.config({ watch_endpoint: { connection_max_duration_sec: 2, sse_heartbeat_interval_sec: 1 } }) });
+    server = await startServer({
+      config: backend.config({ watch_endpoint: { connection_max_duration_sec: 2, sse_heartbeat_interval_sec: 1 } }),
+    });
     client = new AvisoClient({ baseUrl: server.url });
     for (let i = 0; i < 5; i++) await client.notify({ eventType: EVENT, identifier: IDENT, payload: { i } });
   });

@@ -37,7 +37,13 @@ async function stop(server: RunningServer, signal: NodeJS.Signals): Promise<void
 }
 
 function watch(client: AvisoClient, statuses: WatchStatus[] = []): NotificationStream {
-  const stream = client.watch({ eventType: EVENT, identifier: IDENT, from: { fromId: 1 }, heartbeatIntervalMs: 1000, onStatus: (s) => statuses.push(s) });
+  const stream = client.watch({
+    eventType: EVENT,
+    identifier: IDENT,
+    from: { fromId: 1 },
+    heartbeatIntervalMs: 1000,
+    onStatus: (s) => statuses.push(s),
+  });
   streams.push(stream);
   return stream;
 }
@@ -68,7 +74,11 @@ describe.each(BACKEND_KINDS)('server restarts (%s)', (kind) => {
       // The in-memory numbering survives in a state directory both processes share (D40).
       const stateDirectory = mkdtempSync(join(tmpdir(), 'aviso-faults-state-'));
       const restartable =
-        kind === 'in_memory' ? config(backend, { notification_backend: { kind: 'in_memory', in_memory: { max_history_per_topic: 100, state_directory: stateDirectory } } }) : config(backend);
+        kind === 'in_memory'
+          ? config(backend, {
+              notification_backend: { kind: 'in_memory', in_memory: { max_history_per_topic: 100, state_directory: stateDirectory } },
+            })
+          : config(backend);
       const first = await serve(restartable);
       const statuses: WatchStatus[] = [];
       const stream = watch(first.client, statuses);
@@ -95,7 +105,12 @@ describe.each(BACKEND_KINDS)('server restarts (%s)', (kind) => {
         if (received.length === 3) {
           expect(six.notices).toBeUndefined();
         } else {
-          const gap: Partial<HistoryGapNotice> = { type: 'history_gap', firstSequence: 3 + received.length, lastSequence: 5, scope: 'stream' };
+          const gap: Partial<HistoryGapNotice> = {
+            type: 'history_gap',
+            firstSequence: 3 + received.length,
+            lastSequence: 5,
+            scope: 'stream',
+          };
           expect(six.notices).toEqual([expect.objectContaining(gap)]);
           expect(statuses.filter((s) => s.type === 'historyGap')).toEqual([{ type: 'historyGap', gap: expect.objectContaining(gap) }]);
         }

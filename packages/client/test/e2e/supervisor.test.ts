@@ -37,7 +37,9 @@ interface Watch {
   reconnects(): Extract<WatchStatus, { type: 'reconnecting' }>[];
 }
 
-async function watch(options: { draw?: number; from?: number; startupTimeoutMs?: number; heartbeatIntervalMs?: number } = {}): Promise<Watch> {
+async function watch(
+  options: { draw?: number; from?: number; startupTimeoutMs?: number; heartbeatIntervalMs?: number } = {},
+): Promise<Watch> {
   proxy = await FaultProxy.start(server.port);
   const clock = new ManualClock(options.draw ?? 0);
   const statuses: WatchStatus[] = [];
@@ -85,7 +87,10 @@ describe('opening deadline (headers + opening share 10 s)', () => {
     proxy = await FaultProxy.start(server.port);
     proxy.setMode({ kind: 'blackhole' });
     const clock = new ManualClock();
-    const stream = new AvisoClient({ baseUrl: proxy.url, clock }).watch({ eventType: EVENT, identifier: { destination: 'X', class: 'od' } });
+    const stream = new AvisoClient({ baseUrl: proxy.url, clock }).watch({
+      eventType: EVENT,
+      identifier: { destination: 'X', class: 'od' },
+    });
     open.push(stream);
     await proxy.waitForConnections(1);
     clock.advance(9_999);
@@ -182,7 +187,11 @@ describe('startup budget', () => {
     proxy = await FaultProxy.start(server.port);
     proxy.setMode({ kind: 'status', status: 503, retryAfter: '20' });
     const clock = new ManualClock();
-    const stream = new AvisoClient({ baseUrl: proxy.url, clock }).watch({ eventType: EVENT, identifier: { destination: 'S', class: 'od' }, startupTimeoutMs: 30_000 });
+    const stream = new AvisoClient({ baseUrl: proxy.url, clock }).watch({
+      eventType: EVENT,
+      identifier: { destination: 'S', class: 'od' },
+      startupTimeoutMs: 30_000,
+    });
     open.push(stream);
     await proxy.waitForConnections(1);
     await settle();

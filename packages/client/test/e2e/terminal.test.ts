@@ -29,13 +29,27 @@ let requests = 0;
 let bodies: string[] = [];
 
 const frame = (event: string, data: unknown): string => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
-const established = frame('live-notification', { type: 'connection_established', request_id: 'r', topic: 't', timestamp: 'x', connection_will_close_in_seconds: 60 });
+const established = frame('live-notification', {
+  type: 'connection_established',
+  request_id: 'r',
+  topic: 't',
+  timestamp: 'x',
+  connection_will_close_in_seconds: 60,
+});
 const cloudEvent = (id: string): string =>
-  frame('live-notification', { specversion: '1.0', id, type: 'int.ecmwf.aviso.mars', time: '2026-01-01T00:00:00Z', data: { identifier: {}, payload: null } });
-const sse = (body: string): Script => (res) => {
-  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8' });
-  res.end(body);
-};
+  frame('live-notification', {
+    specversion: '1.0',
+    id,
+    type: 'int.ecmwf.aviso.mars',
+    time: '2026-01-01T00:00:00Z',
+    data: { identifier: {}, payload: null },
+  });
+const sse =
+  (body: string): Script =>
+  (res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8' });
+    res.end(body);
+  };
 
 beforeAll(async () => {
   server = createServer((req, res) => {
@@ -69,7 +83,12 @@ async function failure(list: Script[], options: { client?: AvisoClient; request?
 
 describe('terminal cases of the supervisor', () => {
   it('a 4xx other than 401/429 is terminal', async () => {
-    const error = await failure([(res) => res.writeHead(400, { 'content-type': 'application/json', 'x-request-id': 'rid' }).end('{"code":"INVALID_WATCH_REQUEST","message":"bad"}')]);
+    const error = await failure([
+      (res) =>
+        res
+          .writeHead(400, { 'content-type': 'application/json', 'x-request-id': 'rid' })
+          .end('{"code":"INVALID_WATCH_REQUEST","message":"bad"}'),
+    ]);
     expect(error).toBeInstanceOf(HttpError);
     expect((error as HttpError).requestId).toBe('rid');
     expect((error as HttpError).code).toBe('INVALID_WATCH_REQUEST');
@@ -83,10 +102,14 @@ describe('terminal cases of the supervisor', () => {
     expect(await failure([sse(frame('replay-control', { type: 'replay_started' }))])).toBeInstanceOf(StreamProtocolError);
   });
   it('an error event is terminal', async () => {
-    expect(await failure([sse(established + frame('error', { error: 'stream_processing_failed', message: 'm' }))])).toBeInstanceOf(StreamProtocolError);
+    expect(await failure([sse(established + frame('error', { error: 'stream_processing_failed', message: 'm' }))])).toBeInstanceOf(
+      StreamProtocolError,
+    );
   });
   it('an unknown close reason is terminal', async () => {
-    expect(await failure([sse(established + frame('connection-closing', { reason: 'slow_consumer', message: 'm' }))])).toBeInstanceOf(StreamProtocolError);
+    expect(await failure([sse(established + frame('connection-closing', { reason: 'slow_consumer', message: 'm' }))])).toBeInstanceOf(
+      StreamProtocolError,
+    );
   });
   it('a malformed id and a notification of another event type are terminal', async () => {
     expect(await failure([sse(established + cloudEvent('mars-7'))])).toBeInstanceOf(MalformedEventError);
@@ -99,7 +122,10 @@ describe('terminal cases of the supervisor', () => {
   });
   it('the limit frame is a history gap', async () => {
     const error = await failure([
-      sse(established + frame('replay-control', { type: 'notification_replay_limit_reached', max_allowed: 2, message: 'm', timestamp: 'x', topic: 't' })),
+      sse(
+        established +
+          frame('replay-control', { type: 'notification_replay_limit_reached', max_allowed: 2, message: 'm', timestamp: 'x', topic: 't' }),
+      ),
     ]);
     expect((error as HistoryGapError).gap).toEqual({ kind: 'replay_limit_reached', maxAllowed: 2 });
   });
@@ -123,7 +149,8 @@ describe('terminal cases of the supervisor', () => {
   it('a second 401 after the refresh is terminal (one refresh, two requests)', async () => {
     let refreshes = 0;
     const auth = new BearerAuth(() => `t${refreshes++}`);
-    const unauthorized: Script = (res) => res.writeHead(401, { 'content-type': 'application/json' }).end('{"code":"UNAUTHORIZED","message":"no"}');
+    const unauthorized: Script = (res) =>
+      res.writeHead(401, { 'content-type': 'application/json' }).end('{"code":"UNAUTHORIZED","message":"no"}');
     const error = await failure([unauthorized, unauthorized], { client: new AvisoClient({ baseUrl, auth }) });
     expect(error).toBeInstanceOf(AuthError);
     expect(requests).toBe(2);
@@ -144,7 +171,9 @@ describe('terminal cases of the supervisor', () => {
     expect((onGet as Error).message).toBe('state store get failed: disk gone');
     expect(requests).toBe(0);
     // Commit on next send: pulling the second notification commits the first, which fails.
-    const onPut = await failure([sse(established + cloudEvent('mars@1') + cloudEvent('mars@2'))], { request: { stateStore: broken('put') } });
+    const onPut = await failure([sse(established + cloudEvent('mars@1') + cloudEvent('mars@2'))], {
+      request: { stateStore: broken('put') },
+    });
     expect(onPut).toBeInstanceOf(StateStoreError);
     expect((onPut as Error).message).toBe('state store put failed: disk full');
   });
@@ -164,7 +193,8 @@ describe('terminal cases of the supervisor', () => {
   });
 
   it('a replay range pins its first end_sequence, sends it as to_id on reconnect, and stops once the end was delivered', async () => {
-    const started = (end: number): string => frame('replay-control', { type: 'replay_started', end_sequence: end, request_id: 'r', topic: 't', timestamp: 'x' });
+    const started = (end: number): string =>
+      frame('replay-control', { type: 'replay_started', end_sequence: end, request_id: 'r', topic: 't', timestamp: 'x' });
     scripts = [
       // Dropped after 3, without a close frame.
       sse(started(5) + cloudEvent('mars@3')),
@@ -173,7 +203,12 @@ describe('terminal cases of the supervisor', () => {
     ];
     requests = 0;
     bodies = [];
-    const stream = new AvisoClient({ baseUrl }).watch({ eventType: 'mars', identifier: {}, from: { fromId: 3 }, to: { toDate: '2030-01-01T00:00:00Z' } });
+    const stream = new AvisoClient({ baseUrl }).watch({
+      eventType: 'mars',
+      identifier: {},
+      from: { fromId: 3 },
+      to: { toDate: '2030-01-01T00:00:00Z' },
+    });
     const seen: number[] = [];
     for await (const n of stream) seen.push(n.sequence);
     expect(seen).toEqual([3, 4, 5]);

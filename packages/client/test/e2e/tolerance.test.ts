@@ -10,8 +10,10 @@ import { take } from '../support/take.js';
  * the opening control and ignores after it does not end or disturb the stream, and the
  * notifications around it arrive in order. What it treats as fatal still is.
  */
-const frame = (event: string, data: unknown): string => `event: ${event}\ndata: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`;
-const note = (sequence: number): string => frame('live-notification', { specversion: '1.0', id: `mars@${sequence}`, data: { identifier: { class: 'od' }, payload: null } });
+const frame = (event: string, data: unknown): string =>
+  `event: ${event}\ndata: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`;
+const note = (sequence: number): string =>
+  frame('live-notification', { specversion: '1.0', id: `mars@${sequence}`, data: { identifier: { class: 'od' }, payload: null } });
 
 let server: Server;
 let baseUrl: string;
@@ -28,7 +30,7 @@ beforeAll(async () => {
 });
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
-describe('tolerance of the wire (the aviso client\'s opening and drain rules)', () => {
+describe("tolerance of the wire (the aviso client's opening and drain rules)", () => {
   it('skips heartbeats and unknown events before the opening, ignores unknown events and controls after it', async () => {
     script = [
       ': a comment\n\n',
@@ -44,7 +46,11 @@ describe('tolerance of the wire (the aviso client\'s opening and drain rules)', 
       note(2),
     ];
     const statuses: WatchStatus[] = [];
-    const stream = new AvisoClient({ baseUrl }).watch({ eventType: 'mars', identifier: { class: 'od' }, onStatus: (s) => statuses.push(s) });
+    const stream = new AvisoClient({ baseUrl }).watch({
+      eventType: 'mars',
+      identifier: { class: 'od' },
+      onStatus: (s) => statuses.push(s),
+    });
     try {
       expect(await take(stream, 2)).toEqual([1, 2]);
       expect(statuses.filter((s) => s.type === 'opened')).toHaveLength(1);
@@ -55,13 +61,20 @@ describe('tolerance of the wire (the aviso client\'s opening and drain rules)', 
   });
 
   it('still ends on an error event, even after skipped frames', async () => {
-    script = [frame('heartbeat', ''), frame('live-notification', { type: 'connection_established' }), frame('progress', 'x'), frame('error', { error: 'Internal', message: 'backend lost' })];
+    script = [
+      frame('heartbeat', ''),
+      frame('live-notification', { type: 'connection_established' }),
+      frame('progress', 'x'),
+      frame('error', { error: 'Internal', message: 'backend lost' }),
+    ];
     const stream = new AvisoClient({ baseUrl }).watch({ eventType: 'mars', identifier: {} });
-    await expect(take(stream, 1)).rejects.toThrow(new StreamProtocolError('the server ended the stream with an error: Internal: backend lost'));
+    await expect(take(stream, 1)).rejects.toThrow(
+      new StreamProtocolError('the server ended the stream with an error: Internal: backend lost'),
+    );
   });
 });
 
-describe('flushCursorOnExit (the aviso client\'s flush_cursor_on_exit)', () => {
+describe("flushCursorOnExit (the aviso client's flush_cursor_on_exit)", () => {
   /** Takes one notification, breaks out of the loop, and waits for the stream to end. */
   const takeOneAndLeave = async (flushCursorOnExit: boolean): Promise<MemoryStore> => {
     script = [frame('live-notification', { type: 'connection_established' }), note(7)];
@@ -81,7 +94,8 @@ describe('flushCursorOnExit (the aviso client\'s flush_cursor_on_exit)', () => {
     await done;
     return store;
   };
-  const saved = async (store: MemoryStore): Promise<number | undefined> => (await store.get(await resumeKey(baseUrl, 'mars', {})))?.lastCommittedSequence;
+  const saved = async (store: MemoryStore): Promise<number | undefined> =>
+    (await store.get(await resumeKey(baseUrl, 'mars', {})))?.lastCommittedSequence;
 
   it('commits the last handed notification when the stream is closed, when asked', async () => {
     const store = await takeOneAndLeave(true);

@@ -133,7 +133,8 @@ export class AvisoClientRulesWatch {
 
 class FatalError extends Error {}
 
-type FrameOutcome = { readonly kind: 'none' } | { readonly kind: 'deliver'; readonly sequence: number } | { readonly kind: 'close'; readonly step: Step };
+type FrameOutcome =
+  { readonly kind: 'none' } | { readonly kind: 'deliver'; readonly sequence: number } | { readonly kind: 'close'; readonly step: Step };
 const NONE: FrameOutcome = { kind: 'none' };
 
 /** One connection: its opening rule and its `GapGuard`. */
@@ -174,8 +175,10 @@ class ConnectionRules {
     if (event === 'connection-closing') throw new FatalError('closed before the opening');
     if (event !== 'live-notification' && event !== 'replay' && event !== 'replay-control') return NONE;
     const data = JSON.parse(text) as Record<string, unknown>;
-    const [expectedEvent, expectedType] = this.fromId !== undefined ? ['replay-control', 'replay_started'] : ['live-notification', 'connection_established'];
-    if (event !== expectedEvent || data.type !== expectedType) throw new FatalError(`expected ${expectedType} first, got ${event} ${String(data.type)}`);
+    const [expectedEvent, expectedType] =
+      this.fromId !== undefined ? ['replay-control', 'replay_started'] : ['live-notification', 'connection_established'];
+    if (event !== expectedEvent || data.type !== expectedType)
+      throw new FatalError(`expected ${expectedType} first, got ${event} ${String(data.type)}`);
     this.opened = true;
     return NONE;
   }

@@ -122,13 +122,20 @@ export class BatchNotifyServer {
       const error = (status: number, code: string, message: string, headers: Record<string, string> = {}): void =>
         send({ status, body: { code, error: code.toLowerCase(), message } }, headers);
       if (req.method !== 'POST' || req.url !== '/api/v1/notification/batch') return error(404, 'NOT_FOUND', 'Route not found');
-      if (raw.length > this.maxBytes) return error(413, 'PAYLOAD_TOO_LARGE', `Batch too large: ${raw.length} bytes, the limit is ${this.maxBytes}`);
+      if (raw.length > this.maxBytes)
+        return error(413, 'PAYLOAD_TOO_LARGE', `Batch too large: ${raw.length} bytes, the limit is ${this.maxBytes}`);
       if (!Array.isArray(items) || items.length === 0) return error(400, 'INVALID_BATCH', 'The body must be a non-empty JSON array');
-      if (items.length > this.maxItems) return error(413, 'BATCH_TOO_MANY_ITEMS', `Batch has ${items.length} notifications, the limit is ${this.maxItems}`);
+      if (items.length > this.maxItems)
+        return error(413, 'BATCH_TOO_MANY_ITEMS', `Batch has ${items.length} notifications, the limit is ${this.maxItems}`);
       const fault = this.faults.shift();
       if (fault === 'cut-before') return void req.socket.destroy();
       if (typeof fault === 'object' && 'status' in fault) {
-        return error(fault.status, 'NOTIFICATION_STORAGE_FAILED', 'Failed to store notification', fault.retryAfter === undefined ? {} : { 'retry-after': fault.retryAfter });
+        return error(
+          fault.status,
+          'NOTIFICATION_STORAGE_FAILED',
+          'Failed to store notification',
+          fault.retryAfter === undefined ? {} : { 'retry-after': fault.retryAfter },
+        );
       }
       const fingerprint = raw.toString('utf8');
       const record = key === undefined ? undefined : (this.byKey.get(key) ?? { fingerprint, stored: new Map<number, ItemResult>() });
@@ -140,7 +147,12 @@ export class BatchNotifyServer {
       if (key !== undefined && record !== undefined && record.stored.size > 0) this.byKey.set(key, record);
       if (fault === 'cut-after') return void req.socket.destroy();
       if (fault === 'garbled') return send({ status: 200, body: { status: 'success', results: [] } });
-      send(answer, key === undefined ? {} : { 'idempotent-replayed': storedNow === 0 && record !== undefined && record.stored.size > 0 ? 'true' : 'false' });
+      send(
+        answer,
+        key === undefined
+          ? {}
+          : { 'idempotent-replayed': storedNow === 0 && record !== undefined && record.stored.size > 0 ? 'true' : 'false' },
+      );
     });
   }
 
@@ -148,7 +160,13 @@ export class BatchNotifyServer {
    * Each item on its own: answered from `earlier` when the key already stored it, else refused,
    * failed (from `storeFailsFrom` on) or stored, recorded in `earlier` when stored.
    */
-  private store(items: unknown[], key: string | undefined, requestId: string, earlier: Map<number, ItemResult>, storeFailsFrom: number): { answer: Answer; storedNow: number } {
+  private store(
+    items: unknown[],
+    key: string | undefined,
+    requestId: string,
+    earlier: Map<number, ItemResult>,
+    storeFailsFrom: number,
+  ): { answer: Answer; storedNow: number } {
     let storedNow = 0;
     let storeFailed = false;
     const results = items.map((item, index): ItemResult => {
@@ -157,15 +175,35 @@ export class BatchNotifyServer {
       const body = item as Record<string, unknown> | null;
       const identifier = body?.identifier as Record<string, unknown> | undefined;
       if (typeof body?.event_type !== 'string' || identifier === null || typeof identifier !== 'object') {
-        return { index, code: 'INVALID_REQUEST_SHAPE', error: 'invalid_request_shape', message: 'Request deserialization failed: missing event_type or identifier', request_id: requestId };
+        return {
+          index,
+          code: 'INVALID_REQUEST_SHAPE',
+          error: 'invalid_request_shape',
+          message: 'Request deserialization failed: missing event_type or identifier',
+          request_id: requestId,
+        };
       }
       if ('refuse' in identifier) {
         const message = "Unknown field 'refuse' provided for notify operation";
-        return { index, code: 'INVALID_NOTIFICATION_REQUEST', details: message, error: 'Invalid Notification Request', message, request_id: requestId };
+        return {
+          index,
+          code: 'INVALID_NOTIFICATION_REQUEST',
+          details: message,
+          error: 'Invalid Notification Request',
+          message,
+          request_id: requestId,
+        };
       }
       if (index >= storeFailsFrom) {
         storeFailed = true;
-        return { index, code: 'NOTIFICATION_STORAGE_FAILED', details: 'the store is down', error: 'notification_storage_failed', message: 'Failed to store notification', request_id: requestId };
+        return {
+          index,
+          code: 'NOTIFICATION_STORAGE_FAILED',
+          details: 'the store is down',
+          error: 'notification_storage_failed',
+          message: 'Failed to store notification',
+          request_id: requestId,
+        };
       }
       this.stored.push({ sequence: this.stored.length + 1, body, key });
       storedNow += 1;

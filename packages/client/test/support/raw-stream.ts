@@ -21,7 +21,12 @@ export class RawStream {
 
   static async open(url: string, body: unknown, headers: Record<string, string> = {}): Promise<RawStream> {
     const controller = new AbortController();
-    const response = await fetch(url, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json', ...headers }, signal: controller.signal });
+    const response = await fetch(url, {
+      method: 'POST',
+      body: JSON.stringify(body),
+      headers: { 'content-type': 'application/json', ...headers },
+      signal: controller.signal,
+    });
     const stream = new RawStream(response.status, response.headers.get('x-request-id') ?? '', controller);
     if (response.status !== 200 || !response.body) {
       await response.text();

@@ -77,7 +77,11 @@ export class RestartingServer {
   /** Publishes the last published step of `name` once more: the same topic, a new notification. */
   async publishAgain(name = 'a'): Promise<void> {
     if (!this.publisher) throw new Error('the server is not running');
-    await this.publisher.notify({ eventType: 'job', identifier: { name, step: String(this.steps) }, payload: { step: this.steps, again: true } });
+    await this.publisher.notify({
+      eventType: 'job',
+      identifier: { name, step: String(this.steps) },
+      payload: { step: this.steps, again: true },
+    });
   }
 
   /**

@@ -1,5 +1,15 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { AvisoClient, ConfigError, DecodeError, HttpError, TransportError, type Clock, type NotifyFailed, type NotifyItem, type NotifyOutcome } from '../../src/index.js';
+import {
+  AvisoClient,
+  ConfigError,
+  DecodeError,
+  HttpError,
+  TransportError,
+  type Clock,
+  type NotifyFailed,
+  type NotifyItem,
+  type NotifyOutcome,
+} from '../../src/index.js';
 import { systemClock } from '../../src/clock.js';
 import { halvedLimits, nextBatch, notificationBody, serialisedSizes } from '../../src/notify-batches.js';
 import { BatchNotifyServer } from '../support/batch-notify-server.js';
@@ -14,7 +24,11 @@ const noJitter: Clock = { ...systemClock, random: () => 0 };
 
 /** `n` notifications of one size each (the step is zero-padded), numbered by `payload.i`. */
 function items(n: number, identifier: (i: number) => Record<string, string> = (): Record<string, string> => ({})): NotifyItem[] {
-  return Array.from({ length: n }, (_, i) => ({ eventType: 'mars', identifier: { class: 'od', step: String(i).padStart(5, '0'), ...identifier(i) }, payload: { i } }));
+  return Array.from({ length: n }, (_, i) => ({
+    eventType: 'mars',
+    identifier: { class: 'od', step: String(i).padStart(5, '0'), ...identifier(i) },
+    payload: { i },
+  }));
 }
 
 function failures(outcomes: readonly NotifyOutcome[]): NotifyFailed[] {
@@ -90,7 +104,13 @@ describe('notifyMany against a server of the batch contract', () => {
     expect(storedIndexes()).toEqual(Array.from({ length: 2500 }, (_, i) => i));
     const first = outcomes[0];
     const last = outcomes[2499];
-    expect(first).toMatchObject({ stored: true, status: 'success', processedAt: '2026-12-05T01:00:00Z', idempotencyKey: keys[0], replayed: false });
+    expect(first).toMatchObject({
+      stored: true,
+      status: 'success',
+      processedAt: '2026-12-05T01:00:00Z',
+      idempotencyKey: keys[0],
+      replayed: false,
+    });
     expect(last).toMatchObject({ stored: true, idempotencyKey: keys[2] });
     expect(first?.requestId).toMatch(/^00000000-0000-4000-8000-/);
   });
@@ -109,7 +129,7 @@ describe('notifyMany against a server of the batch contract', () => {
     expect(storedIndexes()).toEqual(Array.from({ length: 200 }, (_, i) => i));
   });
 
-  it('halves a batch over the server\'s item limit until it passes, and keeps the lower limit', async () => {
+  it("halves a batch over the server's item limit until it passes, and keeps the lower limit", async () => {
     server.maxItems = 300;
     const outcomes = await client.notifyMany(items(1000));
     expect(server.received.map((r) => r.items)).toEqual([1000, 500, 250, 250, 250, 250]);
@@ -117,7 +137,7 @@ describe('notifyMany against a server of the batch contract', () => {
     expect(storedIndexes()).toEqual(Array.from({ length: 1000 }, (_, i) => i));
   });
 
-  it('halves a batch over the server\'s byte limit until it passes, and keeps the lower budget', async () => {
+  it("halves a batch over the server's byte limit until it passes, and keeps the lower budget", async () => {
     const list = items(1000);
     const whole = Buffer.byteLength(JSON.stringify(list.map(notificationBody)));
     server.maxBytes = Math.floor(whole * 0.4);
@@ -133,12 +153,17 @@ describe('notifyMany against a server of the batch contract', () => {
     for (const batch of server.received.slice(2)) expect(batch.bytes).toBeLessThanOrEqual(Math.floor(whole / 4));
   });
 
-  it('refuses a notification too large even alone with the server\'s answer, and sends the next ones', async () => {
+  it("refuses a notification too large even alone with the server's answer, and sends the next ones", async () => {
     server.maxBytes = 400;
     const list = items(3, (i): Record<string, string> => (i === 1 ? { blob: 'x'.repeat(1000) } : {}));
     const outcomes = await client.notifyMany(list);
     expect(outcomes.map((o) => o.stored)).toEqual([true, false, true]);
-    expect(outcomes[1]).toMatchObject({ index: 1, reason: 'refused', code: 'PAYLOAD_TOO_LARGE', message: expect.stringMatching(/^Batch too large: \d+ bytes, the limit is 400$/) });
+    expect(outcomes[1]).toMatchObject({
+      index: 1,
+      reason: 'refused',
+      code: 'PAYLOAD_TOO_LARGE',
+      message: expect.stringMatching(/^Batch too large: \d+ bytes, the limit is 400$/),
+    });
     expect((outcomes[1] as NotifyFailed).requestId).toMatch(/^00000000-/);
     expect(storedIndexes()).toEqual([0, 2]);
   });
@@ -205,7 +230,12 @@ describe('notifyMany against a server of the batch contract', () => {
     expect(refused).toMatchObject({ code: 'NOTIFICATION_STORAGE_FAILED', message: 'HTTP 500: Failed to store notification' });
     expect(refused.error).toBeInstanceOf(HttpError);
     expect(refused.requestId).toMatch(/^00000000-/);
-    expect(outcomes[4]).toMatchObject({ code: undefined, requestId: undefined, message: 'not sent: an earlier batch failed', error: refused.error });
+    expect(outcomes[4]).toMatchObject({
+      code: undefined,
+      requestId: undefined,
+      message: 'not sent: an earlier batch failed',
+      error: refused.error,
+    });
     expect(storedIndexes()).toEqual([0, 1]);
   });
 
@@ -223,8 +253,20 @@ describe('notifyMany against a server of the batch contract', () => {
     server.faults = [{ storeFailsFrom: 2 }];
     const outcomes = await client.notifyMany(items(7), { maxBatchItems: 5 });
     expect(server.received).toHaveLength(1);
-    expect(outcomes.map((o) => (o.stored ? 'stored' : o.reason))).toEqual(['stored', 'stored', 'failed', 'failed', 'failed', 'not_sent', 'not_sent']);
-    expect(outcomes[2]).toMatchObject({ code: 'NOTIFICATION_STORAGE_FAILED', message: 'Failed to store notification', requestId: expect.stringMatching(/^00000000-/) });
+    expect(outcomes.map((o) => (o.stored ? 'stored' : o.reason))).toEqual([
+      'stored',
+      'stored',
+      'failed',
+      'failed',
+      'failed',
+      'not_sent',
+      'not_sent',
+    ]);
+    expect(outcomes[2]).toMatchObject({
+      code: 'NOTIFICATION_STORAGE_FAILED',
+      message: 'Failed to store notification',
+      requestId: expect.stringMatching(/^00000000-/),
+    });
     expect(storedIndexes()).toEqual([0, 1]);
   });
 
@@ -255,7 +297,9 @@ describe('notifyMany against a server of the batch contract', () => {
     expect((outcomes[0] as NotifyFailed).error).toBe(aborted.reason);
     await expect(client.notifyMany(items(2), { maxBatchItems: 0 })).rejects.toBeInstanceOf(ConfigError);
     await expect(client.notifyMany(items(2), { maxBatchBytes: 1.5 })).rejects.toBeInstanceOf(ConfigError);
-    await expect(client.notifyMany([...items(1), { eventType: 'mars', identifier: {}, payload: 1n }])).rejects.toThrow(/notification 1 cannot be sent as JSON/);
+    await expect(client.notifyMany([...items(1), { eventType: 'mars', identifier: {}, payload: 1n }])).rejects.toThrow(
+      /notification 1 cannot be sent as JSON/,
+    );
     expect(server.received).toEqual([]);
   });
 });

@@ -19,7 +19,14 @@ const STREAM = {
   buffered_bytes: 2048,
   lag_ms: 15,
 };
-const LIST = { streams: [STREAM], total: 3, truncated: true, counts: { mars: 3 }, processes: { answered: ['node-a:41'], not_answering: ['node-b:7'], cluster_unreachable: false }, request_id: 'r' };
+const LIST = {
+  streams: [STREAM],
+  total: 3,
+  truncated: true,
+  counts: { mars: 3 },
+  processes: { answered: ['node-a:41'], not_answering: ['node-b:7'], cluster_unreachable: false },
+  request_id: 'r',
+};
 
 describe('admin.listStreams / closeStream decoding', () => {
   it('turns the wire answer into camelCase, field by field', () => {
@@ -49,7 +56,9 @@ describe('admin.listStreams / closeStream decoding', () => {
       processes: { answered: ['node-a:41'], notAnswering: ['node-b:7'], clusterUnreachable: false },
       requestId: 'r',
     });
-    expect(decodeStreamClosed({ success: true, message: 'Stream closed', stream_id: 'x', process: 'node-a:41', request_id: 'q' }, 'q')).toEqual({
+    expect(
+      decodeStreamClosed({ success: true, message: 'Stream closed', stream_id: 'x', process: 'node-a:41', request_id: 'q' }, 'q'),
+    ).toEqual({
       success: true,
       message: 'Stream closed',
       streamId: 'x',
@@ -59,7 +68,10 @@ describe('admin.listStreams / closeStream decoding', () => {
   });
 
   it('refuses an answer of another shape, naming the field', () => {
-    const bad = (streams: unknown[], extra: Record<string, unknown> = {}): unknown => () => decodeStreamList({ ...LIST, streams, ...extra }, 'r');
+    const bad =
+      (streams: unknown[], extra: Record<string, unknown> = {}): unknown =>
+      () =>
+        decodeStreamList({ ...LIST, streams, ...extra }, 'r');
     expect(bad([{ ...STREAM, phase: 'paused' }])).toThrow(new DecodeError('admin streams: unexpected response shape (phase)'));
     expect(bad([{ ...STREAM, lag_ms: '15' }])).toThrow(/\(lag_ms\)/);
     expect(bad([{ ...STREAM, user: 7 }])).toThrow(/\(user\)/);

@@ -1,5 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { backoffDelay, retryAfterDelay, watchdogTimeout, RETRY_AFTER_CAP_MS, isSecureOrLoopback, EnvironmentAuth, ChainAuth, BearerAuth, parseCredentialsFile, AuthError } from '../../src/internal.js';
+import {
+  backoffDelay,
+  retryAfterDelay,
+  watchdogTimeout,
+  RETRY_AFTER_CAP_MS,
+  isSecureOrLoopback,
+  EnvironmentAuth,
+  ChainAuth,
+  BearerAuth,
+  parseCredentialsFile,
+  AuthError,
+} from '../../src/internal.js';
 
 describe('supervisor timing rules', () => {
   it('backoff is full jitter below min(250 ms · 2^attempt, 30 s)', () => {

@@ -42,7 +42,14 @@ describe('one lock with the Rust client', () => {
   it('waits while another process holds the flock, then merges what that process wrote', async () => {
     const path = fresh();
     const lock = `${path}.lock`;
-    writeFileSync(path, JSON.stringify({ version: 1, key_format_version: 1, checkpoints: { [KEY_A]: { last_committed_sequence: 3, last_event_id: 'mars@3' } } }));
+    writeFileSync(
+      path,
+      JSON.stringify({
+        version: 1,
+        key_format_version: 1,
+        checkpoints: { [KEY_A]: { last_committed_sequence: 3, last_event_id: 'mars@3' } },
+      }),
+    );
     const holder = spawn('flock', ['-x', lock, 'sh', '-c', 'echo held; read line'], { stdio: ['pipe', 'pipe', 'inherit'] });
     reapOnExit(holder);
     let out = '';
@@ -58,7 +65,10 @@ describe('one lock with the Rust client', () => {
       JSON.stringify({
         version: 1,
         key_format_version: 1,
-        checkpoints: { [KEY_A]: { last_committed_sequence: 10, last_event_id: 'mars@10' }, [KEY_C]: { last_committed_sequence: 5, last_event_id: 'wave@5' } },
+        checkpoints: {
+          [KEY_A]: { last_committed_sequence: 10, last_event_id: 'mars@10' },
+          [KEY_C]: { last_committed_sequence: 5, last_event_id: 'wave@5' },
+        },
       }),
     );
     expect(settled).toBe(false);

@@ -44,14 +44,21 @@ describe('JsonFileStore', () => {
 
   it('reads the aviso client docs example file and writes the same format', async () => {
     const path = fresh();
-    const example = { version: 1, key_format_version: 1, checkpoints: { [key]: { last_committed_sequence: 72, last_event_id: 'mars@72' } } };
+    const example = {
+      version: 1,
+      key_format_version: 1,
+      checkpoints: { [key]: { last_committed_sequence: 72, last_event_id: 'mars@72' } },
+    };
     writeFileSync(path, JSON.stringify(example, null, 2));
     const store = new JsonFileStore(path);
     expect(await store.get(key)).toEqual({ lastCommittedSequence: 72, lastEventId: 'mars@72' });
     await store.put(key, { lastCommittedSequence: 71, lastEventId: 'mars@71' });
     expect(JSON.parse(readFileSync(path, 'utf8'))).toEqual(example);
     await store.put(key, { lastCommittedSequence: 73, lastEventId: 'mars@73' });
-    expect(JSON.parse(readFileSync(path, 'utf8'))).toEqual({ ...example, checkpoints: { [key]: { last_committed_sequence: 73, last_event_id: 'mars@73' } } });
+    expect(JSON.parse(readFileSync(path, 'utf8'))).toEqual({
+      ...example,
+      checkpoints: { [key]: { last_committed_sequence: 73, last_event_id: 'mars@73' } },
+    });
   });
 
   it('merges under the lock: concurrent writers on other keys and one key never lose or regress', async () => {
@@ -79,7 +86,10 @@ describe('JsonFileStore', () => {
     expect(JSON.parse(readFileSync(path, 'utf8'))).toEqual({
       version: 1,
       key_format_version: 1,
-      checkpoints: { [key]: { last_committed_sequence: 0, last_event_id: null }, [other]: { last_committed_sequence: 9, last_event_id: 'x@9' } },
+      checkpoints: {
+        [key]: { last_committed_sequence: 0, last_event_id: null },
+        [other]: { last_committed_sequence: 9, last_event_id: 'x@9' },
+      },
     });
     // Read back by a fresh store (the next run), and monotonic again from there.
     const next = new JsonFileStore(path);
@@ -96,7 +106,9 @@ describe('JsonFileStore', () => {
   it('refuses other format versions with the aviso client messages', async () => {
     const path = fresh();
     writeFileSync(path, JSON.stringify({ version: 2, key_format_version: 1, checkpoints: {} }));
-    await expect(new JsonFileStore(path).get(key)).rejects.toThrow(new StateStoreError('state file format version 2 does not match supported version 1'));
+    await expect(new JsonFileStore(path).get(key)).rejects.toThrow(
+      new StateStoreError('state file format version 2 does not match supported version 1'),
+    );
     writeFileSync(path, JSON.stringify({ version: 1, key_format_version: 3, checkpoints: {} }));
     await expect(new JsonFileStore(path).get(key)).rejects.toThrow('state file uses key_format_version 3; this client uses 1 or 2');
   });
@@ -122,7 +134,11 @@ describe('key_format_version: both recipes the aviso client has written are read
   it('a file with key_format_version 2 keeps it, with every key already in it', async () => {
     const path = fresh();
     const key2 = await resumeKey('https://a', 'mars', { class: 'od' }, 2);
-    const theirs = { version: 1, key_format_version: 2, checkpoints: { ['c'.repeat(64)]: { last_committed_sequence: 9, last_event_id: 'x@9' } } };
+    const theirs = {
+      version: 1,
+      key_format_version: 2,
+      checkpoints: { ['c'.repeat(64)]: { last_committed_sequence: 9, last_event_id: 'x@9' } },
+    };
     writeFileSync(path, JSON.stringify(theirs));
     const store = new JsonFileStore(path);
     expect(await store.keyFormatVersion()).toBe(2);
@@ -138,7 +154,9 @@ describe('key_format_version: both recipes the aviso client has written are read
     expect(await store.keyFormatVersion()).toBe(1);
     const theirs = JSON.stringify({ version: 1, key_format_version: 2, checkpoints: {} });
     writeFileSync(path, theirs);
-    await expect(store.put('d'.repeat(64), { lastCommittedSequence: 1, lastEventId: null })).rejects.toThrow(/now uses key_format_version 2/);
+    await expect(store.put('d'.repeat(64), { lastCommittedSequence: 1, lastEventId: null })).rejects.toThrow(
+      /now uses key_format_version 2/,
+    );
     expect(readFileSync(path, 'utf8')).toBe(theirs);
   });
 });

@@ -3,9 +3,19 @@ import { closeOutcome } from '../../src/stream/outcomes.js';
 import { watchBody } from '../../src/stream/watch-body.js';
 
 describe('watchBody', () => {
-  const request = { eventType: 'mars', identifier: { class: 'od' }, from: { fromDate: '2026-01-01T00:00:00Z' }, to: { toDate: '2026-02-01T00:00:00Z' } };
+  const request = {
+    eventType: 'mars',
+    identifier: { class: 'od' },
+    from: { fromDate: '2026-01-01T00:00:00Z' },
+    to: { toDate: '2026-02-01T00:00:00Z' },
+  };
   it('sends from_date and to_date on the first connection', () => {
-    expect(watchBody(request, undefined, undefined)).toEqual({ event_type: 'mars', identifier: { class: 'od' }, from_date: '2026-01-01T00:00:00Z', to_date: '2026-02-01T00:00:00Z' });
+    expect(watchBody(request, undefined, undefined)).toEqual({
+      event_type: 'mars',
+      identifier: { class: 'od' },
+      from_date: '2026-01-01T00:00:00Z',
+      to_date: '2026-02-01T00:00:00Z',
+    });
   });
   it('resumes with from_id = cursor + 1 and the pinned end as to_id', () => {
     expect(watchBody(request, 41, 50)).toEqual({ event_type: 'mars', identifier: { class: 'od' }, from_id: '42', to_id: '50' });
@@ -14,7 +24,11 @@ describe('watchBody', () => {
 
 describe('closeOutcome', () => {
   it('server_shutdown waits 5 s; a short session backs off; a long one reconnects at once', () => {
-    expect(closeOutcome({ reason: 'server_shutdown' }, { replay: false, sessionMs: 5 })).toEqual({ kind: 'reconnect', wait: 5000, reason: 'server_shutdown' });
+    expect(closeOutcome({ reason: 'server_shutdown' }, { replay: false, sessionMs: 5 })).toEqual({
+      kind: 'reconnect',
+      wait: 5000,
+      reason: 'server_shutdown',
+    });
     expect(closeOutcome({ reason: 'max_duration_reached' }, { replay: false, sessionMs: 999 })).toMatchObject({ wait: 'backoff' });
     expect(closeOutcome({ reason: 'max_duration_reached' }, { replay: false, sessionMs: 1000 })).toMatchObject({ wait: 'now' });
   });

@@ -37,7 +37,7 @@ describe('what one connection accepts from the wire, by sequence', () => {
     expect(feed(wire, [1, 7, 40])).toEqual([1, 7, 40]);
   });
 
-  it('ends a consecutive (unfiltered) watch at an unexplained jump, as the aviso client\'s GapGuard does', () => {
+  it("ends a consecutive (unfiltered) watch at an unexplained jump, as the aviso client's GapGuard does", () => {
     const wire = new WireSequence(true);
     wire.restart(3);
     expect(() => feed(wire, [4, 6])).toThrow(new HistoryGapError({ kind: 'sequence_jump', expected: 5, observed: 6 }));

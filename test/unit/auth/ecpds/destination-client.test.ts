@@ -127,10 +127,7 @@ describe('timeouts', () => {
 
   it('does not apply the connect timeout once connected', async () => {
     primary.delayMs = 400;
-    const fetched = await client([primary.url], { connectTimeoutMs: 100, requestTimeoutMs: 5_000 }).fetch(
-      'ecpds-user-1',
-      silentLogger,
-    );
+    const fetched = await client([primary.url], { connectTimeoutMs: 100, requestTimeoutMs: 5_000 }).fetch('ecpds-user-1', silentLogger);
     expect(fetched.ok).toBe(true);
   });
 
@@ -195,13 +192,20 @@ describe('several servers', () => {
   it('fails under any_success when every server failed, with the worst label', async () => {
     primary.behaviour = { kind: 'body', body: 'nope' };
     secondary.behaviour = { kind: 'status', status: 403 };
-    expect(
-      await client([primary.url, secondary.url], { policy: 'any_success' }).fetch('ecpds-user-1', silentLogger),
-    ).toEqual({ ok: false, outcome: 'http_403' });
+    expect(await client([primary.url, secondary.url], { policy: 'any_success' }).fetch('ecpds-user-1', silentLogger)).toEqual({
+      ok: false,
+      outcome: 'http_403',
+    });
   });
 
   it.each(['strict', 'any_success'] as const)('unites the sets of the servers under %s', async (policy) => {
-    secondary.behaviour = { kind: 'list', destinationList: [{ name: 'BAR', active: true }, { name: 'CIP', active: true }] };
+    secondary.behaviour = {
+      kind: 'list',
+      destinationList: [
+        { name: 'BAR', active: true },
+        { name: 'CIP', active: true },
+      ],
+    };
     expect(await client([primary.url, secondary.url], { policy }).fetch('ecpds-user-1', silentLogger)).toEqual({
       ok: true,
       outcome: 'success',

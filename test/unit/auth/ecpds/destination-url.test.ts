@@ -1,10 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  basicAuthorization,
-  DestinationClient,
-  destinationListUrl,
-  displayServer,
-} from '../../../../src/auth/ecpds/destination-client.js';
+import { basicAuthorization, DestinationClient, destinationListUrl, displayServer } from '../../../../src/auth/ecpds/destination-client.js';
 import { ECPDS_SERVICE_ACCOUNT, FakeEcpds } from '../../../support/fake-ecpds.js';
 import { clientSettings, silentLogger } from './ecpds-fixtures.js';
 
@@ -75,9 +70,7 @@ describe('the request ECPDS receives', () => {
   it.each(['/ecpds-api/', '/ecpds-api'])('is the list path under the prefix %s with the id form-encoded', async (prefix) => {
     const fetched = await client(`${fake.url}${prefix}`).fetch('ecpds-user a+b&c', silentLogger);
 
-    expect(fake.requests.map((request) => request.rawUrl)).toEqual([
-      '/ecpds-api/ecpds/v1/destination/list?id=ecpds-user+a%2Bb%26c',
-    ]);
+    expect(fake.requests.map((request) => request.rawUrl)).toEqual(['/ecpds-api/ecpds/v1/destination/list?id=ecpds-user+a%2Bb%26c']);
     expect(fake.callsFor('ecpds-user a+b&c')).toBe(1);
     expect(fetched).toEqual({ ok: true, outcome: 'success', destinations: new Set(['CIP', 'FOO']) });
   });

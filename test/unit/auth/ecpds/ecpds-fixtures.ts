@@ -30,10 +30,7 @@ export function ecpdsConfig(servers: readonly string[], overrides: Partial<Ecpds
   };
 }
 
-export function clientSettings(
-  servers: readonly string[],
-  overrides: Partial<DestinationClientSettings> = {},
-): DestinationClientSettings {
+export function clientSettings(servers: readonly string[], overrides: Partial<DestinationClientSettings> = {}): DestinationClientSettings {
   return {
     username: ECPDS_SERVICE_ACCOUNT.username,
     password: ECPDS_SERVICE_ACCOUNT.password,
@@ -93,8 +90,7 @@ export function readContext(options: {
     eventType: 'dissemination',
     user: readerUser(options.username),
     isAdmin: options.isAdmin ?? false,
-    canonicalValue:
-      options.canonicalValue ?? ((field) => (field === MATCH_KEY ? options.destination : undefined)),
+    canonicalValue: options.canonicalValue ?? ((field) => (field === MATCH_KEY ? options.destination : undefined)),
     logger: options.logger ?? silentLogger,
   };
 }

@@ -216,9 +216,7 @@ describe('cache', () => {
 
     await check('ecpds-user-a');
     await check('ecpds-user-b');
-    expect([fake.callsFor('ecpds-user-a'), fake.callsFor('ecpds-user-b'), fake.callsFor('ecpds-user-c')]).toEqual([
-      1, 2, 1,
-    ]);
+    expect([fake.callsFor('ecpds-user-a'), fake.callsFor('ecpds-user-b'), fake.callsFor('ecpds-user-c')]).toEqual([1, 2, 1]);
   });
 });
 
@@ -275,9 +273,7 @@ describe('single flight', () => {
 
   it('does not coalesce different users', async () => {
     const { plugin } = setup();
-    await Promise.all(
-      ['ecpds-user-1', 'ecpds-user-2'].map((username) => plugin.check(readContext({ username, destination: 'CIP' }))),
-    );
+    await Promise.all(['ecpds-user-1', 'ecpds-user-2'].map((username) => plugin.check(readContext({ username, destination: 'CIP' }))));
     expect([fake.callsFor('ecpds-user-1'), fake.callsFor('ecpds-user-2')]).toEqual([1, 1]);
   });
 });
@@ -325,9 +321,7 @@ describe('logs', () => {
     const check = { event_type: 'dissemination', username: 'ecpds-user-1' };
     expect(logs.events('auth.ecpds.check.started')[0]).toMatchObject({ ...check, cache_outcome: 'none' });
     expect(logs.events('auth.ecpds.check.allowed')[0]).toMatchObject({ ...check, cache_outcome: 'miss_fetched' });
-    expect(logs.lines.find((line) => line.attributes['event.name'] === 'auth.ecpds.check.allowed')?.severityText).toBe(
-      'INFO',
-    );
+    expect(logs.lines.find((line) => line.attributes['event.name'] === 'auth.ecpds.check.allowed')?.severityText).toBe('INFO');
   });
 
   it('reports denials with their reason', async () => {

@@ -9,15 +9,7 @@ import {
 } from '../../../../src/auth/ecpds/fetch-outcome.js';
 
 /** docs/design/rules/operations.md §2.10.4, highest first. */
-const RANKING: readonly FetchOutcome[] = [
-  'http_401',
-  'http_403',
-  'http_4xx',
-  'invalid_response',
-  'http_5xx',
-  'unreachable',
-  'success',
-];
+const RANKING: readonly FetchOutcome[] = ['http_401', 'http_403', 'http_4xx', 'invalid_response', 'http_5xx', 'unreachable', 'success'];
 
 const ok = (...names: string[]): ServerAnswer => ({ outcome: 'success', destinations: new Set(names) });
 const failed = (outcome: Exclude<FetchOutcome, 'success'>): ServerAnswer => ({ outcome, error: 'x' });
@@ -94,8 +86,13 @@ describe('statusOutcome', () => {
 
 describe('failureLogName', () => {
   it('uses the reference error-kind names in logs', () => {
-    expect(
-      (['http_401', 'http_403', 'http_4xx', 'http_5xx', 'invalid_response', 'unreachable'] as const).map(failureLogName),
-    ).toEqual(['Unauthorized', 'Forbidden', 'ClientError', 'ServerError', 'InvalidResponse', 'Unreachable']);
+    expect((['http_401', 'http_403', 'http_4xx', 'http_5xx', 'invalid_response', 'unreachable'] as const).map(failureLogName)).toEqual([
+      'Unauthorized',
+      'Forbidden',
+      'ClientError',
+      'ServerError',
+      'InvalidResponse',
+      'Unreachable',
+    ]);
   });
 });

@@ -31,7 +31,14 @@ describe('AnswerGathering', () => {
     expect(result()).toBeUndefined();
     gathering.receive({ process: 'a:1', body: 'A' });
     await settle();
-    expect(result()).toEqual({ answers: [{ process: 'b:2', body: 'B' }, { process: 'a:1', body: 'A' }], notAnswering: [], unreachable: false });
+    expect(result()).toEqual({
+      answers: [
+        { process: 'b:2', body: 'B' },
+        { process: 'a:1', body: 'A' },
+      ],
+      notAnswering: [],
+      unreachable: false,
+    });
     expect(clock.pendingTimers).toBe(0);
   });
 
@@ -46,7 +53,10 @@ describe('AnswerGathering', () => {
     clock.advance(1);
     await settle();
     expect(result()).toEqual({
-      answers: [{ process: 'a:1', body: 'A' }, { process: 'b:2', body: 'B' }],
+      answers: [
+        { process: 'a:1', body: 'A' },
+        { process: 'b:2', body: 'B' },
+      ],
       notAnswering: ['dead:9'],
       unreachable: false,
     });
@@ -60,7 +70,10 @@ describe('AnswerGathering', () => {
     gathering.receive({ process: 'a:1', body: 'A' });
     gathering.receive({ process: 'late:4', body: 'L' });
     await settle();
-    expect(result()?.answers).toEqual([{ process: 'new:3', body: 'N' }, { process: 'a:1', body: 'A' }]);
+    expect(result()?.answers).toEqual([
+      { process: 'new:3', body: 'N' },
+      { process: 'a:1', body: 'A' },
+    ]);
   });
 
   it('waits the whole bound while the peers may not all be known yet', async () => {

@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import {
-  AnswerAssembly, answerParts, askNumberOf, partOf, presenceOf, questionOf, questionSubject, replySubject, senderHeaders, senderOf,
+  AnswerAssembly,
+  answerParts,
+  askNumberOf,
+  partOf,
+  presenceOf,
+  questionOf,
+  questionSubject,
+  replySubject,
+  senderHeaders,
+  senderOf,
 } from '../../../../src/backend/jetstream/admin-messages.js';
 
 /** The core NATS messages of the deployment exchange (D49): subjects, headers, answers in parts. */

@@ -62,7 +62,11 @@ describe('desiredStreamConfig (docs/design/rules/backends.md §7.4)', () => {
   });
 
   it('keeps backend defaults where the policy is silent', () => {
-    const config = desiredStreamConfig(layout, { ...defaults, max_messages: 5, max_bytes: 2048, retention_time: '1h', replicas: 3, storage_type: 'memory', discard_policy: 'new' }, false);
+    const config = desiredStreamConfig(
+      layout,
+      { ...defaults, max_messages: 5, max_bytes: 2048, retention_time: '1h', replicas: 3, storage_type: 'memory', discard_policy: 'new' },
+      false,
+    );
     expect(config).toMatchObject({ max_msgs: 5, max_bytes: 2048, max_age: 3600e9, num_replicas: 3, storage: 'memory', discard: 'new' });
   });
 

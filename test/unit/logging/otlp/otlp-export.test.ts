@@ -47,7 +47,10 @@ afterEach(async () => {
   await Promise.all(exports.splice(0).map((sink) => sink.shutdown(100)));
 });
 
-function pipeline(exporter: LogRecordExporter, tuning: Parameters<typeof createOtlpLogExport>[0] extends infer O ? Partial<O> : never = {}) {
+function pipeline(
+  exporter: LogRecordExporter,
+  tuning: Parameters<typeof createOtlpLogExport>[0] extends infer O ? Partial<O> : never = {},
+) {
   const sink = createOtlpLogExport({
     exporter,
     resource: logResource('7.7.7', { K8S_NAMESPACE_NAME: 'ops', K8S_POD_NAME: 'pod-9' }),

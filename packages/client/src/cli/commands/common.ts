@@ -31,7 +31,9 @@ export function readCaBundle(path: string): string {
     throw new UsageError(`cannot read the CA bundle ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
   }
   if (!pem.includes('-----BEGIN CERTIFICATE-----')) {
-    throw new UsageError(`CA bundle ${path} contains no certificate: expected at least one PEM block starting with -----BEGIN CERTIFICATE-----`);
+    throw new UsageError(
+      `CA bundle ${path} contains no certificate: expected at least one PEM block starting with -----BEGIN CERTIFICATE-----`,
+    );
   }
   return pem;
 }
@@ -80,7 +82,8 @@ export function inlineListener(flags: InlineFlags): ListenerSpec | undefined {
   if (flags.identifiers !== undefined && repeated.length > 0) {
     throw new UsageError('choose either --identifiers or repeated --identifier, not both');
   }
-  if (!hasSource) throw new UsageError("--event requires --identifiers JSON or --identifier key=value (use --identifiers '{}' for every notification)");
+  if (!hasSource)
+    throw new UsageError("--event requires --identifiers JSON or --identifier key=value (use --identifiers '{}' for every notification)");
   let identifiers: Record<string, unknown>;
   if (flags.identifiers !== undefined) {
     let parsed: unknown;

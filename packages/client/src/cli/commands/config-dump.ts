@@ -81,7 +81,9 @@ export function dumpJson(settings: Settings, redact: boolean): Record<string, un
     base_url: settings.baseUrl.value === undefined ? null : sourced(settings.baseUrl),
     timeout: settings.timeoutMs.value === undefined ? null : { value: ms(settings.timeoutMs.value), source: settings.timeoutMs.source },
     heartbeat_interval:
-      settings.heartbeatIntervalMs.value === undefined ? null : { value: ms(settings.heartbeatIntervalMs.value), source: settings.heartbeatIntervalMs.source },
+      settings.heartbeatIntervalMs.value === undefined
+        ? null
+        : { value: ms(settings.heartbeatIntervalMs.value), source: settings.heartbeatIntervalMs.source },
     tls: { ca_bundle: sourced(settings.caBundles), danger_accept_invalid_certs: sourced(settings.dangerAcceptInvalidCerts) },
     auth: { ...auth(settings, redact), provider_set: settings.credential !== undefined, redacted: redact },
     listeners_count: settings.listeners.length,

@@ -89,6 +89,8 @@ export async function listenCommand(ctx: CommandContext, files: readonly string[
       }
     }),
   );
-  ctx.output.line(failed ? 'Some listeners stopped with errors (see messages above). Exiting with non-zero status.' : 'All listeners stopped.');
+  ctx.output.line(
+    failed ? 'Some listeners stopped with errors (see messages above). Exiting with non-zero status.' : 'All listeners stopped.',
+  );
   return failed ? 1 : 0;
 }

@@ -46,25 +46,29 @@ function httpHint(error: ErrorShape): string | undefined {
     return 'the event type is not configured on the server; run `aviso schema list` for the ones it accepts, and check `event:` in your listener for a typo.';
   }
   if (/missing/i.test(body) && /required/i.test(body)) {
-    return 'identifiers the schema marks `required: true` must appear in the listener\'s `identifiers:`; only `required: false` ones may be left out. Run `aviso schema get <TYPE>` to see which.';
+    return "identifiers the schema marks `required: true` must appear in the listener's `identifiers:`; only `required: false` ones may be left out. Run `aviso schema get <TYPE>` to see which.";
   }
   if (body.includes('outside allowed range') || body.includes('Allowed: [') || body.includes('exceeds maximum length')) {
-    return 'an identifier value breaks the schema\'s constraints (the server names the field above); run `aviso schema get <TYPE>` for the handler and its limits.';
+    return "an identifier value breaks the schema's constraints (the server names the field above); run `aviso schema get <TYPE>` for the handler and its limits.";
   }
   if (error.status === 401) {
     return 'credentials are missing, invalid or expired; check --token / --username / --password, AVISO_TOKEN / AVISO_USERNAME / AVISO_PASSWORD, the config file and the credentials file (`aviso config dump --redact` shows which is used).';
   }
-  if (error.status === 403) return 'the credential was accepted but may not allow watching this event type; ask the server\'s administrator.';
+  if (error.status === 403)
+    return "the credential was accepted but may not allow watching this event type; ask the server's administrator.";
   return undefined;
 }
 
 function triggerHint(error: ErrorShape): string | undefined {
   const message = error.message;
-  if (/template error/.test(message)) return 'a `{{ … }}` in the trigger names a field the notification does not have, or an unset variable; check the trigger\'s templates.';
+  if (/template error/.test(message))
+    return "a `{{ … }}` in the trigger names a field the notification does not have, or an unset variable; check the trigger's templates.";
   if (/timed out/.test(message)) return 'the trigger did not finish within its `timeout:`; raise it, or check the command or receiver.';
-  if (/exited with code|was killed/.test(message)) return 'the command failed; run it by hand with the AVISO_* variables of the notification to see why.';
-  if (/got HTTP 4\d\d/.test(message)) return 'the receiver rejected the request; check the trigger\'s URL, headers and body.';
-  if (/got HTTP 5\d\d|request failed/.test(message)) return 'the receiver is unreachable or failing; `retries:` lets a trigger ride out a short outage.';
+  if (/exited with code|was killed/.test(message))
+    return 'the command failed; run it by hand with the AVISO_* variables of the notification to see why.';
+  if (/got HTTP 4\d\d/.test(message)) return "the receiver rejected the request; check the trigger's URL, headers and body.";
+  if (/got HTTP 5\d\d|request failed/.test(message))
+    return 'the receiver is unreachable or failing; `retries:` lets a trigger ride out a short outage.';
   return undefined;
 }
 
@@ -89,5 +93,9 @@ export function listenerFailureLines(label: string, error: unknown): string[] {
   const requestId = (e as { requestId?: unknown }).requestId;
   const message = sanitizeServerText(typeof requestId === 'string' ? `${e.message} (request id ${requestId})` : e.message);
   const hint = hintFor(e);
-  return [`Error in listener ${label}: ${message}`, ...(hint ? [`  Hint: ${sanitizeServerText(hint)}`] : []), '  Other listeners continue.'];
+  return [
+    `Error in listener ${label}: ${message}`,
+    ...(hint ? [`  Hint: ${sanitizeServerText(hint)}`] : []),
+    '  Other listeners continue.',
+  ];
 }

@@ -37,7 +37,9 @@ function lineRange(first: number, last: number): string {
 }
 
 function details(failure: NotifyFailed): string {
-  const parts = [failure.code, failure.requestId === undefined ? undefined : `request id ${failure.requestId}`].filter((p): p is string => p !== undefined);
+  const parts = [failure.code, failure.requestId === undefined ? undefined : `request id ${failure.requestId}`].filter(
+    (p): p is string => p !== undefined,
+  );
   return parts.length > 0 ? ` (${parts.join(', ')})` : '';
 }
 

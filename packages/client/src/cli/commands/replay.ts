@@ -21,10 +21,16 @@ export async function replayCommand(ctx: CommandContext, files: readonly string[
   const inline = flags.event !== undefined;
   const candidates = !inline && flags.listener !== undefined ? all.filter((l) => l.name === flags.listener) : all;
   if (candidates.length === 0) {
-    throw new UsageError(flags.listener !== undefined && !inline ? `no listener named "${flags.listener}"` : 'no listeners: pass a listener file or --event with --identifier');
+    throw new UsageError(
+      flags.listener !== undefined && !inline
+        ? `no listener named "${flags.listener}"`
+        : 'no listeners: pass a listener file or --event with --identifier',
+    );
   }
   if (candidates.length > 1) {
-    throw new UsageError(`${candidates.length} listeners resolved: choose one with --listener NAME (${candidates.map(listenerLabel).join(', ')})`);
+    throw new UsageError(
+      `${candidates.length} listeners resolved: choose one with --listener NAME (${candidates.map(listenerLabel).join(', ')})`,
+    );
   }
   const listener = candidates[0]!;
   const to = until === undefined ? undefined : until.kind === 'sequence' ? { toId: until.sequence } : { toDate: until.date };

@@ -61,7 +61,8 @@ export async function runListener(client: AvisoClient, ctx: CommandContext, run:
     write: (text: string) => ctx.output.write(text),
     env: ctx.env,
   };
-  const warn = (message: string, attributes: Readonly<Record<string, unknown>>): void => ctx.output.log.log('warn', message, { listener: label, ...attributes });
+  const warn = (message: string, attributes: Readonly<Record<string, unknown>>): void =>
+    ctx.output.log.log('warn', message, { listener: label, ...attributes });
   let handledLast = false;
   try {
     for await (const notification of stream) {

@@ -23,7 +23,12 @@ export interface NotifyFlags {
  * `aviso notify event=TYPE k=v ... [data=JSON] [--identifier k=v | k:=JSON ...] [--idempotency-key K] [--retry]`.
  * The output is the Rust client's (`printAccepted`).
  */
-export async function notifyCommand(ctx: CommandContext, parameters: readonly string[], identifiers: readonly string[], flags: NotifyFlags = { retry: false }): Promise<void> {
+export async function notifyCommand(
+  ctx: CommandContext,
+  parameters: readonly string[],
+  identifiers: readonly string[],
+  flags: NotifyFlags = { retry: false },
+): Promise<void> {
   const request = parseNotifyParameters(parameters, identifiers);
   const client = createClient(ctx);
   const result = await client.notify({
@@ -81,9 +86,18 @@ export async function adminCommand(ctx: CommandContext, action: AdminAction, yes
   }
   const admin = createClient(ctx).admin;
   const result =
-    action.kind === 'wipe-stream' ? await admin.wipeStream(action.eventType) : action.kind === 'wipe-all' ? await admin.wipeAll() : await admin.deleteNotification(action.id);
+    action.kind === 'wipe-stream'
+      ? await admin.wipeStream(action.eventType)
+      : action.kind === 'wipe-all'
+        ? await admin.wipeAll()
+        : await admin.deleteNotification(action.id);
   await ctx.output.result(
-    { success: result.success, message: result.message, request_id: result.requestId, ...(result.notificationId ? { notification_id: result.notificationId } : {}) },
+    {
+      success: result.success,
+      message: result.message,
+      request_id: result.requestId,
+      ...(result.notificationId ? { notification_id: result.notificationId } : {}),
+    },
     result.message,
   );
 }

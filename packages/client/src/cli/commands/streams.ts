@@ -14,7 +14,8 @@ export interface StreamsFlags {
 
 export function parseLimit(raw: string): number {
   const limit = /^\d+$/.test(raw) ? Number(raw) : NaN;
-  if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_LIMIT) throw new UsageError(`--limit must be a whole number from 1 to ${MAX_LIMIT}, not "${raw}"`);
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_LIMIT)
+    throw new UsageError(`--limit must be a whole number from 1 to ${MAX_LIMIT}, not "${raw}"`);
   return limit;
 }
 
@@ -41,7 +42,11 @@ function wireJson(list: StreamList): Record<string, unknown> {
     total: list.total,
     truncated: list.truncated,
     counts: list.counts,
-    processes: { answered: list.processes.answered, not_answering: list.processes.notAnswering, cluster_unreachable: list.processes.clusterUnreachable },
+    processes: {
+      answered: list.processes.answered,
+      not_answering: list.processes.notAnswering,
+      cluster_unreachable: list.processes.clusterUnreachable,
+    },
     request_id: list.requestId,
   };
 }
@@ -60,10 +65,14 @@ export async function streamsCommand(ctx: CommandContext, flags: StreamsFlags): 
   const list = await createClient(ctx).admin.listStreams(filter);
   const silent = list.processes.notAnswering;
   if (silent.length > 0) {
-    ctx.output.line(`Warning: ${silent.length} process${silent.length === 1 ? '' : 'es'} did not answer, their streams are not listed: ${silent.map(cell).join(', ')}`);
+    ctx.output.line(
+      `Warning: ${silent.length} process${silent.length === 1 ? '' : 'es'} did not answer, their streams are not listed: ${silent.map(cell).join(', ')}`,
+    );
   }
   if (list.processes.clusterUnreachable) {
-    ctx.output.line(`Warning: the server could not ask the other processes of its deployment; only the streams of ${list.processes.answered.map(cell).join(', ')} are listed`);
+    ctx.output.line(
+      `Warning: the server could not ask the other processes of its deployment; only the streams of ${list.processes.answered.map(cell).join(', ')} are listed`,
+    );
   }
   await ctx.output.write(ctx.output.human ? streamTable(list) : `${JSON.stringify(wireJson(list))}\n`);
 }
@@ -74,7 +83,7 @@ export async function streamsCommand(ctx: CommandContext, flags: StreamsFlags): 
  * but the operator should mean it.
  */
 export async function closeStreamCommand(ctx: CommandContext, id: string, yes: boolean): Promise<void> {
-  if (!yes) throw new UsageError('aviso admin close-stream ends a client\'s stream (it reconnects from its cursor): pass --yes to confirm');
+  if (!yes) throw new UsageError("aviso admin close-stream ends a client's stream (it reconnects from its cursor): pass --yes to confirm");
   if (id.trim() === '') throw new UsageError('the stream id is empty: use the ID column of `aviso admin streams`');
   const closed = await createClient(ctx).admin.closeStream(id);
   await ctx.output.result(

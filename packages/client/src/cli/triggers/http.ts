@@ -27,7 +27,8 @@ export async function send(kind: string, url: string, init: RequestInit, timeout
       ...(timeoutMs === undefined ? {} : { signal: AbortSignal.timeout(timeoutMs) }),
     });
   } catch (error) {
-    const cause = error instanceof Error && error.name === 'TimeoutError' ? `timed out after ${timeoutMs} ms` : String((error as Error).cause ?? error);
+    const cause =
+      error instanceof Error && error.name === 'TimeoutError' ? `timed out after ${timeoutMs} ms` : String((error as Error).cause ?? error);
     // Neither the URL (it may carry a token) nor the body is repeated in the message.
     throw new AttemptError(`${kind} trigger request failed: ${cause}`, false);
   }

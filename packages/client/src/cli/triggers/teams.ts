@@ -35,7 +35,11 @@ export function adaptiveCard(n: TriggerNotification, title: string): Record<stri
     { type: 'TextBlock', text: title, weight: 'Bolder', size: 'Medium', color: 'Accent', wrap: true },
     {
       type: 'FactSet',
-      facts: [{ title: 'Event', value: n.view.event_type }, { title: 'Sequence', value: String(n.view.sequence) }, ...facts(n.view.identifier)],
+      facts: [
+        { title: 'Event', value: n.view.event_type },
+        { title: 'Sequence', value: String(n.view.sequence) },
+        ...facts(n.view.identifier),
+      ],
     },
   ];
   const payload = n.view.payload;

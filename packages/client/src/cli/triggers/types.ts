@@ -39,7 +39,13 @@ export class AttemptError extends Error {
 }
 
 /** Renders a trigger template for one attempt; a template error is a deterministic AttemptError. */
-export function renderForAttempt(template: string, n: TriggerNotification, ctx: TriggerEnvironment, target: TemplateTarget, context: string): RenderResult {
+export function renderForAttempt(
+  template: string,
+  n: TriggerNotification,
+  ctx: TriggerEnvironment,
+  target: TemplateTarget,
+  context: string,
+): RenderResult {
   try {
     return renderTemplate(template, n.view, ctx.env, target, context);
   } catch (error) {
