@@ -4,15 +4,18 @@ import type { StreamOutput } from './stream-output.js';
 import type { SlowConsumerTrigger, StreamRequest } from './stream-request.js';
 
 /** What the live phase needs of its stream session. */
-export interface LivePhaseContext {
-  readonly request: StreamRequest;
-  readonly deps: Pick<StreamDependencies, 'logger' | 'settings' | 'deliveryLag'>;
+/**
+ * The stream a live phase belongs to. The session itself, through methods of its class: every
+ * delivery calls these, and calls through one class's methods stay cheap where per-session
+ * closures (one function per stream) would make each call site see thousands of targets.
+ */
+export interface LiveStreamOwner {
   /** The stream's output, once the response began. */
-  output(): StreamOutput | undefined;
+  currentOutput(): StreamOutput | undefined;
   isClosed(): boolean;
   closeSlowConsumer(trigger: SlowConsumerTrigger): void;
   /** The live subscription cannot go on (D23), with the error when it failed. */
-  ended(error?: Error): void;
+  liveEnded(error?: Error): void;
 }
 
 /**
@@ -24,7 +27,7 @@ export class LivePhase {
   /** The sink the backend's subscription delivers into. */
   readonly sink: LiveSink = {
     deliver: (notification) => this.onNotification(notification),
-    end: (error) => this.context.ended(error),
+    end: (error) => this.owner.liveEnded(error),
   };
   private live = false;
   private backlog: StoredNotification[] = [];
@@ -35,7 +38,11 @@ export class LivePhase {
    */
   floor = 0;
 
-  constructor(private readonly context: LivePhaseContext) {}
+  constructor(
+    private readonly owner: LiveStreamOwner,
+    private readonly request: StreamRequest,
+    private readonly deps: Pick<StreamDependencies, 'logger' | 'settings' | 'deliveryLag'>,
+  ) {}
 
   /**
    * The history is delivered: what was held back goes out, then each notification as it comes.
@@ -62,20 +69,20 @@ export class LivePhase {
       this.accept(notification);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      this.context.deps.logger.error({ event_name: 'stream.live.delivery.failed', error: message }, 'Live delivery failed');
-      this.context.ended(error instanceof Error ? error : new Error(message));
+      this.deps.logger.error({ event_name: 'stream.live.delivery.failed', error: message }, 'Live delivery failed');
+      this.owner.liveEnded(error instanceof Error ? error : new Error(message));
     }
   }
 
   private accept(notification: StoredNotification): void {
-    if (this.context.isClosed() || notification.sequence < this.floor || !this.context.request.predicate(notification)) return;
+    if (this.owner.isClosed() || notification.sequence < this.floor || !this.request.predicate(notification)) return;
     if (this.live) {
       this.deliver(notification);
       return;
     }
     // A backlog as long as the stream's queue is a client that could not keep up either (D9).
-    if (this.backlog.length >= this.context.deps.settings.maxBufferedEvents) {
-      this.context.closeSlowConsumer('buffered_events');
+    if (this.backlog.length >= this.deps.settings.maxBufferedEvents) {
+      this.owner.closeSlowConsumer('buffered_events');
       return;
     }
     this.backlog.push(notification);
@@ -83,8 +90,8 @@ export class LivePhase {
 
   /** A live notification onto the stream, its lag from acceptance recorded (docs/metrics.md). */
   private deliver(notification: StoredNotification): boolean {
-    if (!this.context.output()?.sendNotification('live-notification', notification)) return false;
-    this.context.deps.deliveryLag(notification.timestampNs);
+    if (!this.owner.currentOutput()?.sendNotification('live-notification', notification)) return false;
+    this.deps.deliveryLag(notification.timestampNs);
     return true;
   }
 }

@@ -20,7 +20,7 @@ import { StreamOutput } from './stream-output.js';
 import type { StreamSink } from './stream-sink.js';
 import { resolveReplayEnd } from './stream-range.js';
 import type { SlowConsumerTrigger, StreamRequest } from './stream-request.js';
-import { LivePhase } from './live-phase.js';
+import { LivePhase, type LiveStreamOwner } from './live-phase.js';
 import { runReplay, type ReplayStart } from './replay-phase.js';
 import type { StreamDependencies } from './stream-dependencies.js';
 import { announceSequenceReset, findSequenceReset, FROM_FIRST_SEQUENCE, openingFrame, type SequenceReset } from './stream-opening.js';
@@ -56,7 +56,7 @@ export interface StreamSchedule {
  * connection, and every way a stream ends (completion, cap, failure, max duration, shutdown, slow
  * consumer, expired credentials, client gone) releases the subscription and timers exactly once.
  */
-export class StreamSession {
+export class StreamSession implements LiveStreamOwner {
   private phase: Phase = 'setup';
   private subscription: LiveSubscription | undefined;
   private historyBound = 0;
@@ -76,14 +76,7 @@ export class StreamSession {
     private readonly deps: StreamSessionDependencies,
   ) {
     this.identity = { topic: request.selection.pattern.display, requestId: request.requestId };
-    this.live = new LivePhase({
-      request,
-      deps,
-      output: () => this.output,
-      isClosed: () => this.closed,
-      closeSlowConsumer: (trigger) => this.closeSlowConsumer(trigger),
-      ended: (error) => this.onLiveEnded(error),
-    });
+    this.live = new LivePhase(this, request, deps);
   }
 
   get topic(): string {
@@ -182,7 +175,7 @@ export class StreamSession {
     if (expiresAt !== undefined) this.timers.push(setTimeoutAt(clock, expiresAt, () => this.closeTokenExpired()));
 
     const { cursor } = this.request;
-    if (this.endedBeforeBegin) this.onLiveEnded(this.endedBeforeBegin.error);
+    if (this.endedBeforeBegin) this.liveEnded(this.endedBeforeBegin.error);
     else if (cursor.kind === 'live') this.enterLive();
     else this.startReplay(this.reset ? FROM_FIRST_SEQUENCE : cursor);
   }
@@ -225,6 +218,14 @@ export class StreamSession {
     return this.phase === 'closed';
   }
 
+  isClosed(): boolean {
+    return this.phase === 'closed';
+  }
+
+  currentOutput(): StreamOutput | undefined {
+    return this.output;
+  }
+
   private get logged(): { topic: string; endpoint: StreamEndpoint } {
     return { topic: this.identity.topic, endpoint: this.request.endpoint };
   }
@@ -240,7 +241,7 @@ export class StreamSession {
    * `slow_consumer` (a reason it resumes on); operators see the cause and the trigger in the log.
    * The connection ends with the response: a client that fell this far behind gets a fresh one.
    */
-  private closeSlowConsumer(trigger: SlowConsumerTrigger, stalledMs?: number): void {
+  closeSlowConsumer(trigger: SlowConsumerTrigger, stalledMs?: number): void {
     if (this.closed) return;
     const bufferedBytes = this.output?.connection.heldBytes ?? 0;
     logSlowConsumerClose(this.deps.logger, this.logged, trigger, bufferedBytes, this.deps.settings, stalledMs);
@@ -267,7 +268,7 @@ export class StreamSession {
   }
 
   /** A live subscription that cannot continue ends the stream, with an error frame if it failed. */
-  private onLiveEnded(error?: Error): void {
+  liveEnded(error?: Error): void {
     if (this.closed) return;
     if (!this.output) {
       this.endedBeforeBegin = error ? { error } : {};
