@@ -214,10 +214,6 @@ export class StreamSession implements LiveStreamOwner {
     this.request.telemetry.released();
   }
 
-  private get closed(): boolean {
-    return this.phase === 'closed';
-  }
-
   isClosed(): boolean {
     return this.phase === 'closed';
   }
@@ -242,7 +238,7 @@ export class StreamSession implements LiveStreamOwner {
    * The connection ends with the response: a client that fell this far behind gets a fresh one.
    */
   closeSlowConsumer(trigger: SlowConsumerTrigger, stalledMs?: number): void {
-    if (this.closed) return;
+    if (this.isClosed()) return;
     const bufferedBytes = this.output?.connection.heldBytes ?? 0;
     logSlowConsumerClose(this.deps.logger, this.logged, trigger, bufferedBytes, this.deps.settings, stalledMs);
     this.request.telemetry.slowConsumerClosed(trigger);
@@ -261,7 +257,7 @@ export class StreamSession implements LiveStreamOwner {
    * gets its 401. An expected end, so logged at info.
    */
   private closeTokenExpired(): void {
-    if (this.closed) return;
+    if (this.isClosed()) return;
     logTokenExpiryClose(this.deps.logger, this.logged);
     this.request.telemetry.tokenExpiryClosed();
     this.end({ reason: 'end_of_stream', cause: 'token_expired' });
@@ -269,7 +265,7 @@ export class StreamSession implements LiveStreamOwner {
 
   /** A live subscription that cannot continue ends the stream, with an error frame if it failed. */
   liveEnded(error?: Error): void {
-    if (this.closed) return;
+    if (this.isClosed()) return;
     if (!this.output) {
       this.endedBeforeBegin = error ? { error } : {};
       return;
@@ -298,7 +294,7 @@ export class StreamSession implements LiveStreamOwner {
         identity: this.identity,
         output: this.output as StreamOutput,
         replayEnd: this.replayEnd,
-        isClosed: () => this.closed,
+        isClosed: () => this.isClosed(),
         close: (reason, finalFrames) => this.close(reason, finalFrames),
         enterLive: () => this.enterLive(),
       },
