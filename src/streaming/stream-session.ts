@@ -122,7 +122,7 @@ export class StreamSession implements LiveStreamOwner {
     const { backend } = this.deps;
     const { pattern } = this.request.selection;
     if (this.request.endpoint === 'watch') {
-      this.subscription = await backend.subscribe(pattern, this.live.sink);
+      this.subscription = await backend.subscribe(pattern, this.live);
       this.historyBound = this.subscription.historyBound;
     } else {
       this.historyBound = await backend.captureHistoryBound(pattern);
@@ -209,17 +209,13 @@ export class StreamSession implements LiveStreamOwner {
     for (const timer of this.timers) timer.cancel();
     this.timers.length = 0;
     this.subscription?.close();
-    this.live.clear();
+    this.live.stop();
     this.deps.onReleased(this);
     this.request.telemetry.released();
   }
 
   isClosed(): boolean {
     return this.phase === 'closed';
-  }
-
-  currentOutput(): StreamOutput | undefined {
-    return this.output;
   }
 
   private get logged(): { topic: string; endpoint: StreamEndpoint } {
@@ -273,16 +269,12 @@ export class StreamSession implements LiveStreamOwner {
     this.close('end_of_stream', error ? [streamProcessingFailed(this.identity, error.message)] : []);
   }
 
-  /** A GET stream's `id:`-only block; false when the stream ended instead (a slow consumer). */
-  private markPosition(sequence: bigint | number): boolean {
-    return this.output?.markPosition(sequence) ?? false;
-  }
-
   private enterLive(): void {
     // A GET watch has covered everything up to H: a reconnect before any live notification resumes after it.
-    if (!this.markPosition(this.historyBound)) return;
+    const { output } = this;
+    if (output === undefined || !output.markPosition(this.historyBound)) return;
     this.phase = 'live';
-    this.live.enter();
+    this.live.enter(output);
   }
 
   private startReplay(cursor: ReplayStart): void {
