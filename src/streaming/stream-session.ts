@@ -279,9 +279,17 @@ export class StreamSession implements LiveStreamOwner {
 
   private startReplay(cursor: ReplayStart): void {
     this.phase = 'replay';
+    const { backend, renderer, clock, settings, logger, guards, deliveryLag } = this.deps;
+    // Field by field, as the supervisor builds the session's: a spread gives each stream's context a shape of its own.
     void runReplay(
       {
-        ...this.deps,
+        backend,
+        renderer,
+        clock,
+        settings,
+        logger,
+        guards,
+        deliveryLag,
         request: this.request,
         identity: this.identity,
         output: this.output as StreamOutput,

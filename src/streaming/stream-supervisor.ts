@@ -125,9 +125,17 @@ export class StreamSupervisor implements OpenStreamDirectory {
     const filter = this.filters.acquire(selection, schema, () => compileWatchFilter(selection, this.deps.identities));
     const session = new StreamSession(
       { ...opened, predicate: filter.predicate },
+      // Field by field, not a spread of this.deps: a spread plus added fields gives each stream's
+      // object a shape of its own (about 400 bytes more per idle stream, bench/HISTORY.md "The live
+      // phase's fan-out cost").
       {
-        ...this.deps,
+        backend: this.deps.backend,
+        renderer: this.deps.renderer,
+        clock: this.deps.clock,
+        settings: this.deps.settings,
         logger,
+        guards: this.deps.guards,
+        deliveryLag: this.deps.deliveryLag,
         schedule: this.schedule,
         onReleased: (released) => {
           if (this.sessions.get(released.request.requestId)?.session === released) this.sessions.delete(released.request.requestId);

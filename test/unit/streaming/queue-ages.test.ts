@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { QueueAges } from '../../../src/streaming/queue-ages.js';
 
@@ -55,5 +56,47 @@ describe('QueueAges', () => {
       ages.take(1);
       expect(ages.oldestAge(1000)).toBe(1000 - (i + 1));
     }
+  });
+});
+
+/** One step on a queue: frames queued at a later time, joined to the last mark, taken, or all cleared. */
+const step = fc.oneof(
+  { weight: 4, arbitrary: fc.record({ kind: fc.constant('add' as const), after: fc.nat(2), frames: fc.integer({ min: 1, max: 3 }) }) },
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant('join' as const), frames: fc.integer({ min: 1, max: 2 }) }) },
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant('take' as const), share: fc.double({ min: 0, max: 1, noNaN: true }) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('clear' as const) }) },
+);
+
+describe('QueueAges against a model queue', () => {
+  it('reports the age of the oldest frame of a queue of dated frames after any adds, joins and takes', () => {
+    // A plain list of one date per frame is the model; the marks must always agree with it.
+    fc.assert(
+      fc.property(fc.array(step, { maxLength: 200, size: 'max' }), (steps) => {
+        const ages = new QueueAges();
+        const model: number[] = [];
+        let now = 1_000;
+        for (const next of steps) {
+          if (next.kind === 'add') {
+            now += next.after;
+            ages.add(now, next.frames);
+            for (let i = 0; i < next.frames; i++) model.push(now);
+          } else if (next.kind === 'join') {
+            if (model.length === 0) continue;
+            ages.join(next.frames);
+            const last = model[model.length - 1] as number;
+            for (let i = 0; i < next.frames; i++) model.push(last);
+          } else if (next.kind === 'take') {
+            const frames = Math.round(next.share * model.length);
+            ages.take(frames);
+            model.splice(0, frames);
+          } else {
+            ages.clear();
+            model.length = 0;
+          }
+          expect(ages.oldestAge(now + 5)).toBe(model.length === 0 ? 0 : now + 5 - (model[0] as number));
+        }
+      }),
+      { numRuns: 300 },
+    );
   });
 });
