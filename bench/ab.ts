@@ -7,7 +7,7 @@ import { benchConfig, exampleSchema } from './support/aviso-config.js';
 import { startAviso, type AvisoProcess } from './support/aviso-process.js';
 import { assertAllOk, runAutocannon } from './support/autocannon-run.js';
 import { cpuSplitSeconds } from './support/cpu-time.js';
-import { interleaved } from './support/interleave.js';
+import { interleaved, pairedSummary } from './support/interleave.js';
 import { startPrivateNats } from './support/nats.js';
 import { MARS_NOTIFICATION } from './support/notifications.js';
 import { median, round } from './support/stats.js';
@@ -17,7 +17,7 @@ import { parse as parseYaml } from 'yaml';
  * A/B of the notify path of two builds (`node dist/bench/ab.js --a OLD/dist/src/main.js
  * [--b dist/src/main.js] [--backend jetstream] [--rounds 4] [--seconds 4] [--a-level warn] [--b-level warn]
  * [--a-set path=value …] [--b-set path=value …] [--distinct-topics]`): both servers run side
- * by side with the bench's configuration, autocannon loads them in turn (A B A B …), and each run
+ * by side with the bench's configuration, autocannon loads them in turn (A B, B A, …), and each run
  * reports req/s and the server's CPU per request (user + system, and user alone, from /proc over the run, divided
  * by the 2xx answers). CPU per request moves much less than req/s when other work shares the
  * machine, so it is the number to compare; keep a change only when it wins in most pairs.
@@ -121,7 +121,7 @@ try {
     const warm = await runAutocannon({ url: `${aviso.url}/api/v1/notification`, body, connections, warmupSeconds: 0, durationSeconds: 2 });
     assertAllOk('warm-up', warm);
   }
-  // A B A B …: interleaved runs its first side, then its second, in every round.
+  // A B, then B A, and so on: each side is measured second as often as first.
   const runs = await interleaved(rounds, measureSide(sides[0]), measureSide(sides[1]));
   results = { A: runs.measured, B: runs.baseline };
 } finally {
@@ -136,4 +136,6 @@ for (const label of ['A', 'B']) {
       `(user ${median(runs.map((run) => run.userMicros))})\n`,
   );
 }
+const cpuOf = (label: string): number[] => (results[label] as Run[]).map((run) => run.cpuMicros);
+process.stdout.write(`CPU per request, ${pairedSummary(cpuOf('A'), cpuOf('B'))}\n`);
 process.exit(0);

@@ -1,6 +1,19 @@
+import { median, round } from './stats.js';
+
 /**
- * Runs the measured side and its baseline alternately, `rounds` times (A B A B …), so a noisy
- * neighbour on a shared machine slows both rather than one. The first round of each side may warm up.
+ * The order the two sides of an A/B run in round `round`: A then B in even rounds, B then A in odd
+ * ones (A B B A A B …). On this machine the side measured second in a pair came out 2–4 % cheaper
+ * whichever build it was (bench/HISTORY.md "The live phase's fan-out cost"); swapping the order
+ * every round gives each side that place equally often.
+ */
+export function sidesInRound<T>(round: number, a: T, b: T): [T, T] {
+  return round % 2 === 0 ? [a, b] : [b, a];
+}
+
+/**
+ * Runs the measured side and its baseline in turn, `rounds` times, in the order `sidesInRound`
+ * gives, so a noisy neighbour on a shared machine slows both rather than one. The first round of
+ * each side may warm up.
  */
 export async function interleaved<T>(
   rounds: number,
@@ -8,9 +21,26 @@ export async function interleaved<T>(
   baseline: (round: number) => Promise<T>,
 ): Promise<{ measured: T[]; baseline: T[] }> {
   const results = { measured: [] as T[], baseline: [] as T[] };
-  for (let round = 0; round < rounds; round++) {
-    results.measured.push(await measured(round));
-    results.baseline.push(await baseline(round));
+  for (let r = 0; r < rounds; r++) {
+    for (const side of sidesInRound(r, 'measured' as const, 'baseline' as const)) {
+      results[side].push(await (side === 'measured' ? measured : baseline)(r));
+    }
   }
   return results;
+}
+
+/**
+ * B against A round by round, for a cost (lower is better): the median of B ÷ A over the rounds
+ * and in how many rounds B cost less. A pair is measured minutes apart at most, so its ratio moves
+ * less with the machine's load than either median does.
+ */
+export function pairedSummary(a: readonly number[], b: readonly number[]): string {
+  const pairs = Math.min(a.length, b.length);
+  const ratios: number[] = [];
+  let bLower = 0;
+  for (let i = 0; i < pairs; i++) {
+    ratios.push((b[i] as number) / (a[i] as number));
+    if ((b[i] as number) < (a[i] as number)) bLower++;
+  }
+  return `B ÷ A per round: median ${round(median(ratios), 3)}, B lower in ${bLower} of ${pairs} rounds`;
 }
