@@ -7,7 +7,7 @@ import { benchConfig, exampleSchema } from './support/aviso-config.js';
 import { startAviso, type AvisoProcess } from './support/aviso-process.js';
 import { assertAllOk, runAutocannon } from './support/autocannon-run.js';
 import { cpuSplitSeconds } from './support/cpu-time.js';
-import { interleaved, pairedSummary } from './support/interleave.js';
+import { interleaved, pairedSummary, sidesInRound } from './support/interleave.js';
 import { startPrivateNats } from './support/nats.js';
 import { MARS_NOTIFICATION } from './support/notifications.js';
 import { median, round } from './support/stats.js';
@@ -15,12 +15,16 @@ import { parse as parseYaml } from 'yaml';
 
 /**
  * A/B of the notify path of two builds (`node dist/bench/ab.js --a OLD/dist/src/main.js
- * [--b dist/src/main.js] [--backend jetstream] [--rounds 4] [--seconds 4] [--a-level warn] [--b-level warn]
- * [--a-set path=value …] [--b-set path=value …] [--distinct-topics]`): both servers run side
- * by side with the bench's configuration, autocannon loads them in turn (A B, B A, …), and each run
- * reports req/s and the server's CPU per request (user + system, and user alone, from /proc over the run, divided
- * by the 2xx answers). CPU per request moves much less than req/s when other work shares the
- * machine, so it is the number to compare; keep a change only when it wins in most pairs.
+ * [--b dist/src/main.js] [--backend jetstream] [--rounds 4] [--runs 2] [--seconds 4] [--a-level warn]
+ * [--b-level warn] [--a-set path=value …] [--b-set path=value …] [--distinct-topics]`): both
+ * servers run side by side with the bench's configuration, autocannon loads them in turn (A B,
+ * then B A, and so on), and each load reports req/s and the server's CPU per request (user +
+ * system, and user alone, from /proc over the load, divided by the 2xx answers). CPU per request
+ * moves much less than req/s when other work shares the machine, so it is the number to compare.
+ * One server process can keep a bias of its own for its life (the same two builds came out 1.40,
+ * 1.07 and 0.83 apart in three runs minutes apart: bench/HISTORY.md "A bias that lives with a
+ * server process"). Each of `--runs` starts both afresh (B first in odd runs), and the verdict is
+ * the median over runs of B ÷ A.
  */
 const { values } = parseArgs({
   options: {
@@ -28,6 +32,8 @@ const { values } = parseArgs({
     b: { type: 'string', default: 'dist/src/main.js' },
     backend: { type: 'string', default: 'in_memory' },
     rounds: { type: 'string', default: '4' },
+    // Fresh pairs of servers: one server process can keep a bias of its own for its life.
+    runs: { type: 'string', default: '2' },
     seconds: { type: 'string', default: '4' },
     connections: { type: 'string', default: '50' },
     // Each side's log level (e.g. `warn`: no per-request lines), to measure what the lines cost
@@ -45,6 +51,7 @@ const { values } = parseArgs({
 });
 if (values.a === undefined) throw new Error('--a <main.js of the other build> is required');
 const rounds = Number(values.rounds);
+const runs = Number(values.runs);
 const seconds = Number(values.seconds);
 const connections = Number(values.connections);
 const body = JSON.stringify(MARS_NOTIFICATION);
@@ -79,10 +86,6 @@ async function startSide(entry: string, level: string, settings: readonly string
   const application = { ...(own.application as Record<string, unknown>), port };
   return startAviso({ config: { ...own, application, logging: { level } }, entry: resolve(entry), port });
 }
-const sides: [[string, AvisoProcess], [string, AvisoProcess]] = [
-  ['A', await startSide(values.a, values['a-level'], values['a-set'] ?? [])],
-  ['B', await startSide(values.b, values['b-level'], values['b-set'] ?? [])],
-];
 const nc = nats ? await connect({ servers: nats.url }) : undefined;
 interface Run {
   readonly perSecond: number;
@@ -91,7 +94,7 @@ interface Run {
   readonly userMicros: number;
 }
 /** One autocannon run against one side, printed as it ends. */
-function measureSide([label, aviso]: [string, AvisoProcess]): (round: number) => Promise<Run> {
+function measureSide([label, aviso]: [string, AvisoProcess], runIndex: number): (round: number) => Promise<Run> {
   return async (r) => {
     if (nc) await (await jetstreamManager(nc)).streams.purge('MARS');
     const before = cpuSplitSeconds(aviso.pid);
@@ -106,36 +109,70 @@ function measureSide([label, aviso]: [string, AvisoProcess]): (round: number) =>
     const after = cpuSplitSeconds(aviso.pid);
     assertAllOk(label, result);
     const perRequest = (seconds: number): number => round((seconds * 1e6) / result.ok);
-    const run = {
+    const measured = {
       perSecond: round(result.requestsPerSecond),
       userMicros: perRequest(after.user - before.user),
       cpuMicros: perRequest(after.user + after.system - before.user - before.system),
     };
-    process.stdout.write(`round ${r} ${label}: ${run.perSecond} req/s, CPU ${run.cpuMicros} µs/request (user ${run.userMicros})\n`);
-    return run;
+    process.stdout.write(
+      `run ${runIndex} round ${r} ${label}: ${measured.perSecond} req/s, CPU ${measured.cpuMicros} µs/request (user ${measured.userMicros})\n`,
+    );
+    return measured;
   };
 }
-let results: Record<string, Run[]>;
-try {
-  for (const [, aviso] of sides) {
-    const warm = await runAutocannon({ url: `${aviso.url}/api/v1/notification`, body, connections, warmupSeconds: 0, durationSeconds: 2 });
-    assertAllOk('warm-up', warm);
+/** One run: both servers started afresh (B first in odd runs), warmed up, then `rounds` pairs. */
+async function runOnce(run: number): Promise<{ A: Run[]; B: Run[] }> {
+  const started: [string, AvisoProcess][] = [];
+  try {
+    const order = sidesInRound(
+      run,
+      ['A', values.a as string, values['a-level'], values['a-set']] as const,
+      ['B', values.b, values['b-level'], values['b-set']] as const,
+    );
+    for (const [label, entry, level, settings] of order) started.push([label, await startSide(entry, level, settings ?? [])]);
+    for (const [, aviso] of started) {
+      const warm = await runAutocannon({
+        url: `${aviso.url}/api/v1/notification`,
+        body,
+        connections,
+        warmupSeconds: 0,
+        durationSeconds: 2,
+      });
+      assertAllOk('warm-up', warm);
+    }
+    const a = started.find(([label]) => label === 'A') as [string, AvisoProcess];
+    const b = started.find(([label]) => label === 'B') as [string, AvisoProcess];
+    // A B, then B A, and so on: each side is measured second as often as first.
+    const measured = await interleaved(rounds, measureSide(a, run), measureSide(b, run));
+    return { A: measured.measured, B: measured.baseline };
+  } finally {
+    await Promise.all(started.map(([, aviso]) => aviso.stop()));
   }
-  // A B, then B A, and so on: each side is measured second as often as first.
-  const runs = await interleaved(rounds, measureSide(sides[0]), measureSide(sides[1]));
-  results = { A: runs.measured, B: runs.baseline };
+}
+
+const results: Record<'A' | 'B', Run[]> = { A: [], B: [] };
+const runRatios: number[] = [];
+const cpuOf = (list: readonly Run[]): number[] => list.map((one) => one.cpuMicros);
+try {
+  for (let run = 0; run < runs; run++) {
+    const measured = await runOnce(run);
+    results.A.push(...measured.A);
+    results.B.push(...measured.B);
+    runRatios.push(median(cpuOf(measured.B)) / median(cpuOf(measured.A)));
+    process.stdout.write(`run ${run}: CPU per request, ${pairedSummary(cpuOf(measured.A), cpuOf(measured.B))}\n`);
+  }
 } finally {
-  await Promise.all(sides.map(([, aviso]) => aviso.stop()));
   await nc?.close();
   await nats?.stop();
 }
-for (const label of ['A', 'B']) {
-  const runs = results[label] as Run[];
+for (const label of ['A', 'B'] as const) {
+  const list = results[label];
   process.stdout.write(
-    `${label}: median ${median(runs.map((run) => run.perSecond))} req/s, CPU ${median(runs.map((run) => run.cpuMicros))} µs/request ` +
-      `(user ${median(runs.map((run) => run.userMicros))})\n`,
+    `${label}: median ${median(list.map((one) => one.perSecond))} req/s, CPU ${median(list.map((one) => one.cpuMicros))} µs/request ` +
+      `(user ${median(list.map((one) => one.userMicros))})\n`,
   );
 }
-const cpuOf = (label: string): number[] => (results[label] as Run[]).map((run) => run.cpuMicros);
-process.stdout.write(`CPU per request, ${pairedSummary(cpuOf('A'), cpuOf('B'))}\n`);
+process.stdout.write(
+  `B ÷ A of CPU per request, per run: ${runRatios.map((ratio) => round(ratio, 3)).join(', ')}; median ${round(median(runRatios), 3)}\n`,
+);
 process.exit(0);
