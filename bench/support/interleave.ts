@@ -2,9 +2,8 @@ import { median, round } from './stats.js';
 
 /**
  * The order the two sides of an A/B run in round `round`: A then B in even rounds, B then A in odd
- * ones (A B B A A B …). On this machine the side measured second in a pair came out 2–4 % cheaper
- * whichever build it was (bench/HISTORY.md "The live phase's fan-out cost"); swapping the order
- * every round gives each side that place equally often.
+ * ones (A B B A A B …), so a drift of the machine during a run (a neighbour starting, caches
+ * warming) does not favour the side that always goes second.
  */
 export function sidesInRound<T>(round: number, a: T, b: T): [T, T] {
   return round % 2 === 0 ? [a, b] : [b, a];
