@@ -1,5 +1,6 @@
 import { connect as connectHttp2, constants as http2Constants } from 'node:http2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { within } from '../support/eventually.js';
 import { UUID_V4 } from '../support/http.js';
 import { RawHttp2Connection } from '../support/raw-http2.js';
 import { MARS_EXAMPLE, serverConfig } from '../support/schemas.js';
@@ -156,13 +157,25 @@ describe('application.headers_timeout_ms and request_timeout_ms on HTTP/2', () =
     const session = connectHttp2(origin, { ca: certificates.ca });
     session.on('error', () => undefined);
     const marker = { ...MARS_EXAMPLE, identifier: { ...MARS_EXAMPLE.identifier, step: '987' } };
+    // Each step bounded on its own, so a hang (seen once in a full run) says which step and what
+    // the server logged last.
+    const lastEvents = () =>
+      `server's last events: ${server.logs
+        .slice(-8)
+        .map((line) => line.attributes?.['event.name'])
+        .join(', ')}`;
     try {
-      const answer = await dripHttp2Body(
-        session,
-        { ':method': 'POST', ':path': '/api/v1/notification', 'content-type': 'application/json' },
-        JSON.stringify(marker),
-        ' ',
-        DRIP_MS,
+      const answer = await within(
+        'answer to the dripped request',
+        dripHttp2Body(
+          session,
+          { ':method': 'POST', ':path': '/api/v1/notification', 'content-type': 'application/json' },
+          JSON.stringify(marker),
+          ' ',
+          DRIP_MS,
+        ),
+        8_000,
+        lastEvents,
       );
       expect(answer.status).toBe(408);
     } finally {
@@ -170,8 +183,13 @@ describe('application.headers_timeout_ms and request_timeout_ms on HTTP/2', () =
     }
     const client = http2Client(origin, certificates.ca);
     try {
-      const replay = await client.stream('/api/v1/replay', { event_type: 'mars', identifier: marker.identifier, from_id: '1' });
-      const events = await replay.rest();
+      const replay = await within(
+        'replay opened',
+        client.stream('/api/v1/replay', { event_type: 'mars', identifier: marker.identifier, from_id: '1' }),
+        5_000,
+        lastEvents,
+      );
+      const events = await within('end of the replay', replay.rest(), 5_000, lastEvents);
       expect(events.filter((event) => event.json.specversion)).toEqual([]);
       expect(events.map((event) => event.json.type)).toContain('replay_completed');
     } finally {

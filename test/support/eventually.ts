@@ -24,3 +24,20 @@ export async function eventually<T>(
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }
+
+/**
+ * `promise`, or a failure naming `what` once `timeoutMs` has passed: for a step of a test that
+ * could hang, so a failure says which step it was rather than only that the test timed out.
+ * `context` adds what the failure should show (e.g. the server's last log events).
+ */
+export async function within<T>(what: string, promise: Promise<T>, timeoutMs: number, context: () => string = () => ''): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no ${what} within ${timeoutMs} ms${context() === '' ? '' : `; ${context()}`}`)), timeoutMs);
+  });
+  try {
+    return await Promise.race([promise, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
