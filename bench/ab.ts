@@ -7,7 +7,7 @@ import { benchConfig, exampleSchema } from './support/aviso-config.js';
 import { startAviso, type AvisoProcess } from './support/aviso-process.js';
 import { assertAllOk, runAutocannon } from './support/autocannon-run.js';
 import { cpuSplitSeconds } from './support/cpu-time.js';
-import { interleaved, pairedSummary, sidesInRound } from './support/interleave.js';
+import { interleaved, pairedSummary, runsVerdict, sidesInRound } from './support/interleave.js';
 import { startPrivateNats } from './support/nats.js';
 import { MARS_NOTIFICATION } from './support/notifications.js';
 import { median, round } from './support/stats.js';
@@ -172,7 +172,5 @@ for (const label of ['A', 'B'] as const) {
       `(user ${median(list.map((one) => one.userMicros))})\n`,
   );
 }
-process.stdout.write(
-  `B ÷ A of CPU per request, per run: ${runRatios.map((ratio) => round(ratio, 3)).join(', ')}; median ${round(median(runRatios), 3)}\n`,
-);
+process.stdout.write(`B ÷ A of CPU per request, ${runsVerdict(runRatios)}\n`);
 process.exit(0);

@@ -5,7 +5,7 @@ import { parseArgs } from 'node:util';
 import { openFanoutSession, type CapacityPlan, type FanoutSession, type Step } from './support/fanout-capacity-side.js';
 import { startAvisoTarget, type FanoutTarget } from './support/fanout-targets.js';
 import { profileChildrenInto } from './support/processes.js';
-import { pairedSummary, sidesInRound } from './support/interleave.js';
+import { pairedSummary, runsVerdict, sidesInRound } from './support/interleave.js';
 import { median, round } from './support/stats.js';
 
 /**
@@ -145,8 +145,6 @@ for (const label of ['A', 'B'] as const) {
     `${label}: median ${of((s) => s.serverCpuMicrosPerDelivery)} µs CPU/delivery, p99 ${of((s) => s.p99Ms)} ms, max ${of((s) => s.maxMs)} ms\n`,
   );
 }
-process.stdout.write(
-  `B ÷ A of CPU per delivery, per run: ${runRatios.map((ratio) => round(ratio, 3)).join(', ')}; median ${round(median(runRatios), 3)}\n`,
-);
+process.stdout.write(`B ÷ A of CPU per delivery, ${runsVerdict(runRatios)}\n`);
 process.stdout.write(`load average at the end ${loadavg()[0]?.toFixed(2)}\n`);
 process.exit(0);

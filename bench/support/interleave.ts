@@ -43,3 +43,8 @@ export function pairedSummary(a: readonly number[], b: readonly number[]): strin
   }
   return `B ÷ A per round: median ${round(median(ratios), 3)}, B lower in ${bLower} of ${pairs} rounds`;
 }
+
+/** The verdict of several runs: each run's B ÷ A (its medians), and their median. */
+export function runsVerdict(ratios: readonly number[]): string {
+  return `per run: ${ratios.map((ratio) => round(ratio, 3)).join(', ')}; median ${round(median(ratios), 3)}`;
+}

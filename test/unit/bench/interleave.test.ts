@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { interleaved, pairedSummary, sidesInRound } from '../../../bench/support/interleave.js';
+import { interleaved, pairedSummary, runsVerdict, sidesInRound } from '../../../bench/support/interleave.js';
 
 describe('A/B order and paired summary', () => {
   it('swaps which side goes first every round', () => {
@@ -19,5 +19,11 @@ describe('A/B order and paired summary', () => {
 
   it('says the median B ÷ A of the rounds and in how many B cost less', () => {
     expect(pairedSummary([10, 10, 10, 20], [9, 11, 10, 19])).toBe('B ÷ A per round: median 0.95, B lower in 2 of 4 rounds');
+  });
+});
+
+describe('runs verdict', () => {
+  it('lists each run and their median', () => {
+    expect(runsVerdict([1.012, 0.9944, 1.1])).toBe('per run: 1.01, 0.994, 1.1; median 1.01');
   });
 });
